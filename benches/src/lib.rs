@@ -1,0 +1,1 @@
+//! Benchmark problems shared by the benches in `benches/`.

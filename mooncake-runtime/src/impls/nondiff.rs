@@ -1,0 +1,125 @@
+//! Non-differentiable data: integers, `bool`, `char`, `()`, `String`, `str`. Tangent
+//! `NoTangent`, fdata `NoFData`, rdata `NoRData`, at no run-time cost.
+
+use crate::dual::{NoFData, NoRData, NoTangent};
+use crate::rng::TestRng;
+use crate::shared::{SharedCell, SharedRef};
+use crate::tangent::Primal;
+
+macro_rules! nondiff_common {
+    () => {
+        type Tangent = NoTangent;
+        type TangentRef = NoTangent;
+        type FData = NoFData;
+        type RData = NoRData;
+        type Shadow = NoFData;
+
+        #[inline(always)]
+        fn zero_tangent(&self) -> NoTangent {
+            NoTangent
+        }
+        #[inline(always)]
+        fn random_tangent(&self, _: &mut TestRng) -> NoTangent {
+            NoTangent
+        }
+        #[inline(always)]
+        fn zero_fdata(&self) -> NoFData {
+            NoFData
+        }
+        #[inline(always)]
+        fn zero_rdata(&self) -> NoRData {
+            NoRData
+        }
+        #[inline(always)]
+        fn zero_shadow(&self) -> NoFData {
+            NoFData
+        }
+        #[inline(always)]
+        fn split_tangent(_: NoTangent) -> (NoFData, NoRData) {
+            (NoFData, NoRData)
+        }
+        #[inline(always)]
+        fn join_tangent(_: &NoFData, _: NoRData) -> NoTangent {
+            NoTangent
+        }
+        #[inline(always)]
+        fn tangent_to_shadow(_: NoTangent) -> NoFData {
+            NoFData
+        }
+        #[inline(always)]
+        fn shadow_to_tangent(_: &NoFData) -> NoTangent {
+            NoTangent
+        }
+        #[inline(always)]
+        fn tangent_ref(tangent: &NoTangent) -> &NoTangent {
+            tangent
+        }
+        #[inline(always)]
+        fn tangent_mut(tangent: &mut NoTangent) -> &mut NoTangent {
+            tangent
+        }
+        #[inline(always)]
+        fn perturb(&mut self, _: &NoTangent, _: f64) {}
+        #[inline(always)]
+        fn inner_difference(_: &NoTangent, _: &Self, _: &Self) -> f64 {
+            0.0
+        }
+    };
+}
+
+macro_rules! nondiff_copy {
+    ($($t:ty),*) => {$(
+        impl Primal for $t {
+            nondiff_common!();
+            type Handle = SharedCell<$t>;
+            fn to_handle(&self) -> SharedCell<$t> {
+                SharedCell::new(*self)
+            }
+            fn load_handle(&mut self, handle: &SharedCell<$t>) {
+                *self = handle.get();
+            }
+            fn approx_eq(&self, other: &Self, _: f64, _: f64) -> bool {
+                self == other
+            }
+        }
+    )*};
+}
+
+nondiff_copy!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ()
+);
+
+impl Primal for String {
+    nondiff_common!();
+    type Handle = SharedRef<String>;
+    fn to_handle(&self) -> SharedRef<String> {
+        SharedRef::new(self.clone())
+    }
+    fn load_handle(&mut self, handle: &SharedRef<String>) {
+        handle.with(|s| self.clone_from(s));
+    }
+    fn approx_eq(&self, other: &Self, _: f64, _: f64) -> bool {
+        self == other
+    }
+}
+
+/// `str` is unsized and cannot change length in place. A `&mut str` argument is seen through a
+/// handle holding a copy; mutating it is not supported, and [`Primal::load_handle`] says so.
+impl Primal for str {
+    nondiff_common!();
+    type Handle = SharedRef<String>;
+    fn to_handle(&self) -> SharedRef<String> {
+        SharedRef::new(self.to_owned())
+    }
+    fn load_handle(&mut self, handle: &SharedRef<String>) {
+        handle.with(|s| {
+            assert!(
+                s.as_str() == &*self,
+                "mooncake: mutating a `&mut str` argument is not supported; pass `&mut String`"
+            )
+        })
+    }
+    fn approx_eq(&self, other: &Self, _: f64, _: f64) -> bool {
+        self == other
+    }
+}

@@ -1,0 +1,8 @@
+//! The primitive rules: a forward-mode rule (`NAME_frule`) and a reverse-mode rule
+//! (`NAME_rrule`) for each primitive operation, written once and side by side.
+//!
+//! * [`scalar`]: arithmetic, `std` float methods, comparisons and casts on `f32` and `f64`.
+//! * [`buffer`]: reads, writes and growth of slices, `Vec`s and arrays.
+
+pub mod buffer;
+pub mod scalar;

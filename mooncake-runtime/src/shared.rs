@@ -1,0 +1,289 @@
+//! Shared, interior-mutable containers: the shadows of address-identified data, and the
+//! handles through which reverse-mode rules see memory they mutate.
+//!
+//! A pullback runs after the forward pass has finished, and many pullbacks (and the caller)
+//! must write into the same shadow, or restore the same primal memory. Under the borrow checker
+//! that memory must be shared and mutable through a shared reference, and must outlive every
+//! pullback that can touch it: the containers here are reference-counted (`Rc`) and
+//! interior-mutable. Cloning one clones the *handle*, never the data: two clones alias one
+//! buffer, which is exactly the unique-gradient-address rule of seed 000.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::rc::Rc;
+
+/// A shared, growable buffer: the shadow (fdata) of a `Vec<T>`, a slice or an array, and the
+/// handle through which reverse-mode rules mutate a buffer passed as `&mut`.
+///
+/// `clone` aliases; [`SharedVec::deep_clone`] copies.
+///
+/// ```
+/// use mooncake_runtime::shared::SharedVec;
+///
+/// let shadow = SharedVec::zeros(3);
+/// let alias = shadow.clone();
+/// alias.add(1, 2.5_f64);
+/// assert_eq!(shadow.to_vec(), vec![0.0, 2.5, 0.0]);
+/// assert!(shadow.ptr_eq(&alias));
+/// ```
+pub struct SharedVec<T>(Rc<RefCell<Vec<T>>>);
+
+impl<T> Clone for SharedVec<T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        SharedVec(Rc::clone(&self.0))
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for SharedVec<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedVec").field(&*self.0.borrow()).finish()
+    }
+}
+
+impl<T: PartialEq> PartialEq for SharedVec<T> {
+    fn eq(&self, other: &Self) -> bool {
+        *self.0.borrow() == *other.0.borrow()
+    }
+}
+
+impl<T> SharedVec<T> {
+    /// Takes ownership of `data` (no copy).
+    #[inline]
+    pub fn from_vec(data: Vec<T>) -> Self {
+        SharedVec(Rc::new(RefCell::new(data)))
+    }
+
+    /// An empty buffer with room for `capacity` elements.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::from_vec(Vec::with_capacity(capacity))
+    }
+
+    /// The number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
+
+    /// Whether the buffer is empty.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.0.borrow().is_empty()
+    }
+
+    /// Whether `self` and `other` are handles to the same buffer (they alias).
+    #[inline(always)]
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Appends `value`.
+    #[inline]
+    pub fn push(&self, value: T) {
+        self.0.borrow_mut().push(value);
+    }
+
+    /// Removes and returns the last element.
+    #[inline]
+    pub fn pop(&self) -> Option<T> {
+        self.0.borrow_mut().pop()
+    }
+
+    /// Runs `f` on a shared view of the elements.
+    #[inline(always)]
+    pub fn with<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        f(&self.0.borrow())
+    }
+
+    /// Runs `f` on a mutable view of the elements (the `Vec` itself, so it may grow).
+    ///
+    /// # Panics
+    /// If `f` reaches this same buffer through another handle (a re-entrant borrow).
+    #[inline(always)]
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut Vec<T>) -> R) -> R {
+        f(&mut self.0.borrow_mut())
+    }
+
+    /// Replaces the contents with `data`, returning the old contents (no copy).
+    pub fn replace(&self, data: Vec<T>) -> Vec<T> {
+        std::mem::replace(&mut *self.0.borrow_mut(), data)
+    }
+
+    /// Takes the contents out, leaving the buffer empty; without a copy when this is the only
+    /// handle.
+    pub fn into_vec(self) -> Vec<T>
+    where
+        T: Clone,
+    {
+        match Rc::try_unwrap(self.0) {
+            Ok(cell) => cell.into_inner(),
+            Err(shared) => shared.borrow().clone(),
+        }
+    }
+}
+
+impl<T: Copy> SharedVec<T> {
+    /// A copy of `data`.
+    pub fn from_slice(data: &[T]) -> Self {
+        Self::from_vec(data.to_vec())
+    }
+
+    /// `len` copies of `value`.
+    pub fn filled(value: T, len: usize) -> Self {
+        Self::from_vec(vec![value; len])
+    }
+
+    /// The element at `index`.
+    ///
+    /// # Panics
+    /// If `index >= self.len()`, with the index and the length, as slice indexing does.
+    #[inline(always)]
+    pub fn get(&self, index: usize) -> T {
+        self.0.borrow()[index]
+    }
+
+    /// Overwrites the element at `index`, returning the old value.
+    #[inline(always)]
+    pub fn set(&self, index: usize, value: T) -> T {
+        std::mem::replace(&mut self.0.borrow_mut()[index], value)
+    }
+
+    /// Swaps the elements at `a` and `b`.
+    #[inline(always)]
+    pub fn swap(&self, a: usize, b: usize) {
+        self.0.borrow_mut().swap(a, b);
+    }
+
+    /// A copy of the contents.
+    pub fn to_vec(&self) -> Vec<T> {
+        self.0.borrow().clone()
+    }
+
+    /// A new buffer holding a copy of the contents (not an alias).
+    pub fn deep_clone(&self) -> Self {
+        Self::from_vec(self.to_vec())
+    }
+
+    /// Overwrites the contents with a copy of `data` (lengths may differ).
+    pub fn assign(&self, data: &[T]) {
+        let mut v = self.0.borrow_mut();
+        v.clear();
+        v.extend_from_slice(data);
+    }
+}
+
+impl<T: Copy + std::ops::AddAssign> SharedVec<T> {
+    /// Adds `value` to the element at `index`: the increment of a gradient.
+    #[inline(always)]
+    pub fn add(&self, index: usize, value: T) {
+        self.0.borrow_mut()[index] += value;
+    }
+}
+
+impl<T: Copy + Default> SharedVec<T> {
+    /// `len` zeros (default values).
+    pub fn zeros(len: usize) -> Self {
+        Self::from_vec(vec![T::default(); len])
+    }
+}
+
+/// A shared cell holding one `Copy` value: the shadow of a scalar behind a reference
+/// (`&f64`, `&mut f64`), and the handle through which reverse-mode rules mutate it.
+///
+/// ```
+/// use mooncake_runtime::shared::SharedCell;
+///
+/// let shadow = SharedCell::new(1.0_f64);
+/// shadow.clone().add(0.5);
+/// assert_eq!(shadow.get(), 1.5);
+/// ```
+pub struct SharedCell<T>(Rc<Cell<T>>);
+
+impl<T> Clone for SharedCell<T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        SharedCell(Rc::clone(&self.0))
+    }
+}
+
+impl<T: Copy + fmt::Debug> fmt::Debug for SharedCell<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedCell").field(&self.0.get()).finish()
+    }
+}
+
+impl<T: Copy + PartialEq> PartialEq for SharedCell<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl<T: Copy> SharedCell<T> {
+    /// A new cell holding `value`.
+    #[inline]
+    pub fn new(value: T) -> Self {
+        SharedCell(Rc::new(Cell::new(value)))
+    }
+
+    /// The value.
+    #[inline(always)]
+    pub fn get(&self) -> T {
+        self.0.get()
+    }
+
+    /// Overwrites the value, returning the old one.
+    #[inline(always)]
+    pub fn set(&self, value: T) -> T {
+        self.0.replace(value)
+    }
+
+    /// Whether `self` and `other` are handles to the same cell (they alias).
+    #[inline(always)]
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<T: Copy + std::ops::AddAssign> SharedCell<T> {
+    /// Adds `value`: the increment of a gradient.
+    #[inline(always)]
+    pub fn add(&self, value: T) {
+        let mut v = self.0.get();
+        v += value;
+        self.0.set(v);
+    }
+}
+
+/// A shared cell holding one value that is not `Copy` (a `String`, say): the handle through
+/// which reverse-mode rules mutate such a value behind `&mut`.
+pub struct SharedRef<T>(Rc<RefCell<T>>);
+
+impl<T> Clone for SharedRef<T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        SharedRef(Rc::clone(&self.0))
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for SharedRef<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedRef").field(&*self.0.borrow()).finish()
+    }
+}
+
+impl<T> SharedRef<T> {
+    /// A new cell holding `value`.
+    pub fn new(value: T) -> Self {
+        SharedRef(Rc::new(RefCell::new(value)))
+    }
+
+    /// Runs `f` on a shared view of the value.
+    pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.0.borrow())
+    }
+
+    /// Runs `f` on a mutable view of the value.
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.0.borrow_mut())
+    }
+}

@@ -1,0 +1,174 @@
+//! The type system of the rules (seed 000, "Representing Gradients"): every primal type has
+//! exactly one tangent type, one fdata type and one rdata type, given by [`Primal`].
+//!
+//! | primal | `Tangent` | `FData` | `RData` |
+//! | --- | --- | --- | --- |
+//! | `f64`, `f32` | itself | [`NoFData`] | itself |
+//! | integers, `bool`, `char`, `()`, `String`, `str` | [`NoTangent`] | [`NoFData`] | [`NoRData`] |
+//! | `Vec<T>`, `[T]` | `Vec<T::Tangent>` | [`SharedVec<T::Tangent>`] | [`NoRData`] |
+//! | `[T; N]` | `[T::Tangent; N]` | `[T::FData; N]` | `[T::RData; N]` |
+//! | `(A, B, ..)` (up to 8) | `(A::Tangent, ..)` | `(A::FData, ..)` | `(A::RData, ..)` |
+//! | `Option<T>` | `Option<T::Tangent>` | `Option<T::FData>` | `Option<T::RData>` |
+//! | `&T`, `&mut T` | `T::Tangent` | `T::Shadow` | [`NoRData`] |
+//! | `#[derive(Tangent)] struct S` | `STangent` | `SFData` | `SRData` |
+//!
+//! Value-identified data (scalars, arrays, tuples and structs of them, passed by value) sends its
+//! gradient back as rdata; address-identified data (buffers, anything behind a reference) has a
+//! *shadow* as fdata, shared by every rule that touches that memory and incremented in place.
+//! `T::Shadow` is the fdata of a `T` seen at an address: a [`SharedCell`] for a scalar,
+//! a [`SharedVec`] for a buffer or an array, a field-wise struct for a derived struct.
+
+use crate::dual::{NoFData, NoRData, NoTangent};
+use crate::rng::TestRng;
+use crate::shared::{SharedCell, SharedVec};
+use std::fmt::Debug;
+
+/// A tangent space (the set that [`Primal::Tangent`] ranges over). Tangents and gradients
+/// share one representation; rdata types are tangent spaces too.
+pub trait TangentSpace: Clone + Debug {
+    /// `self += other`: the increment of a gradient.
+    fn increment(&mut self, other: &Self);
+    /// The Euclidean inner product `<self, other>`, accumulated in `f64`.
+    fn inner(&self, other: &Self) -> f64;
+    /// `self *= a`.
+    fn scale(&mut self, a: f64);
+}
+
+/// Forward data: [`NoFData`] or a shadow (a structure of shared handles, so that cloning
+/// aliases). Incremented in place through `&self`.
+pub trait FData: Clone + Debug {
+    /// Adds the values held by `other` into the memory `self` points to.
+    fn increment_from(&self, other: &Self);
+}
+
+/// Reverse data: the part of a gradient that travels back as a value, returned by pullbacks.
+pub trait RData: TangentSpace {}
+impl<T: TangentSpace> RData for T {}
+
+/// A primal type: what a rule's arguments and results can be. Fixes the one tangent, fdata and
+/// rdata type of the type (seed 000), and the operations on them that rules, the high-level API
+/// and [`crate::test_utils`] need.
+///
+/// Implemented here for the scalar, buffer, tuple and reference types of the standard library,
+/// and by `#[derive(Tangent)]` for user structs.
+pub trait Primal {
+    /// The tangent type: the owned, user-visible gradient (`Vec<f64>` for `&[f64]`).
+    type Tangent: TangentSpace;
+    /// What a reference to a tangent of this type points at: `[T::Tangent]` for `[T]`,
+    /// `Self::Tangent` for sized types. The forward-mode tangent of a `&P` argument is a
+    /// `&P::TangentRef`.
+    type TangentRef: ?Sized;
+    /// The forward data of a value of this type in a reverse-mode rule.
+    type FData: FData;
+    /// The reverse data of a value of this type.
+    type RData: RData;
+    /// The fdata of a value of this type when it is seen at an address (behind `&` or `&mut`).
+    type Shadow: FData;
+    /// The shared handle through which a reverse-mode rule sees a value of this type behind
+    /// `&mut`, so that pullbacks can restore it (see `ARCHITECTURE.md`).
+    type Handle: Clone;
+
+    /// The zero tangent (its shape, e.g. a buffer's length, taken from `self`).
+    fn zero_tangent(&self) -> Self::Tangent;
+    /// A tangent with independent standard-normal entries, for testing.
+    fn random_tangent(&self, rng: &mut TestRng) -> Self::Tangent;
+    /// Fresh zero fdata (a new shadow, aliasing nothing, for address-identified data).
+    fn zero_fdata(&self) -> Self::FData;
+    /// Zero rdata.
+    fn zero_rdata(&self) -> Self::RData;
+    /// A fresh zero shadow for this value seen at an address.
+    fn zero_shadow(&self) -> Self::Shadow;
+    /// Splits a tangent into its fdata part (in fresh shadows) and its rdata part.
+    fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData);
+    /// Joins fdata and rdata back into a tangent (copying out of shadows).
+    fn join_tangent(fdata: &Self::FData, rdata: Self::RData) -> Self::Tangent;
+    /// A fresh shadow holding `tangent`.
+    fn tangent_to_shadow(tangent: Self::Tangent) -> Self::Shadow;
+    /// A copy of the tangent held by `shadow`.
+    fn shadow_to_tangent(shadow: &Self::Shadow) -> Self::Tangent;
+    /// Views a tangent as what a reference to it points at.
+    fn tangent_ref(tangent: &Self::Tangent) -> &Self::TangentRef;
+    /// Views a tangent mutably as what a reference to it points at.
+    fn tangent_mut(tangent: &mut Self::Tangent) -> &mut Self::TangentRef;
+    /// A new handle holding a copy of `self`.
+    fn to_handle(&self) -> Self::Handle;
+    /// Overwrites `self` with the value held by `handle`.
+    ///
+    /// # Panics
+    /// If the handle holds a buffer of another length than an unsized `self`.
+    fn load_handle(&mut self, handle: &Self::Handle);
+    /// `self += h * tangent`: a step along a tangent, for finite differences. Non-differentiable
+    /// parts are left alone.
+    fn perturb(&mut self, tangent: &Self::Tangent, h: f64);
+    /// `<tangent, a - b>`, accumulated in `f64`: the inner product of a tangent with the
+    /// difference of two primals, for finite differences.
+    fn inner_difference(tangent: &Self::Tangent, a: &Self, b: &Self) -> f64;
+    /// Whether `self` and `other` are equal up to `|a - b| <= atol + rtol * max(|a|, |b|)` in
+    /// every differentiable component, and exactly equal in every other.
+    fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool;
+}
+
+/// `|a - b| <= atol + rtol * max(|a|, |b|)`, treating two NaNs (or two equal infinities) as equal.
+pub fn close(a: f64, b: f64, rtol: f64, atol: f64) -> bool {
+    if a == b || (a.is_nan() && b.is_nan()) {
+        return true;
+    }
+    (a - b).abs() <= atol + rtol * a.abs().max(b.abs())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The markers.
+
+impl TangentSpace for NoTangent {
+    #[inline(always)]
+    fn increment(&mut self, _: &Self) {}
+    #[inline(always)]
+    fn inner(&self, _: &Self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn scale(&mut self, _: f64) {}
+}
+
+impl TangentSpace for NoRData {
+    #[inline(always)]
+    fn increment(&mut self, _: &Self) {}
+    #[inline(always)]
+    fn inner(&self, _: &Self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn scale(&mut self, _: f64) {}
+}
+
+impl FData for NoFData {
+    #[inline(always)]
+    fn increment_from(&self, _: &Self) {}
+}
+
+impl<T: Copy + Debug + std::ops::AddAssign> FData for SharedCell<T> {
+    fn increment_from(&self, other: &Self) {
+        self.add(other.get());
+    }
+}
+
+impl<T: TangentSpace> FData for SharedVec<T> {
+    fn increment_from(&self, other: &Self) {
+        if self.ptr_eq(other) {
+            self.with_mut(|v| v.iter_mut().for_each(|x| x.scale(2.0)));
+            return;
+        }
+        other.with(|src| {
+            self.with_mut(|dst| {
+                assert_eq!(
+                    dst.len(),
+                    src.len(),
+                    "mooncake: cannot increment a shadow of length {} by one of length {}",
+                    dst.len(),
+                    src.len()
+                );
+                dst.iter_mut().zip(src).for_each(|(d, s)| d.increment(s));
+            })
+        })
+    }
+}
