@@ -1,17 +1,27 @@
-//! Procedural macros of Mooncake for Rust. Users reach them through `mooncake_runtime`.
+//! Procedural macros of Mooncake for Rust. Users reach them through `mooncake_runtime`
+//! (`use mooncake_runtime::prelude::*;`); the entry points here are one-liners that hand over
+//! to one module each.
 
 use proc_macro::TokenStream;
 
-/// placeholder
-#[proc_macro_derive(Tangent, attributes(tangent))]
+mod derive_tangent;
+mod test_rule;
+
+/// Derives the tangent machinery of a struct: see `mooncake_runtime::Tangent`.
+#[proc_macro_derive(Tangent)]
 pub fn derive_tangent(input: TokenStream) -> TokenStream {
-    let _ = input;
-    TokenStream::new()
+    derive_tangent::expand(input.into()).into()
 }
 
-/// placeholder
+/// Checks a rule against finite differences and the other mode: see
+/// `mooncake_runtime::test_utils`.
 #[proc_macro]
 pub fn test_rule(input: TokenStream) -> TokenStream {
-    let _ = input;
-    TokenStream::new()
+    test_rule::expand(input.into(), test_rule::OnFailure::Panic).into()
+}
+
+/// Like `test_rule!`, but evaluates to a `Result` instead of panicking on failure.
+#[proc_macro]
+pub fn check_rule(input: TokenStream) -> TokenStream {
+    test_rule::expand(input.into(), test_rule::OnFailure::Return).into()
 }

@@ -48,7 +48,7 @@ pub mod prelude {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
-    pub use mooncake_macros::{Tangent, test_rule};
+    pub use mooncake_macros::{Tangent, check_rule, test_rule};
 }
 
 /// The one path through which generated code reaches the runtime. Not part of the public API:
