@@ -1,1 +1,849 @@
-//! placeholder
+//! Primitive rules for buffers: reads, writes and growth of slices, `Vec`s and arrays of floats.
+//!
+//! Each primitive has a forward-mode rule `NAME_frule` and a reverse-mode rule `NAME_rrule`,
+//! side by side, generic over the element type `T: Float` (`f32` or `f64`).
+//!
+//! # Representations
+//!
+//! | argument | forward mode | reverse mode |
+//! | --- | --- | --- |
+//! | `&[T]`, `&Vec<T>`, `&[T; N]` (read) | `Dual<B, BT>`, `B, BT: ReadBuffer<T>` | `CoDual<&'a S, SharedVec<T>>`, `S: ReadBuffer<T>` |
+//! | `&mut [T]`, `&mut Vec<T>` (written) | `Dual<M, MT>`, `M, MT: WriteBuffer<T>` | `CoDual<SharedVec<T>, SharedVec<T>>` |
+//! | `&mut Vec<T>` (`push`, `pop`) | `Dual<&'a mut Vec<T>, &'a mut Vec<T>>` | `CoDual<SharedVec<T>, SharedVec<T>>` |
+//! | `Vec<T>` (a result) | `Dual<Vec<T>, Vec<T>>` | `CoDual<Vec<T>, SharedVec<T>>` (a fresh zero shadow) |
+//! | `[T; N]` (by value) | `Dual<[T; N], [T; N]>` | `CoDual<[T; N], [NoFData; N]>` |
+//! | `T` | `Dual<T, T>` | `CoDual<T, NoFData>` |
+//! | `usize` (an index, a length) | `Dual<usize, NoTangent>` | `CoDual<usize, NoFData>` |
+//!
+//! A reverse-mode rule returns `(CoDual<output, output's fdata>, pullback)`, where the pullback
+//! maps the output's rdata to a tuple of one rdata per argument: [`NoRData`] for buffers,
+//! handles and indices, `T` for scalars, `[T; N]` for arrays passed by value.
+//!
+//! Reverse-mode *read* rules take the buffer by reference, `CoDual<&'a S, SharedVec<T>>`, with
+//! `S` one of `[T]`, `Vec<T>`, `[T; N]` or [`SharedVec<T>`] (the handle of a buffer passed by
+//! `&mut`, read through `&handle`). The reference is what keeps the pullback free of `'a`:
+//! rustc requires an `impl Trait` to capture every *type* parameter in scope (`use<..>` may
+//! leave out lifetimes only), so a rule generic over the whole argument type `B = &'a [T]` would
+//! return a pullback that borrows the buffer. With `&'a S`, the pullbacks are
+//! `impl FnOnce(..) -> .. + use<T, S>` and never borrow their arguments.
+//!
+//! # Mutation (seed 000, "AD With Mutable Data")
+//!
+//! A forward pass leaves primal state as the primal would. A pullback undoes the rule's change
+//! to primal state (restoring saved values, never recomputing them), and leaves every shadow
+//! holding the gradient with respect to the state on entry. A shadow is incremented, never
+//! overwritten, except at locations the rule overwrites: for `x[i] = v` the forward pass saves
+//! `x[i]` and `dx[i]` and zeroes `dx[i]` (the accumulator of the new value), and the pullback
+//! reads `v̄ = dx[i]`, puts the saved `dx[i]` back and restores `x[i]`. The compound writes,
+//! `fill` and `copy_from_slice` follow the same pattern.
+//!
+//! Out-of-range indices panic exactly as the primal would (a slice index panic naming the
+//! index and the length), before any state is changed.
+//!
+//! ```
+//! use mooncake_runtime::prelude::*;
+//! use mooncake_runtime::rules::buffer::{index_set_rrule, sum_rrule};
+//!
+//! // x[1] = v, then the gradient of sum(x) with respect to v and to x on entry.
+//! let x = SharedVec::from_vec(vec![1.0_f64, 2.0, 3.0]);
+//! let dx = SharedVec::zeros(3);
+//! let (_, pb_set) = index_set_rrule(
+//!     CoDual::new(x.clone(), dx.clone()),
+//!     CoDual::new(1, NoFData),
+//!     CoDual::new(0.5, NoFData),
+//! );
+//! let (s, pb_sum) = sum_rrule(CoDual::new(&x, dx.clone()));
+//! assert_eq!(s.primal, 4.5);
+//! pb_sum(1.0);
+//! let (_, _, v_bar) = pb_set(NoRData);
+//! assert_eq!(v_bar, 1.0);
+//! assert_eq!(dx.to_vec(), vec![1.0, 0.0, 1.0]);
+//! assert_eq!(x.to_vec(), vec![1.0, 2.0, 3.0]); // restored
+//! ```
+
+// The signatures spell out the rule interface: `(CoDual<..>, impl FnOnce(..) -> (..))`.
+#![allow(clippy::type_complexity)]
+
+use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+use crate::float::Float;
+use crate::shared::SharedVec;
+
+// ---------------------------------------------------------------------------------------------
+// Buffer access traits.
+
+/// A buffer that a rule can read: `[T]`, `Vec<T>`, `[T; N]`, [`SharedVec<T>`], and any `&` or
+/// `&mut` reference to one of them (so `&[T]`, `&Vec<T>`, `&[T; N]`, `&mut [T]`, ...).
+pub trait ReadBuffer<T> {
+    /// Runs `f` on a shared view of the elements.
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R;
+
+    /// The number of elements.
+    #[inline]
+    fn len(&self) -> usize {
+        self.with_slice(<[T]>::len)
+    }
+
+    /// Whether there are no elements.
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The element at `index`.
+    ///
+    /// # Panics
+    /// If `index` is out of range, with the index and the length, as slice indexing does.
+    #[inline]
+    fn get(&self, index: usize) -> T
+    where
+        T: Copy,
+    {
+        self.with_slice(|s| s[index])
+    }
+}
+
+/// A buffer that a forward-mode rule can write in place: `[T]`, `Vec<T>`, `[T; N]`,
+/// [`SharedVec<T>`], and any `&mut` reference to one of them.
+pub trait WriteBuffer<T>: ReadBuffer<T> {
+    /// Runs `f` on a mutable view of the elements.
+    fn with_slice_mut<R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> R;
+
+    /// Overwrites the element at `index` with `value`, returning the old value.
+    ///
+    /// # Panics
+    /// If `index` is out of range, with the index and the length, as slice indexing does.
+    #[inline]
+    fn set(&mut self, index: usize, value: T) -> T {
+        self.with_slice_mut(|s| std::mem::replace(&mut s[index], value))
+    }
+
+    /// Swaps the elements at `a` and `b`.
+    ///
+    /// # Panics
+    /// If `a` or `b` is out of range, as `<[T]>::swap` does.
+    #[inline]
+    fn swap(&mut self, a: usize, b: usize) {
+        self.with_slice_mut(|s| s.swap(a, b))
+    }
+}
+
+impl<T> ReadBuffer<T> for [T] {
+    #[inline(always)]
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<T> WriteBuffer<T> for [T] {
+    #[inline(always)]
+    fn with_slice_mut<R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<T> ReadBuffer<T> for Vec<T> {
+    #[inline(always)]
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<T> WriteBuffer<T> for Vec<T> {
+    #[inline(always)]
+    fn with_slice_mut<R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<T, const N: usize> ReadBuffer<T> for [T; N] {
+    #[inline(always)]
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<T, const N: usize> WriteBuffer<T> for [T; N] {
+    #[inline(always)]
+    fn with_slice_mut<R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<T> ReadBuffer<T> for SharedVec<T> {
+    #[inline(always)]
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        self.with(f)
+    }
+}
+
+impl<T> WriteBuffer<T> for SharedVec<T> {
+    #[inline(always)]
+    fn with_slice_mut<R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        self.with_mut(|v| f(v))
+    }
+}
+
+impl<T, S: ReadBuffer<T> + ?Sized> ReadBuffer<T> for &S {
+    #[inline(always)]
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        (**self).with_slice(f)
+    }
+}
+
+impl<T, S: ReadBuffer<T> + ?Sized> ReadBuffer<T> for &mut S {
+    #[inline(always)]
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        (**self).with_slice(f)
+    }
+}
+
+impl<T, S: WriteBuffer<T> + ?Sized> WriteBuffer<T> for &mut S {
+    #[inline(always)]
+    fn with_slice_mut<R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        (**self).with_slice_mut(f)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+/// `x.iter().sum::<T>()`, in the same order and from the same neutral element (`-0.0`) as `std`.
+#[inline(always)]
+fn sum_slice<T: Float>(s: &[T]) -> T {
+    s.iter().fold(-T::ZERO, |acc, &x| acc + x)
+}
+
+/// `dst += src`, element-wise.
+#[inline(always)]
+fn add_into<T: Float>(dst: &mut [T], src: &[T]) {
+    assert_eq!(
+        dst.len(),
+        src.len(),
+        "mooncake: cannot add a gradient of length {} into a shadow of length {}",
+        src.len(),
+        dst.len()
+    );
+    dst.iter_mut().zip(src).for_each(|(d, &s)| *d += s);
+}
+
+const SHADOW_TOO_SHORT: &str =
+    "mooncake: the shadow of a Vec is shorter than the Vec (the shadow was not kept in step)";
+
+/// In debug builds, checks that a buffer and its shadow have one length.
+#[inline(always)]
+fn debug_check_shadow(primal_len: usize, shadow_len: usize) {
+    debug_assert_eq!(
+        primal_len, shadow_len,
+        "mooncake: a buffer of length {primal_len} has a shadow of length {shadow_len}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// len
+
+/// Forward rule of `x.len()`: the length, which has no tangent.
+#[inline]
+pub fn len_frule<T, B: ReadBuffer<T>, BT>(x: Dual<B, BT>) -> Dual<usize, NoTangent> {
+    Dual::new(x.primal.len(), NoTangent)
+}
+
+/// Reverse rule of `x.len()`: the length carries no gradient; the pullback does nothing.
+#[inline]
+pub fn len_rrule<T, S: ReadBuffer<T> + ?Sized, F>(
+    x: CoDual<&S, F>,
+) -> (CoDual<usize, NoFData>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S, F>) {
+    (CoDual::new(x.primal.len(), NoFData), |_: NoRData| (NoRData,))
+}
+
+// ---------------------------------------------------------------------------------------------
+// x[i]
+
+/// Forward rule of the read `x[i]`: `(x[i], dx[i])`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i]` does.
+#[inline]
+pub fn index_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(
+    x: Dual<B, BT>,
+    i: Dual<usize, NoTangent>,
+) -> Dual<T, T> {
+    let i = i.primal;
+    Dual::new(x.primal.get(i), x.tangent.get(i))
+}
+
+/// Reverse rule of the read `x[i]`: the pullback adds `ȳ` into `dx[i]`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i]` does.
+#[inline]
+pub fn index_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T>>,
+    i: CoDual<usize, NoFData>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData, NoRData) + use<T, S>) {
+    let i = i.primal;
+    let y = x.primal.get(i);
+    let dx = x.fdata;
+    let pullback = move |y_bar: T| {
+        dx.add(i, y_bar);
+        (NoRData, NoRData)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// x[i] = v
+
+/// Forward rule of the write `x[i] = v`: `x[i] = v`, `dx[i] = dv`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] = v` does.
+#[inline]
+pub fn index_set_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    i: Dual<usize, NoTangent>,
+    v: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    let (mut x, mut dx) = x.into_parts();
+    x.set(i.primal, v.primal);
+    dx.set(i.primal, v.tangent);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of the write `x[i] = v`. The forward pass saves `x[i]` and `dx[i]`, writes
+/// `x[i] = v` and zeroes `dx[i]`; the pullback returns `v̄ = dx[i]`, puts the saved `dx[i]` back
+/// (the old value of `x[i]` no longer reaches the output) and restores `x[i]`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] = v` does.
+#[inline]
+pub fn index_set_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    i: CoDual<usize, NoFData>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T) + use<T>) {
+    let (x, dx) = x.into_parts();
+    let i = i.primal;
+    let old = x.set(i, v.primal);
+    let old_d = dx.set(i, T::ZERO);
+    let pullback = move |_: NoRData| {
+        let v_bar = dx.set(i, old_d);
+        x.set(i, old);
+        (NoRData, NoRData, v_bar)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// x[i] op= v
+
+/// The forward rule of `x[i] op= v`, given `step(old, d_old, v, dv) = (new, d_new)`.
+#[inline(always)]
+fn compound_assign_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    i: Dual<usize, NoTangent>,
+    v: Dual<T, T>,
+    step: impl FnOnce(T, T, T, T) -> (T, T),
+) -> Dual<(), NoTangent> {
+    let (mut x, mut dx) = x.into_parts();
+    let i = i.primal;
+    let old = x.get(i);
+    let (new, d_new) = step(old, dx.get(i), v.primal, v.tangent);
+    x.set(i, new);
+    dx.set(i, d_new);
+    Dual::new((), NoTangent)
+}
+
+/// The reverse rule of `x[i] op= v`, given `op(old, v) = new` and
+/// `adjoint(new_bar, old, v) = (old_bar, v_bar)`.
+#[inline(always)]
+fn compound_assign_rrule<T, Op, Adj>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    i: CoDual<usize, NoFData>,
+    v: CoDual<T, NoFData>,
+    op: Op,
+    adjoint: Adj,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T) + use<T, Op, Adj>)
+where
+    T: Float,
+    Op: FnOnce(T, T) -> T,
+    Adj: FnOnce(T, T, T) -> (T, T),
+{
+    let (x, dx) = x.into_parts();
+    let (i, v) = (i.primal, v.primal);
+    let old = x.with_mut(|s| {
+        let old = s[i];
+        s[i] = op(old, v);
+        old
+    });
+    let old_d = dx.set(i, T::ZERO);
+    let pullback = move |_: NoRData| {
+        let new_bar = dx.get(i);
+        let (old_bar, v_bar) = adjoint(new_bar, old, v);
+        dx.set(i, old_d + old_bar);
+        x.set(i, old);
+        (NoRData, NoRData, v_bar)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x[i] += v`: `dx[i] += dv`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] += v` does.
+#[inline]
+pub fn index_add_assign_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    i: Dual<usize, NoTangent>,
+    v: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    compound_assign_frule(x, i, v, |a, da, b, db| (a + b, da + db))
+}
+
+/// Reverse rule of `x[i] += v`: `v̄ = x̄[i]`, `x[i]`'s gradient passes through, and the
+/// pullback restores the saved `x[i]`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] += v` does.
+#[inline]
+pub fn index_add_assign_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    i: CoDual<usize, NoFData>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T) + use<T>) {
+    compound_assign_rrule(x, i, v, |a, b| a + b, |g, _, _| (g, g))
+}
+
+/// Forward rule of `x[i] -= v`: `dx[i] -= dv`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] -= v` does.
+#[inline]
+pub fn index_sub_assign_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    i: Dual<usize, NoTangent>,
+    v: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    compound_assign_frule(x, i, v, |a, da, b, db| (a - b, da - db))
+}
+
+/// Reverse rule of `x[i] -= v`: `v̄ = -x̄[i]`, `x[i]`'s gradient passes through, and the
+/// pullback restores the saved `x[i]`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] -= v` does.
+#[inline]
+pub fn index_sub_assign_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    i: CoDual<usize, NoFData>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T) + use<T>) {
+    compound_assign_rrule(x, i, v, |a, b| a - b, |g, _, _| (g, -g))
+}
+
+/// Forward rule of `x[i] *= v`: `dx[i] = dx[i] * v + x[i] * dv`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] *= v` does.
+#[inline]
+pub fn index_mul_assign_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    i: Dual<usize, NoTangent>,
+    v: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    compound_assign_frule(x, i, v, |a, da, b, db| (a * b, da * b + a * db))
+}
+
+/// Reverse rule of `x[i] *= v`: with `g = x̄[i]` on exit, `v̄ = g * x[i]` and the gradient of
+/// `x[i]` on entry is `g * v`; the pullback restores the saved `x[i]`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] *= v` does.
+#[inline]
+pub fn index_mul_assign_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    i: CoDual<usize, NoFData>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T) + use<T>) {
+    compound_assign_rrule(x, i, v, |a, b| a * b, |g, a, b| (g * b, g * a))
+}
+
+/// Forward rule of `x[i] /= v`: `dx[i] = (dx[i] - (x[i] / v) * dv) / v`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] /= v` does.
+#[inline]
+pub fn index_div_assign_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    i: Dual<usize, NoTangent>,
+    v: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    compound_assign_frule(x, i, v, |a, da, b, db| {
+        let q = a / b;
+        (q, (da - q * db) / b)
+    })
+}
+
+/// Reverse rule of `x[i] /= v`: with `g = x̄[i]` on exit, `v̄ = -g * x[i] / v²` and the gradient
+/// of `x[i]` on entry is `g / v`; the pullback restores the saved `x[i]`.
+///
+/// # Panics
+/// If `i` is out of range, as `x[i] /= v` does.
+#[inline]
+pub fn index_div_assign_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    i: CoDual<usize, NoFData>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T) + use<T>) {
+    compound_assign_rrule(x, i, v, |a, b| a / b, |g, a, b| (g / b, -(g * (a / b)) / b))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction: vec![x; n], vec![a, b, ..], Vec::new, Vec::with_capacity
+
+/// Forward rule of `vec![x; n]`: `(vec![x; n], vec![dx; n])`.
+#[inline]
+pub fn vec_filled_frule<T: Float>(
+    x: Dual<T, T>,
+    n: Dual<usize, NoTangent>,
+) -> Dual<Vec<T>, Vec<T>> {
+    let n = n.primal;
+    Dual::new(vec![x.primal; n], vec![x.tangent; n])
+}
+
+/// Reverse rule of `vec![x; n]`: a fresh zero shadow for the result; the pullback returns
+/// `x̄ = Σ ȳ`.
+#[inline]
+pub fn vec_filled_rrule<T: Float>(
+    x: CoDual<T, NoFData>,
+    n: CoDual<usize, NoFData>,
+) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (T, NoRData) + use<T>) {
+    let n = n.primal;
+    let dy = SharedVec::filled(T::ZERO, n);
+    let shadow = dy.clone();
+    let pullback = move |_: NoRData| (shadow.with(sum_slice), NoRData);
+    (CoDual::new(vec![x.primal; n], dy), pullback)
+}
+
+/// Forward rule of `vec![a, b, ..]`, written as `Vec::from([a, b, ..])`: the tangent array
+/// becomes the tangent `Vec`.
+#[inline]
+pub fn vec_from_array_frule<T: Float, const N: usize>(
+    x: Dual<[T; N], [T; N]>,
+) -> Dual<Vec<T>, Vec<T>> {
+    Dual::new(Vec::from(x.primal), Vec::from(x.tangent))
+}
+
+/// Reverse rule of `vec![a, b, ..]`, written as `Vec::from([a, b, ..])`: a fresh zero shadow
+/// for the result; the pullback returns the array's rdata, `ȳ` element by element.
+#[inline]
+pub fn vec_from_array_rrule<T: Float, const N: usize>(
+    x: CoDual<[T; N], [NoFData; N]>,
+) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> ([T; N],) + use<T, N>) {
+    let dy = SharedVec::filled(T::ZERO, N);
+    let shadow = dy.clone();
+    let pullback = move |_: NoRData| (shadow.with(|s| std::array::from_fn(|k| s[k])),);
+    (CoDual::new(Vec::from(x.primal), dy), pullback)
+}
+
+/// Forward rule of `Vec::new()`: two empty `Vec`s.
+#[inline]
+pub fn vec_new_frule<T: Float>() -> Dual<Vec<T>, Vec<T>> {
+    Dual::new(Vec::new(), Vec::new())
+}
+
+/// Reverse rule of `Vec::new()`: an empty `Vec` with a fresh empty shadow (the shadow's handle
+/// is the one allocation); the pullback has no argument to return a gradient for.
+#[inline]
+pub fn vec_new_rrule<T: Float>() -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) + use<T>) {
+    (CoDual::new(Vec::new(), SharedVec::from_vec(Vec::new())), |_: NoRData| {})
+}
+
+/// Forward rule of `Vec::with_capacity(n)`: two empty `Vec`s with room for `n` elements.
+#[inline]
+pub fn vec_with_capacity_frule<T: Float>(n: Dual<usize, NoTangent>) -> Dual<Vec<T>, Vec<T>> {
+    Dual::new(Vec::with_capacity(n.primal), Vec::with_capacity(n.primal))
+}
+
+/// Reverse rule of `Vec::with_capacity(n)`: an empty `Vec` with a fresh empty shadow, both with
+/// room for `n` elements; `n` gets no gradient.
+#[inline]
+pub fn vec_with_capacity_rrule<T: Float>(
+    n: CoDual<usize, NoFData>,
+) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
+    let n = n.primal;
+    let pullback = |_: NoRData| (NoRData,);
+    (CoDual::new(Vec::with_capacity(n), SharedVec::with_capacity(n)), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// push, pop
+
+/// Forward rule of `x.push(v)`: pushes `v` onto `x` and `dv` onto its tangent.
+#[inline]
+pub fn push_frule<T: Float>(
+    x: Dual<&mut Vec<T>, &mut Vec<T>>,
+    v: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    x.primal.push(v.primal);
+    x.tangent.push(v.tangent);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.push(v)`: pushes `v` onto `x` and a zero onto its shadow; the pullback
+/// pops both, returning the popped gradient as `v̄`.
+#[inline]
+pub fn push_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T) + use<T>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    x.push(v.primal);
+    dx.push(T::ZERO);
+    let pullback = move |_: NoRData| {
+        let v_bar = dx.pop().expect(SHADOW_TOO_SHORT);
+        x.pop();
+        (NoRData, v_bar)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x.pop()`: pops `x` and its tangent; `None` (with tangent `None`) if `x` is
+/// empty.
+///
+/// # Panics
+/// If the tangent is shorter than `x`.
+#[inline]
+pub fn pop_frule<T: Float>(x: Dual<&mut Vec<T>, &mut Vec<T>>) -> Dual<Option<T>, Option<T>> {
+    let y = x.primal.pop();
+    let dy = y.map(|_| x.tangent.pop().expect(SHADOW_TOO_SHORT));
+    Dual::new(y, dy)
+}
+
+/// Reverse rule of `x.pop()`: pops `x` and its shadow, keeping the popped shadow value; the
+/// pullback pushes the popped value back onto `x` and `popped shadow + ȳ` onto the shadow. On
+/// an empty `x` the result is `None` and the pullback does nothing.
+///
+/// # Panics
+/// If the shadow is shorter than `x`.
+#[inline]
+pub fn pop_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+) -> (CoDual<Option<T>, Option<NoFData>>, impl FnOnce(Option<T>) -> (NoRData,) + use<T>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let y = x.pop();
+    let popped = y.map(|_| dx.pop().expect(SHADOW_TOO_SHORT));
+    let pullback = move |y_bar: Option<T>| {
+        if let (Some(y), Some(d)) = (y, popped) {
+            x.push(y);
+            dx.push(d + y_bar.unwrap_or(T::ZERO));
+        }
+        (NoRData,)
+    };
+    (CoDual::new(y, y.map(|_| NoFData)), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// to_vec, clone
+
+/// Forward rule of `x.to_vec()`: copies of `x` and of its tangent.
+#[inline]
+pub fn to_vec_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(
+    x: Dual<B, BT>,
+) -> Dual<Vec<T>, Vec<T>> {
+    Dual::new(x.primal.with_slice(<[T]>::to_vec), x.tangent.with_slice(<[T]>::to_vec))
+}
+
+/// Reverse rule of `x.to_vec()`: a copy of `x` with a fresh zero shadow; the pullback adds the
+/// copy's gradient into `dx`.
+#[inline]
+pub fn to_vec_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T>>,
+) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
+    let y = x.primal.with_slice(<[T]>::to_vec);
+    let dy = SharedVec::filled(T::ZERO, y.len());
+    let (dx, shadow) = (x.fdata, dy.clone());
+    let pullback = move |_: NoRData| {
+        shadow.with(|g| dx.with_mut(|d| add_into(d, g)));
+        (NoRData,)
+    };
+    (CoDual::new(y, dy), pullback)
+}
+
+/// Forward rule of `x.clone()` for a `Vec` `x`: as [`to_vec_frule`].
+#[inline]
+pub fn vec_clone_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(
+    x: Dual<B, BT>,
+) -> Dual<Vec<T>, Vec<T>> {
+    to_vec_frule(x)
+}
+
+/// Reverse rule of `x.clone()` for a `Vec` `x`: as [`to_vec_rrule`].
+#[inline]
+pub fn vec_clone_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T>>,
+) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
+    to_vec_rrule(x)
+}
+
+// ---------------------------------------------------------------------------------------------
+// fill, copy_from_slice, swap
+
+/// Forward rule of `x.fill(v)`: fills `x` with `v` and its tangent with `dv`.
+#[inline]
+pub fn fill_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    v: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    let (mut x, mut dx) = x.into_parts();
+    x.with_slice_mut(|s| s.fill(v.primal));
+    dx.with_slice_mut(|s| s.fill(v.tangent));
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.fill(v)`. The forward pass saves copies of `x` and `dx` (the only
+/// allocations), fills `x` with `v` and zeroes `dx`; the pullback returns `v̄ = Σ dx`, puts the
+/// saved `dx` back and restores `x`.
+#[inline]
+pub fn fill_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T) + use<T>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let old = x.with_mut(|s| {
+        let old = s.clone();
+        s.fill(v.primal);
+        old
+    });
+    let old_d = dx.with_mut(|s| {
+        let old = s.clone();
+        s.fill(T::ZERO);
+        old
+    });
+    let pullback = move |_: NoRData| {
+        let g = dx.replace(old_d);
+        x.with_mut(|s| s.copy_from_slice(&old));
+        (NoRData, sum_slice(&g))
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `dst.copy_from_slice(src)`: copies `src` into `dst` and `src`'s tangent into
+/// `dst`'s.
+///
+/// # Panics
+/// If the lengths differ, as `copy_from_slice` does (naming both lengths).
+#[inline]
+pub fn copy_from_slice_frule<T, M, MT, B, BT>(
+    dst: Dual<M, MT>,
+    src: Dual<B, BT>,
+) -> Dual<(), NoTangent>
+where
+    T: Float,
+    M: WriteBuffer<T>,
+    MT: WriteBuffer<T>,
+    B: ReadBuffer<T>,
+    BT: ReadBuffer<T>,
+{
+    let (mut dst, mut d_dst) = dst.into_parts();
+    dst.with_slice_mut(|d| src.primal.with_slice(|s| d.copy_from_slice(s)));
+    d_dst.with_slice_mut(|d| src.tangent.with_slice(|s| d.copy_from_slice(s)));
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `dst.copy_from_slice(src)`. The forward pass saves copies of `dst` and its
+/// shadow (the only allocations), copies `src` into `dst` and zeroes `dst`'s shadow; the
+/// pullback adds `dst`'s shadow into `src`'s, puts the saved shadow back and restores `dst`.
+///
+/// # Panics
+/// If the lengths differ, as `copy_from_slice` does (naming both lengths).
+#[inline]
+pub fn copy_from_slice_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
+    dst: CoDual<SharedVec<T>, SharedVec<T>>,
+    src: CoDual<&S, SharedVec<T>>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T, S>) {
+    let (dst, d_dst) = dst.into_parts();
+    debug_check_shadow(dst.len(), d_dst.len());
+    let old = dst.with_mut(|d| {
+        let old = d.clone();
+        src.primal.with_slice(|s| d.copy_from_slice(s));
+        old
+    });
+    let old_d = d_dst.with_mut(|s| {
+        let old = s.clone();
+        s.fill(T::ZERO);
+        old
+    });
+    let d_src = src.fdata;
+    let pullback = move |_: NoRData| {
+        let g = d_dst.replace(old_d);
+        d_src.with_mut(|d| add_into(d, &g));
+        dst.with_mut(|d| d.copy_from_slice(&old));
+        (NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x.swap(a, b)`: swaps in `x` and in its tangent.
+///
+/// # Panics
+/// If `a` or `b` is out of range, as `swap` does.
+#[inline]
+pub fn swap_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+    x: Dual<M, MT>,
+    a: Dual<usize, NoTangent>,
+    b: Dual<usize, NoTangent>,
+) -> Dual<(), NoTangent> {
+    let (mut x, mut dx) = x.into_parts();
+    x.swap(a.primal, b.primal);
+    dx.swap(a.primal, b.primal);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.swap(a, b)`: swaps in `x` and in its shadow; the pullback swaps both
+/// back (a permutation's adjoint is its inverse).
+///
+/// # Panics
+/// If `a` or `b` is out of range, as `swap` does.
+#[inline]
+pub fn swap_rrule<T: Float>(
+    x: CoDual<SharedVec<T>, SharedVec<T>>,
+    a: CoDual<usize, NoFData>,
+    b: CoDual<usize, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<T>) {
+    let (x, dx) = x.into_parts();
+    let (a, b) = (a.primal, b.primal);
+    x.swap(a, b);
+    dx.swap(a, b);
+    let pullback = move |_: NoRData| {
+        dx.swap(a, b);
+        x.swap(a, b);
+        (NoRData, NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// sum
+
+/// Forward rule of `x.iter().sum::<T>()`: `(Σ x, Σ dx)`.
+#[inline]
+pub fn sum_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(x: Dual<B, BT>) -> Dual<T, T> {
+    Dual::new(x.primal.with_slice(sum_slice), x.tangent.with_slice(sum_slice))
+}
+
+/// Reverse rule of `x.iter().sum::<T>()`: the pullback adds `ȳ` into every element of `dx`.
+#[inline]
+pub fn sum_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T>>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T, S>) {
+    let y = x.primal.with_slice(sum_slice);
+    let dx = x.fdata;
+    let pullback = move |y_bar: T| {
+        dx.with_mut(|d| d.iter_mut().for_each(|g| *g += y_bar));
+        (NoRData,)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}

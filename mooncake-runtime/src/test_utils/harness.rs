@@ -233,7 +233,7 @@ impl<V: SlotValues> RuleTest<V> {
     fn run_inner<R, P, F, RR, PB>(
         &self,
         primal: &mut P,
-        mut frule: Option<&mut F>,
+        frule: Option<&mut F>,
         rrule: Option<&mut RR>,
     ) -> Checked<()>
     where
@@ -301,7 +301,7 @@ impl<V: SlotValues> RuleTest<V> {
         let tolerances = format!("rtol = {:e}, atol = {:e}", cfg.rtol, cfg.atol);
 
         let mut forward_total = None;
-        if let Some(frule) = frule.as_deref_mut() {
+        if let Some(frule) = frule {
             // Full direction: primal agreement, and <ȳ, J ẋ> for the dot-product check.
             let mut s = x0.clone();
             let mut t = xdot.clone();
@@ -395,8 +395,10 @@ impl<V: SlotValues> RuleTest<V> {
                 }
             }
 
-            if let Some(fwd) = forward_total {
-                if !close(fwd, reverse_total, cfg.dot_tol, cfg.dot_tol) {
+            if let Some(fwd) = forward_total
+                && !close(fwd, reverse_total, cfg.dot_tol, cfg.dot_tol)
+            {
+                {
                     return Err(Failure {
                         check: Check::ForwardVsReverse,
                         slot: None,
