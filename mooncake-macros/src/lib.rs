@@ -4,6 +4,7 @@
 
 use proc_macro::TokenStream;
 
+mod differentiable;
 mod derive_tangent;
 mod test_rule;
 
@@ -11,6 +12,13 @@ mod test_rule;
 #[proc_macro_derive(Tangent)]
 pub fn derive_tangent(input: TokenStream) -> TokenStream {
     derive_tangent::expand(input.into()).into()
+}
+
+/// Derives forward-mode (`NAME_frule`) rules for a function: see
+/// `mooncake_runtime::differentiable`.
+#[proc_macro_attribute]
+pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    differentiable::expand(attr.into(), item.into()).into()
 }
 
 /// Checks a rule against finite differences and the other mode: see

@@ -1,0 +1,9 @@
+use mooncake_runtime::prelude::*;
+
+#[derive(Tangent)]
+union Bits {
+    f: f64,
+    u: u64,
+}
+
+fn main() {}
