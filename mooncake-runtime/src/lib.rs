@@ -29,6 +29,7 @@ extern crate self as mooncake_runtime;
 
 pub mod dual;
 pub mod float;
+pub mod forward;
 mod impls;
 pub mod rng;
 pub mod rules;
@@ -38,7 +39,7 @@ pub mod test_utils;
 
 pub use dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 pub use float::Float;
-pub use mooncake_macros::Tangent;
+pub use mooncake_macros::{Tangent, differentiable};
 pub use rng::TestRng;
 pub use shared::{SharedCell, SharedRef, SharedVec};
 pub use tangent::{FData, Primal, RData, TangentSpace};
@@ -48,7 +49,7 @@ pub mod prelude {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
-    pub use mooncake_macros::{Tangent, check_rule, test_rule};
+    pub use mooncake_macros::{Tangent, check_rule, differentiable, test_rule};
 }
 
 /// The one path through which generated code reaches the runtime. Not part of the public API:
@@ -56,6 +57,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+    pub use crate::forward as fwd;
     pub use crate::rng::TestRng;
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace, close};

@@ -1,0 +1,127 @@
+//! Codegen: structured Rust from the IR's blocks, and the companion functions' signatures.
+
+use super::ir::*;
+use super::structure::Node;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{format_ident, quote};
+
+/// The path through which generated code reaches the runtime.
+pub(crate) fn rt() -> TokenStream {
+    quote!(::mooncake_runtime::__private)
+}
+
+/// Hygienic names of locals and labels.
+pub(crate) struct Names {
+    pub(crate) n_locals: usize,
+}
+
+impl Names {
+    pub(crate) fn new(body: &Body) -> Self {
+        Names { n_locals: body.locals.len() }
+    }
+
+    pub(crate) fn local(&self, l: Local) -> syn::Ident {
+        debug_assert!(l.index() < self.n_locals);
+        format_ident!("__l{}", l.0, span = Span::mixed_site())
+    }
+
+    fn block_label(&self, b: BlockId) -> syn::Lifetime {
+        syn::Lifetime::new(&format!("'__b{}", b.0), Span::mixed_site())
+    }
+
+    fn loop_label(&self, b: BlockId) -> syn::Lifetime {
+        syn::Lifetime::new(&format!("'__l{}", b.0), Span::mixed_site())
+    }
+
+    /// Replaces the `__mooncake_local_N` markers that lowering put in assertion and panic
+    /// macros by the primal value of local N.
+    pub(crate) fn substitute_primals(&self, tokens: TokenStream) -> TokenStream {
+        tokens
+            .into_iter()
+            .map(|tt| match tt {
+                TokenTree::Ident(ref i) => {
+                    let s = i.to_string();
+                    match s.strip_prefix("__mooncake_local_").and_then(|n| n.parse::<u32>().ok()) {
+                        Some(n) => {
+                            let l = self.local(Local(n));
+                            let g = proc_macro2::Group::new(
+                                proc_macro2::Delimiter::Parenthesis,
+                                quote!(#l.primal),
+                            );
+                            TokenTree::Group(g)
+                        }
+                        None => tt,
+                    }
+                }
+                TokenTree::Group(g) => {
+                    let mut ng = proc_macro2::Group::new(g.delimiter(), self.substitute_primals(g.stream()));
+                    ng.set_span(g.span());
+                    TokenTree::Group(ng)
+                }
+                other => other,
+            })
+            .collect()
+    }
+}
+
+/// Emits a structured program: `statements(b)` gives the code of block `b`'s statements,
+/// `exit(b)` the code of its terminator when it leaves the function, `cond(l)` the `bool`
+/// expression a branch tests.
+pub(crate) fn emit(
+    node: &Node,
+    names: &Names,
+    statements: &dyn Fn(BlockId) -> TokenStream,
+    exit: &dyn Fn(BlockId) -> TokenStream,
+    cond: &dyn Fn(Local) -> TokenStream,
+) -> TokenStream {
+    let rec = |n: &Node| emit(n, names, statements, exit, cond);
+    match node {
+        Node::Seq(nodes) => {
+            let parts = nodes.iter().map(rec);
+            quote!(#(#parts)*)
+        }
+        Node::Block(b, inner) => {
+            let label = names.block_label(*b);
+            let inner = rec(inner);
+            quote!(#label: { #inner })
+        }
+        Node::Loop(b, inner) => {
+            let label = names.loop_label(*b);
+            let inner = rec(inner);
+            quote!(#label: loop { #inner })
+        }
+        Node::Statements(b) => statements(*b),
+        Node::If(c, t, e) => {
+            let c = cond(*c);
+            let (t, e) = (rec(t), rec(e));
+            quote!(if #c { #t } else { #e })
+        }
+        Node::Break(b) => {
+            let label = names.block_label(*b);
+            quote!(break #label;)
+        }
+        Node::Continue(b) => {
+            let label = names.loop_label(*b);
+            quote!(continue #label;)
+        }
+        Node::Exit(b) => exit(*b),
+    }
+}
+
+/// The lints that generated bodies allow: they come from the shape of generated code (one
+/// variable per IR local, labels on every block), not from the user's code.
+pub(crate) fn allow_attrs() -> TokenStream {
+    quote!(
+        #[allow(
+            unused_mut,
+            unused_variables,
+            unused_assignments,
+            unused_labels,
+            unreachable_code,
+            non_snake_case,
+            clippy::all,
+            clippy::pedantic,
+            clippy::nursery
+        )]
+    )
+}

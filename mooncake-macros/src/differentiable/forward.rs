@@ -1,0 +1,302 @@
+//! Forward mode: the IR, statement by statement, over `Dual`s (seed 001, "Derived Rules").
+//!
+//! Every local of the primal becomes a `Dual` local; control flow is the primal's, branching on
+//! primal values; every statement becomes the same computation on `(primal, tangent)` pairs:
+//!
+//! * a place `p.w[i]` is the pair of places `(p.primal.w[i], p.tangent.w[i])` (a tangent has
+//!   the primal's field names and shape, so projections apply to both halves);
+//! * constants are duals with a zero tangent;
+//! * operators and casts go through the runtime's operator impls on `Dual`, which call the
+//!   primitive rules;
+//! * a call `g(a, b)` is a call `g_frule(a, b)` (derived or hand-written), each argument
+//!   re-wrapped with `Dual::new` so that the compiler's coercions apply as in the primal call;
+//! * a method call `x.m(a)` goes through the runtime trait `MethodFrule`, keyed by the method's
+//!   name, so that the receiver's *type* chooses the rule.
+
+use super::codegen::{Names, rt};
+use super::ir::*;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+/// The tokens of a place, on its primal (`half = "primal"`) or tangent half.
+pub(crate) fn place_half(names: &Names, place: &Place, half: &str) -> TokenStream {
+    let half = format_ident!("{}", half);
+    let base = names.local(place.local);
+    let mut tokens = quote!(#base.#half);
+    for p in &place.projections {
+        tokens = match p {
+            Projection::Field(m) => quote!(#tokens.#m),
+            Projection::Index(i) => {
+                let i = names.local(*i);
+                quote!(#tokens[#i.primal])
+            }
+            Projection::Deref => quote!((*#tokens)),
+        };
+    }
+    tokens
+}
+
+/// The generator of forward-mode statements for one body.
+pub(crate) struct Forward<'a> {
+    pub(crate) body: &'a Body,
+    pub(crate) names: &'a Names,
+    /// Locals known to hold shared references (arguments declared `&T`, and locals assigned a
+    /// shared borrow): a method called on a field of one is given a shared receiver.
+    pub(crate) shared_ref: Vec<bool>,
+}
+
+impl<'a> Forward<'a> {
+    pub(crate) fn new(body: &'a Body, names: &'a Names) -> Self {
+        let mut shared_ref = vec![false; body.locals.len()];
+        for l in body.args() {
+            if let Some(syn::Type::Reference(r)) = &body.locals[l.index()].ty {
+                shared_ref[l.index()] = r.mutability.is_none();
+            }
+        }
+        // Propagate through plain copies, to a fixed point.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for block in &body.blocks {
+                for s in &block.statements {
+                    if let StatementKind::Assign(p, Rvalue::Use(op)) = &s.kind {
+                        if !p.projections.is_empty() || shared_ref[p.local.index()] {
+                            continue;
+                        }
+                        let shared = match op {
+                            Operand::Ref(_, false) => true,
+                            Operand::Use(q) => q.projections.is_empty() && shared_ref[q.local.index()],
+                            _ => false,
+                        };
+                        if shared {
+                            shared_ref[p.local.index()] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+        Forward { body, names, shared_ref }
+    }
+
+    fn operand(&self, op: &Operand, span: Span) -> TokenStream {
+        let rt = rt();
+        match op {
+            Operand::Use(place) if place.projections.is_empty() => {
+                let l = self.names.local(place.local);
+                quote_spanned!(span=> #l)
+            }
+            Operand::Use(place) => {
+                let p = place_half(self.names, place, "primal");
+                let t = place_half(self.names, place, "tangent");
+                quote_spanned!(span=> #rt::Dual::new(#p, #t))
+            }
+            Operand::Ref(place, mutable) => {
+                let p = place_half(self.names, place, "primal");
+                let t = place_half(self.names, place, "tangent");
+                if *mutable {
+                    quote_spanned!(span=> #rt::Dual::new(&mut #p, &mut #t))
+                } else {
+                    quote_spanned!(span=> #rt::Dual::new(&#p, &#t))
+                }
+            }
+            Operand::Const(c) => quote_spanned!(span=> #rt::fwd::constant(#c)),
+        }
+    }
+
+    /// An operand re-wrapped so that coercions (`&Vec<f64>` to `&[f64]`) apply when it is
+    /// passed to a function.
+    fn argument(&self, op: &Operand, span: Span) -> TokenStream {
+        let rt = rt();
+        let v = self.operand(op, span);
+        quote_spanned!(span=> { let __d = #v; #rt::Dual::new(__d.primal, __d.tangent) })
+    }
+
+    fn receiver(&self, place: &Place, span: Span) -> TokenStream {
+        let rt = rt();
+        if place.projections.is_empty() {
+            let l = self.names.local(place.local);
+            return quote_spanned!(span=> &mut #l);
+        }
+        let p = place_half(self.names, place, "primal");
+        let t = place_half(self.names, place, "tangent");
+        if self.shared_ref[place.local.index()] {
+            quote_spanned!(span=> &mut #rt::Dual::new(&#p, &#t))
+        } else {
+            quote_spanned!(span=> &mut #rt::Dual::new(&mut #p, &mut #t))
+        }
+    }
+
+    fn method_call(&self, receiver: TokenStream, method: &syn::Ident, args: &[Operand], span: Span) -> TokenStream {
+        let rt = rt();
+        let key = method_key(&method.to_string());
+        let args = args.iter().map(|a| self.argument(a, span));
+        quote_spanned!(method.span()=> {
+            let (__r, __f) = #rt::fwd::MethodFrule::<#key, _>::method_frule(#receiver);
+            __f(__r #(, #args)*)
+        })
+    }
+
+    pub(crate) fn rvalue(&self, rv: &Rvalue, span: Span) -> TokenStream {
+        let rt = rt();
+        let op = |o: &Operand| self.operand(o, span);
+        match rv {
+            Rvalue::Use(o) => op(o),
+            Rvalue::Binary(bin, a, b) => {
+                let (a, b) = (op(a), op(b));
+                let f = match bin {
+                    BinOp::Add => quote!(::core::ops::Add::add),
+                    BinOp::Sub => quote!(::core::ops::Sub::sub),
+                    BinOp::Mul => quote!(::core::ops::Mul::mul),
+                    BinOp::Div => quote!(::core::ops::Div::div),
+                    BinOp::Rem => quote!(::core::ops::Rem::rem),
+                    BinOp::BitAnd => quote!(::core::ops::BitAnd::bitand),
+                    BinOp::BitOr => quote!(::core::ops::BitOr::bitor),
+                    BinOp::BitXor => quote!(::core::ops::BitXor::bitxor),
+                    BinOp::Shl => quote!(::core::ops::Shl::shl),
+                    BinOp::Shr => quote!(::core::ops::Shr::shr),
+                    cmp => {
+                        let name = format_ident!("{}", cmp.name());
+                        quote!(#rt::fwd::#name)
+                    }
+                };
+                quote_spanned!(span=> #f(#a, #b))
+            }
+            Rvalue::Unary(UnOp::Neg, a) => {
+                let a = op(a);
+                quote_spanned!(span=> ::core::ops::Neg::neg(#a))
+            }
+            Rvalue::Unary(UnOp::Not, a) => {
+                let a = op(a);
+                quote_spanned!(span=> ::core::ops::Not::not(#a))
+            }
+            Rvalue::Cast(a, ty) => {
+                let a = op(a);
+                quote_spanned!(span=> #rt::fwd::cast::<_, #ty>(#a))
+            }
+            Rvalue::Call { func, args } => self.call(func, args, span),
+            Rvalue::Method { receiver, method, args } => {
+                let r = self.receiver(receiver, span);
+                self.method_call(r, method, args, span)
+            }
+            Rvalue::Tuple(ops) | Rvalue::Array(ops) | Rvalue::VecList(ops) => {
+                let vars: Vec<_> = (0..ops.len()).map(|i| format_ident!("__e{}", i, span = Span::mixed_site())).collect();
+                let vals = ops.iter().map(op);
+                let (p, t) = match rv {
+                    Rvalue::Tuple(_) => (quote!((#(#vars.primal,)*)), quote!((#(#vars.tangent,)*))),
+                    Rvalue::Array(_) => (quote!([#(#vars.primal),*]), quote!([#(#vars.tangent),*])),
+                    _ => (quote!(::std::vec![#(#vars.primal),*]), quote!(::std::vec![#(#vars.tangent),*])),
+                };
+                quote_spanned!(span=> { #(let #vars = #vals;)* #rt::Dual::new(#p, #t) })
+            }
+            Rvalue::Repeat(x, n) => {
+                let x = op(x);
+                quote_spanned!(span=> { let __x = #x; #rt::Dual::new([__x.primal; #n], [__x.tangent; #n]) })
+            }
+            Rvalue::VecRepeat(x, n) => {
+                let (x, n) = (op(x), op(n));
+                quote_spanned!(span=> {
+                    let __x = #x;
+                    let __n = #n;
+                    #rt::Dual::new(::std::vec![__x.primal; __n.primal], ::std::vec![__x.tangent; __n.primal])
+                })
+            }
+            Rvalue::Struct { path, fields } => {
+                let vars: Vec<_> = (0..fields.len()).map(|i| format_ident!("__f{}", i, span = Span::mixed_site())).collect();
+                let vals = fields.iter().map(|(_, o)| op(o));
+                let members: Vec<_> = fields.iter().map(|(m, _)| m).collect();
+                let tangent_path = tangent_path(path);
+                quote_spanned!(span=> {
+                    #(let #vars = #vals;)*
+                    #rt::Dual::new(
+                        #path { #(#members: #vars.primal),* },
+                        #tangent_path { #(#members: #vars.tangent),* },
+                    )
+                })
+            }
+            Rvalue::Matches(place, pat) => {
+                let p = place_half(self.names, place, "primal");
+                quote_spanned!(span=> #rt::Dual::new(::core::matches!(#p, #pat), #rt::NoTangent))
+            }
+        }
+    }
+
+    fn call(&self, func: &syn::Path, args: &[Operand], span: Span) -> TokenStream {
+        let rt = rt();
+        let segments: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+        // `f64::sin(x)`: the method on the first argument.
+        if let [ty, name] = segs.as_slice() {
+            if (*ty == "f64" || *ty == "f32") && !args.is_empty() {
+                let first = self.operand(&args[0], span);
+                let method = &func.segments[1].ident;
+                let receiver = quote_spanned!(span=> &mut #first);
+                let _ = name;
+                return self.method_call(receiver, method, &args[1..], span);
+            }
+        }
+        match segs.as_slice() {
+            ["Vec", "new"] | ["std", "vec", "Vec", "new"] => return quote_spanned!(span=> #rt::fwd::vec_new()),
+            ["Vec", "with_capacity"] | ["std", "vec", "Vec", "with_capacity"] if args.len() == 1 => {
+                let n = self.operand(&args[0], span);
+                return quote_spanned!(span=> #rt::fwd::vec_with_capacity(#n));
+            }
+            _ => {}
+        }
+        let rule = rule_path(func, "frule");
+        let args = args.iter().map(|a| self.argument(a, span));
+        quote_spanned!(span=> #rule(#(#args),*))
+    }
+
+    /// The forward-mode code of one statement.
+    pub(crate) fn statement(&self, s: &Statement) -> TokenStream {
+        let span = s.span;
+        match &s.kind {
+            StatementKind::Assign(place, rv) => {
+                let value = self.rvalue(rv, span);
+                if place.projections.is_empty() {
+                    let l = self.names.local(place.local);
+                    quote_spanned!(span=> #l = #value;)
+                } else {
+                    let p = place_half(self.names, place, "primal");
+                    let t = place_half(self.names, place, "tangent");
+                    quote_spanned!(span=> { let __v = #value; #p = __v.primal; #t = __v.tangent; })
+                }
+            }
+            StatementKind::Check(tokens) => {
+                let t = self.names.substitute_primals(tokens.clone());
+                quote_spanned!(span=> #t;)
+            }
+        }
+    }
+}
+
+/// `m::f` to `m::f_frule` (keeping generic arguments).
+pub(crate) fn rule_path(func: &syn::Path, suffix: &str) -> syn::Path {
+    let mut path = func.clone();
+    if let Some(last) = path.segments.last_mut() {
+        last.ident = format_ident!("{}_{}", last.ident, suffix, span = last.ident.span());
+    }
+    path
+}
+
+/// `m::S` to `m::STangent` (keeping generic arguments): the tangent type `#[derive(Tangent)]`
+/// generates.
+pub(crate) fn tangent_path(path: &syn::Path) -> syn::Path {
+    let mut p = path.clone();
+    if let Some(last) = p.segments.last_mut() {
+        last.ident = format_ident!("{}Tangent", last.ident, span = last.ident.span());
+    }
+    p
+}
+
+/// The key of a method name in the runtime's `MethodFrule` / `MethodRrule` traits: FNV-1a, as
+/// `mooncake_runtime::__private::method_key` computes it.
+pub(crate) fn method_key(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}

@@ -1,0 +1,413 @@
+//! # The AD IR
+//!
+//! The intermediate representation that `#[differentiable]` lowers a function body into, and
+//! that the forward- and reverse-mode transforms work on. This file is its specification.
+//!
+//! ## Shape
+//!
+//! A [`Body`] is a control-flow graph of basic [`Block`]s over *locals*, in the style of rustc's
+//! MIR: a local may be assigned many times (Rust's `let mut`), and every read names a [`Place`]
+//! (a local followed by projections). Mutable locals rather than SSA, because:
+//!
+//! * the source is Rust, whose variables are already mutable locals: lowering is direct, and
+//!   generated code keeps one Rust variable per local, so rustc's type inference, borrow
+//!   checking and definite-initialisation analysis see the same program the user wrote;
+//! * forward mode is statement-by-statement and needs no value numbering;
+//! * reverse mode keeps one adjoint per local: the adjoint of `x = f(a)` adds
+//!   `f'(a)^T x̄` into `ā` and resets `x̄`, and the values `f'` needs are saved on tapes.
+//!
+//! ## Invariants (checked by [`crate::differentiable::verify`] after every pass in tests and
+//! debug builds)
+//!
+//! 1. Block `0` is the entry block; it has no predecessors.
+//! 2. Every block has exactly one [`Terminator`]; every block id a terminator names exists.
+//! 3. Every local a statement, terminator or place names exists; locals `1..=n_args` are the
+//!    arguments in order; local `0` is the return place.
+//! 4. Statements are flat: operands are places or constants, never nested expressions.
+//! 5. Every statement and terminator carries the span of the user tokens it came from.
+//! 6. Every block is reachable from the entry block (lowering removes dead blocks).
+//! 7. The graph is reducible (it comes from structured Rust), so codegen can rebuild structured
+//!    Rust from it.
+//!
+//! ## Text form
+//!
+//! [`Body`] implements `Display`; the golden tests pin it. Example (`fn f(x: f64) -> f64 {
+//! if x > 0.0 { x.sin() } else { -x } }`):
+//!
+//! ```text
+//! fn f(_1: f64 /* x */) -> f64 {
+//!     let _2: bool;
+//!     bb0: {
+//!         _2 = gt(_1, const 0.0);
+//!         branch _2 -> [true: bb1, false: bb2];
+//!     }
+//!     ...
+//! }
+//! ```
+
+use proc_macro2::{Span, TokenStream};
+use std::fmt;
+
+/// A local variable: `Local(0)` is the return place, `1..=n` the arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Local(pub(crate) u32);
+
+/// A basic block; `BlockId(0)` is the entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct BlockId(pub(crate) u32);
+
+impl Local {
+    /// The return place.
+    pub(crate) const RETURN: Local = Local(0);
+
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl BlockId {
+    /// The entry block.
+    pub(crate) const ENTRY: BlockId = BlockId(0);
+
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What the IR knows of a local: the user's name (if it is a user variable), its declared type
+/// (if the user wrote one, or it is an argument), and where it was declared.
+#[derive(Clone, Debug)]
+pub(crate) struct LocalDecl {
+    /// The user's name, for messages and the text form.
+    pub(crate) name: Option<syn::Ident>,
+    /// The declared type, if any; otherwise rustc infers it.
+    pub(crate) ty: Option<syn::Type>,
+    /// Where the local was declared.
+    pub(crate) span: Span,
+}
+
+/// One step of a [`Place`]'s path.
+#[derive(Clone, Debug)]
+pub(crate) enum Projection {
+    /// `.name` or `.0`.
+    Field(syn::Member),
+    /// `[i]`, the index held in a local.
+    Index(Local),
+    /// `*`.
+    Deref,
+}
+
+/// A memory location: a local followed by projections (`p.w[_3]`).
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub(crate) local: Local,
+    pub(crate) projections: Vec<Projection>,
+}
+
+impl Place {
+    pub(crate) fn local(local: Local) -> Self {
+        Place { local, projections: Vec::new() }
+    }
+}
+
+/// An operand of a statement.
+#[derive(Clone, Debug)]
+pub(crate) enum Operand {
+    /// The value in a place (copied if `Copy`, moved otherwise, as Rust does).
+    Use(Place),
+    /// `&place` or `&mut place`.
+    Ref(Place, bool),
+    /// A literal or a path to a constant (`std::f64::consts::PI`); its derivative is zero.
+    Const(TokenStream),
+}
+
+/// Binary operators. `&&` and `||` are not here: they are lowered to control flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnOp {
+    Neg,
+    Not,
+}
+
+/// The right-hand side of an assignment. Every operator, call and constructor is one of these,
+/// and each is turned into a call of a rule by the transforms.
+#[derive(Clone, Debug)]
+pub(crate) enum Rvalue {
+    /// A plain copy or move, or a borrow.
+    Use(Operand),
+    /// `a op b`.
+    Binary(BinOp, Operand, Operand),
+    /// `op a`.
+    Unary(UnOp, Operand),
+    /// `path(args)`: a call of a function or associated function.
+    Call { func: syn::Path, args: Vec<Operand> },
+    /// `receiver.method(args)`, the receiver a place (it may be borrowed, mutated or moved).
+    Method { receiver: Place, method: syn::Ident, args: Vec<Operand> },
+    /// `(a, b, ..)`.
+    Tuple(Vec<Operand>),
+    /// `[a, b, ..]`.
+    Array(Vec<Operand>),
+    /// `[x; n]`, `n` a constant expression.
+    Repeat(Operand, TokenStream),
+    /// `Path { field: a, .. }` or `Path(a, ..)` (tuple structs come as fields `0`, `1`, ..).
+    Struct { path: syn::Path, fields: Vec<(syn::Member, Operand)> },
+    /// `a as T`.
+    Cast(Operand, syn::Type),
+    /// `vec![a, b, ..]`.
+    VecList(Vec<Operand>),
+    /// `vec![x; n]`.
+    VecRepeat(Operand, Operand),
+    /// Whether the value in a place matches a pattern without bindings (`1..=3`, `Mode::A`,
+    /// `true`): a `bool` with no derivative.
+    Matches(Place, syn::Pat),
+}
+
+/// A statement.
+#[derive(Clone, Debug)]
+pub(crate) struct Statement {
+    pub(crate) kind: StatementKind,
+    pub(crate) span: Span,
+}
+
+/// What a statement does.
+#[derive(Clone, Debug)]
+pub(crate) enum StatementKind {
+    /// `place = rvalue`.
+    Assign(Place, Rvalue),
+    /// A side effect with no derivative that the primal must still perform: `assert!`,
+    /// `debug_assert!`, `assert_eq!` (the macro call, with its operands read from places).
+    Check(TokenStream),
+}
+
+/// How a block ends.
+#[derive(Clone, Debug)]
+pub(crate) struct Terminator {
+    pub(crate) kind: TerminatorKind,
+    pub(crate) span: Span,
+}
+
+/// How a block ends.
+#[derive(Clone, Debug)]
+pub(crate) enum TerminatorKind {
+    /// Go to a block.
+    Goto(BlockId),
+    /// Go to `then` if the `bool` local holds `true`, else to `otherwise`.
+    Branch { cond: Local, then: BlockId, otherwise: BlockId },
+    /// Return the value of the return place.
+    Return,
+    /// Diverge: `panic!`, `unreachable!` (the macro call, kept as written).
+    Panic(TokenStream),
+}
+
+impl TerminatorKind {
+    /// The blocks control can go to next.
+    pub(crate) fn successors(&self) -> Vec<BlockId> {
+        match self {
+            TerminatorKind::Goto(b) => vec![*b],
+            TerminatorKind::Branch { then, otherwise, .. } => vec![*then, *otherwise],
+            TerminatorKind::Return | TerminatorKind::Panic(_) => Vec::new(),
+        }
+    }
+}
+
+/// A basic block: statements, then one terminator.
+#[derive(Clone, Debug)]
+pub(crate) struct Block {
+    pub(crate) statements: Vec<Statement>,
+    pub(crate) terminator: Terminator,
+}
+
+/// A function body in the IR.
+#[derive(Clone, Debug)]
+pub(crate) struct Body {
+    /// The function's name.
+    pub(crate) name: syn::Ident,
+    /// Local declarations, indexed by [`Local`]. Entry 0 is the return place, then the
+    /// arguments.
+    pub(crate) locals: Vec<LocalDecl>,
+    /// The number of arguments.
+    pub(crate) n_args: usize,
+    /// The return type (`()` when the function returns nothing).
+    pub(crate) ret_ty: syn::Type,
+    /// Basic blocks, indexed by [`BlockId`]; 0 is the entry.
+    pub(crate) blocks: Vec<Block>,
+}
+
+impl Body {
+    pub(crate) fn args(&self) -> impl Iterator<Item = Local> {
+        (1..=self.n_args as u32).map(Local)
+    }
+
+    /// The predecessors of every block.
+    pub(crate) fn predecessors(&self) -> Vec<Vec<BlockId>> {
+        let mut preds = vec![Vec::new(); self.blocks.len()];
+        for (i, b) in self.blocks.iter().enumerate() {
+            for s in b.terminator.kind.successors() {
+                if let Some(p) = preds.get_mut(s.index()) {
+                    if !p.contains(&BlockId(i as u32)) {
+                        p.push(BlockId(i as u32));
+                    }
+                }
+            }
+        }
+        preds
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text form.
+
+fn tokens(t: &impl quote::ToTokens) -> String {
+    let s = t.to_token_stream().to_string();
+    // Tighten rustc-style token spacing for readability.
+    s.replace(" :: ", "::").replace(" . ", ".").replace("& ", "&").replace(" ,", ",")
+}
+
+impl fmt::Display for Local {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "_{}", self.0)
+    }
+}
+
+impl fmt::Display for BlockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bb{}", self.0)
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = self.local.to_string();
+        for p in &self.projections {
+            s = match p {
+                Projection::Field(m) => format!("{s}.{}", tokens(m)),
+                Projection::Index(i) => format!("{s}[{i}]"),
+                Projection::Deref => format!("(*{s})"),
+            };
+        }
+        f.write_str(&s)
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operand::Use(p) => write!(f, "{p}"),
+            Operand::Ref(p, false) => write!(f, "&{p}"),
+            Operand::Ref(p, true) => write!(f, "&mut {p}"),
+            Operand::Const(t) => write!(f, "const {}", tokens(t)),
+        }
+    }
+}
+
+impl BinOp {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div => "div",
+            BinOp::Rem => "rem",
+            BinOp::Eq => "eq",
+            BinOp::Ne => "ne",
+            BinOp::Lt => "lt",
+            BinOp::Le => "le",
+            BinOp::Gt => "gt",
+            BinOp::Ge => "ge",
+            BinOp::BitAnd => "bitand",
+            BinOp::BitOr => "bitor",
+            BinOp::BitXor => "bitxor",
+            BinOp::Shl => "shl",
+            BinOp::Shr => "shr",
+        }
+    }
+}
+
+fn list(ops: &[Operand]) -> String {
+    ops.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
+impl fmt::Display for Rvalue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rvalue::Use(o) => write!(f, "{o}"),
+            Rvalue::Binary(op, a, b) => write!(f, "{}({a}, {b})", op.name()),
+            Rvalue::Unary(UnOp::Neg, a) => write!(f, "neg({a})"),
+            Rvalue::Unary(UnOp::Not, a) => write!(f, "not({a})"),
+            Rvalue::Call { func, args } => write!(f, "call {}({})", tokens(func), list(args)),
+            Rvalue::Method { receiver, method, args } => {
+                write!(f, "method {receiver}.{method}({})", list(args))
+            }
+            Rvalue::Tuple(ops) => write!(f, "({})", list(ops)),
+            Rvalue::Array(ops) => write!(f, "[{}]", list(ops)),
+            Rvalue::Repeat(o, n) => write!(f, "[{o}; {}]", tokens(n)),
+            Rvalue::Struct { path, fields } => {
+                let fs = fields
+                    .iter()
+                    .map(|(m, o)| format!("{}: {o}", tokens(m)))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                write!(f, "{} {{ {fs} }}", tokens(path))
+            }
+            Rvalue::Cast(o, t) => write!(f, "{o} as {}", tokens(t)),
+            Rvalue::VecList(ops) => write!(f, "vec![{}]", list(ops)),
+            Rvalue::VecRepeat(o, n) => write!(f, "vec![{o}; {n}]"),
+            Rvalue::Matches(p, pat) => write!(f, "matches({p}, {})", tokens(pat)),
+        }
+    }
+}
+
+impl fmt::Display for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let decl = |l: usize| {
+            let d = &self.locals[l];
+            let ty = d.ty.as_ref().map(|t| tokens(t)).unwrap_or_else(|| "_".into());
+            let name = d.name.as_ref().map(|n| format!(" /* {n} */")).unwrap_or_default();
+            format!("_{l}: {ty}{name}")
+        };
+        let args: Vec<String> = (1..=self.n_args).map(decl).collect();
+        writeln!(f, "fn {}({}) -> {} {{", self.name, args.join(", "), tokens(&self.ret_ty))?;
+        for l in (self.n_args + 1)..self.locals.len() {
+            writeln!(f, "    let {};", decl(l))?;
+        }
+        for (i, b) in self.blocks.iter().enumerate() {
+            writeln!(f, "    bb{i}: {{")?;
+            for s in &b.statements {
+                match &s.kind {
+                    StatementKind::Assign(p, r) => writeln!(f, "        {p} = {r};")?,
+                    StatementKind::Check(t) => writeln!(f, "        check {};", tokens(t))?,
+                }
+            }
+            match &b.terminator.kind {
+                TerminatorKind::Goto(t) => writeln!(f, "        goto -> {t};")?,
+                TerminatorKind::Branch { cond, then, otherwise } => {
+                    writeln!(f, "        branch {cond} -> [true: {then}, false: {otherwise}];")?
+                }
+                TerminatorKind::Return => writeln!(f, "        return;")?,
+                TerminatorKind::Panic(t) => writeln!(f, "        panic {};", tokens(t))?,
+            }
+            writeln!(f, "    }}")?;
+        }
+        writeln!(f, "}}")
+    }
+}

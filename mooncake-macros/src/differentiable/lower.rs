@@ -1,0 +1,1279 @@
+//! Lowering: a syn function body to the IR of [`super::ir`].
+//!
+//! Expressions become flat statements over fresh temporaries; `if`, `match`, loops, `break`,
+//! `continue`, `return`, `&&` and `||` become blocks and terminators; the `for` loops of the
+//! supported subset are desugared to index loops. Anything outside the subset is reported to
+//! the error context with the narrowest span and a sentence saying what to do instead, and
+//! lowering goes on so that every error is reported at once.
+
+use super::errors::Errors;
+use super::ir::*;
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, Pat, Stmt};
+
+/// The function signature, as lowering needs it.
+pub(crate) struct Signature<'a> {
+    pub(crate) name: &'a syn::Ident,
+    /// One entry per argument: its name (`self` for a receiver) and declared type.
+    pub(crate) args: Vec<(syn::Ident, syn::Type, bool)>,
+    pub(crate) ret_ty: syn::Type,
+}
+
+/// Lowers `body` (the function's block) with the argument names of `sig` in scope.
+pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors) -> Body {
+    let mut cx = Lower {
+        errors,
+        locals: Vec::new(),
+        blocks: Vec::new(),
+        current: BlockId::ENTRY,
+        scopes: vec![Vec::new()],
+        loops: Vec::new(),
+    };
+    cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
+    for (name, ty, _) in &sig.args {
+        let l = cx.new_local(Some(name.clone()), Some(ty.clone()), name.span());
+        cx.bind(name.clone(), l);
+    }
+    cx.new_block();
+    let value = cx.lower_block(body);
+    if cx.reachable() {
+        let span = body.brace_token.span.close();
+        cx.assign(Place::local(Local::RETURN), Rvalue::Use(value), span);
+        cx.terminate(TerminatorKind::Return, span);
+    }
+    let mut out = Body {
+        name: sig.name.clone(),
+        locals: cx.locals,
+        n_args: sig.args.len(),
+        ret_ty: sig.ret_ty.clone(),
+        blocks: cx
+            .blocks
+            .into_iter()
+            .map(|b| Block {
+                statements: b.statements,
+                terminator: b.terminator.unwrap_or(Terminator {
+                    kind: TerminatorKind::Panic(quote!(::core::unreachable!())),
+                    span: Span::call_site(),
+                }),
+            })
+            .collect(),
+    };
+    remove_unreachable_blocks(&mut out);
+    out
+}
+
+struct BlockBuilder {
+    statements: Vec<Statement>,
+    terminator: Option<Terminator>,
+}
+
+struct LoopCtx {
+    label: Option<String>,
+    break_to: BlockId,
+    continue_to: BlockId,
+    /// Where `break value` puts its value (`loop` only).
+    result: Option<Local>,
+}
+
+struct Lower<'e> {
+    errors: &'e mut Errors,
+    locals: Vec<LocalDecl>,
+    blocks: Vec<BlockBuilder>,
+    current: BlockId,
+    scopes: Vec<Vec<(syn::Ident, Local)>>,
+    loops: Vec<LoopCtx>,
+}
+
+fn unit() -> Operand {
+    Operand::Const(quote!(()))
+}
+
+impl Lower<'_> {
+    // ---- building blocks ------------------------------------------------------------------
+
+    fn new_local(&mut self, name: Option<syn::Ident>, ty: Option<syn::Type>, span: Span) -> Local {
+        self.locals.push(LocalDecl { name, ty, span });
+        Local((self.locals.len() - 1) as u32)
+    }
+
+    fn temp(&mut self, span: Span) -> Local {
+        self.new_local(None, None, span)
+    }
+
+    fn new_block(&mut self) -> BlockId {
+        self.blocks.push(BlockBuilder { statements: Vec::new(), terminator: None });
+        BlockId((self.blocks.len() - 1) as u32)
+    }
+
+    fn switch_to(&mut self, b: BlockId) {
+        self.current = b;
+    }
+
+    fn reachable(&self) -> bool {
+        self.blocks[self.current.index()].terminator.is_none()
+    }
+
+    fn push(&mut self, kind: StatementKind, span: Span) {
+        if !self.reachable() {
+            // Code after `return` / `break`: lowered into a fresh block that the clean-up pass
+            // removes, so that its errors are still reported.
+            let b = self.new_block();
+            self.switch_to(b);
+        }
+        self.blocks[self.current.index()].statements.push(Statement { kind, span });
+    }
+
+    fn assign(&mut self, place: Place, rvalue: Rvalue, span: Span) {
+        self.push(StatementKind::Assign(place, rvalue), span);
+    }
+
+    /// Puts `rvalue` in a fresh temporary and returns it as an operand.
+    fn emit(&mut self, rvalue: Rvalue, span: Span) -> Operand {
+        let t = self.temp(span);
+        self.assign(Place::local(t), rvalue, span);
+        Operand::Use(Place::local(t))
+    }
+
+    fn terminate(&mut self, kind: TerminatorKind, span: Span) {
+        if !self.reachable() {
+            let b = self.new_block();
+            self.switch_to(b);
+        }
+        self.blocks[self.current.index()].terminator = Some(Terminator { kind, span });
+    }
+
+    fn goto(&mut self, target: BlockId, span: Span) {
+        self.terminate(TerminatorKind::Goto(target), span);
+    }
+
+    // ---- scopes ----------------------------------------------------------------------------
+
+    fn bind(&mut self, name: syn::Ident, local: Local) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push((name, local));
+        }
+    }
+
+    fn lookup(&self, name: &syn::Ident) -> Option<Local> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, l)| *l)
+    }
+
+    fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.scopes.push(Vec::new());
+        let out = f(self);
+        self.scopes.pop();
+        out
+    }
+
+    // ---- blocks and statements -------------------------------------------------------------
+
+    fn lower_block(&mut self, block: &syn::Block) -> Operand {
+        self.scoped(|cx| {
+            let mut value = unit();
+            let n = block.stmts.len();
+            for (i, stmt) in block.stmts.iter().enumerate() {
+                let last = i + 1 == n;
+                match stmt {
+                    Stmt::Local(local) => cx.lower_let(local),
+                    Stmt::Expr(e, None) if last => value = cx.lower_expr(e),
+                    Stmt::Expr(e, _) => {
+                        cx.lower_expr(e);
+                    }
+                    Stmt::Item(item) => cx.errors.error_spanned(
+                        item,
+                        "items inside a #[differentiable] body are not supported; move this \
+                         item out of the function",
+                    ),
+                    Stmt::Macro(m) => {
+                        let e = Expr::Macro(syn::ExprMacro { attrs: m.attrs.clone(), mac: m.mac.clone() });
+                        let v = cx.lower_expr(&e);
+                        if last && m.semi_token.is_none() {
+                            value = v;
+                        }
+                    }
+                }
+            }
+            value
+        })
+    }
+
+    fn lower_let(&mut self, local: &syn::Local) {
+        if let Some(init) = &local.init {
+            if let Some((else_token, _)) = &init.diverge {
+                self.errors.error_spanned(
+                    else_token,
+                    "`let ... else` is not supported in #[differentiable] functions; use `match`",
+                );
+                return;
+            }
+        }
+        let (pat, ty) = match &local.pat {
+            Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+            p => (p, None),
+        };
+        match &local.init {
+            Some(init) => {
+                let value = self.lower_expr(&init.expr);
+                self.bind_pattern(pat, ty, value, local.span());
+            }
+            None => {
+                // `let x;` (assigned later) or `let x: T;`.
+                match pat {
+                    Pat::Ident(pi) if pi.subpat.is_none() => {
+                        let l = self.new_local(Some(pi.ident.clone()), ty, pi.ident.span());
+                        self.bind(pi.ident.clone(), l);
+                    }
+                    other => self.errors.error_spanned(
+                        other,
+                        "a `let` without an initial value must bind a single name",
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Binds an irrefutable pattern to `value`: a name, `_`, a tuple, a struct or a tuple
+    /// struct of such patterns, as `let` and `for` allow.
+    fn bind_pattern(&mut self, pat: &Pat, ty: Option<syn::Type>, value: Operand, span: Span) {
+        match pat {
+            Pat::Ident(pi) => {
+                if pi.by_ref.is_some() {
+                    self.errors.error_spanned(
+                        pi.by_ref,
+                        "`ref` bindings are not supported; bind by value and borrow with `&`",
+                    );
+                }
+                if let Some((at, _)) = &pi.subpat {
+                    self.errors.error_spanned(at, "`@` patterns are only supported in `match` arms");
+                }
+                let l = self.new_local(Some(pi.ident.clone()), ty, pi.ident.span());
+                self.assign(Place::local(l), Rvalue::Use(value), span);
+                self.bind(pi.ident.clone(), l);
+            }
+            Pat::Wild(_) => {
+                // Evaluate for side effects only (already done).
+            }
+            Pat::Paren(p) => self.bind_pattern(&p.pat, ty, value, span),
+            Pat::Type(pt) => self.bind_pattern(&pt.pat, Some((*pt.ty).clone()), value, span),
+            Pat::Tuple(pt) => {
+                let base = self.operand_place(value, ty, span);
+                for (i, elem) in pt.elems.iter().enumerate() {
+                    if matches!(elem, Pat::Rest(_)) {
+                        self.errors.error_spanned(elem, "`..` in tuple patterns is not supported; name each element");
+                        continue;
+                    }
+                    let mut place = base.clone();
+                    place.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
+                        index: i as u32,
+                        span: elem.span(),
+                    })));
+                    self.bind_pattern(elem, None, Operand::Use(place), span);
+                }
+            }
+            Pat::Struct(ps) => {
+                if let Some(rest) = &ps.rest {
+                    // `S { a, .. }`: the other fields are simply not bound.
+                    let _ = rest;
+                }
+                let base = self.operand_place(value, ty, span);
+                for field in &ps.fields {
+                    let mut place = base.clone();
+                    place.projections.push(Projection::Field(field.member.clone()));
+                    self.bind_pattern(&field.pat, None, Operand::Use(place), span);
+                }
+            }
+            Pat::TupleStruct(ps) => {
+                let base = self.operand_place(value, ty, span);
+                for (i, elem) in ps.elems.iter().enumerate() {
+                    let mut place = base.clone();
+                    place.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
+                        index: i as u32,
+                        span: elem.span(),
+                    })));
+                    self.bind_pattern(elem, None, Operand::Use(place), span);
+                }
+            }
+            other => self.errors.error_spanned(
+                other,
+                "this pattern is not supported in `let` or `for`; bind a name, a tuple or a struct",
+            ),
+        }
+    }
+
+    /// A place holding `value`: the place itself if it is one, else a fresh local.
+    fn operand_place(&mut self, value: Operand, ty: Option<syn::Type>, span: Span) -> Place {
+        match value {
+            Operand::Use(p) if ty.is_none() => p,
+            other => {
+                let l = self.new_local(None, ty, span);
+                self.assign(Place::local(l), Rvalue::Use(other), span);
+                Place::local(l)
+            }
+        }
+    }
+
+    // ---- expressions ----------------------------------------------------------------------
+
+    fn refuse(&mut self, tokens: impl ToTokens, message: &str) -> Operand {
+        self.errors.error_spanned(tokens, message);
+        unit()
+    }
+
+    /// The place an expression denotes, if it is a place expression (a local, a field, an
+    /// index, a dereference); `None` for any other expression.
+    fn lower_place(&mut self, e: &Expr) -> Option<Place> {
+        match e {
+            Expr::Path(p) if p.qself.is_none() => {
+                let ident = p.path.get_ident()?;
+                self.lookup(ident).map(Place::local)
+            }
+            Expr::Paren(p) => self.lower_place(&p.expr),
+            Expr::Group(g) => self.lower_place(&g.expr),
+            Expr::Field(f) => {
+                let mut base = self.place_of(&f.base);
+                base.projections.push(Projection::Field(f.member.clone()));
+                Some(base)
+            }
+            Expr::Index(ix) => {
+                let mut base = self.place_of(&ix.expr);
+                let i = self.lower_expr(&ix.index);
+                let il = match i {
+                    Operand::Use(Place { local, projections }) if projections.is_empty() => local,
+                    other => {
+                        let t = self.temp(ix.index.span());
+                        self.assign(Place::local(t), Rvalue::Use(other), ix.index.span());
+                        t
+                    }
+                };
+                base.projections.push(Projection::Index(il));
+                Some(base)
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                let mut base = self.place_of(&u.expr);
+                base.projections.push(Projection::Deref);
+                Some(base)
+            }
+            _ => None,
+        }
+    }
+
+    /// The place of `e`, evaluating it into a fresh local if it is not a place expression.
+    fn place_of(&mut self, e: &Expr) -> Place {
+        match self.lower_place(e) {
+            Some(p) => p,
+            None => {
+                let v = self.lower_expr(e);
+                self.operand_place(v, None, e.span())
+            }
+        }
+    }
+
+    fn lower_expr(&mut self, e: &Expr) -> Operand {
+        let span = e.span();
+        match e {
+            Expr::Lit(lit) => Operand::Const(lit.to_token_stream()),
+            Expr::Path(p) => {
+                if let Some(place) = self.lower_place(e) {
+                    return Operand::Use(place);
+                }
+                if p.path.get_ident().is_some() && p.qself.is_none() {
+                    let name = p.path.segments[0].ident.to_string();
+                    if name.chars().next().is_some_and(|c| c.is_lowercase()) {
+                        return self.refuse(
+                            p,
+                            "this name is not a local variable or argument of the function; \
+                             global mutable state is not supported (seed 000), and a global \
+                             constant must be written with an uppercase name or a path",
+                        );
+                    }
+                }
+                Operand::Const(p.to_token_stream())
+            }
+            Expr::Paren(p) => self.lower_expr(&p.expr),
+            Expr::Group(g) => self.lower_expr(&g.expr),
+            Expr::Field(_) | Expr::Index(_) => {
+                let place = self.place_of(e);
+                Operand::Use(place)
+            }
+            Expr::Unary(u) => match u.op {
+                syn::UnOp::Deref(_) => {
+                    let place = self.place_of(e);
+                    Operand::Use(place)
+                }
+                syn::UnOp::Neg(_) => {
+                    // A negative literal stays a constant.
+                    if let Expr::Lit(lit) = &*u.expr {
+                        return Operand::Const(quote_spanned!(span=> -#lit));
+                    }
+                    let a = self.lower_expr(&u.expr);
+                    self.emit(Rvalue::Unary(UnOp::Neg, a), span)
+                }
+                syn::UnOp::Not(_) => {
+                    let a = self.lower_expr(&u.expr);
+                    self.emit(Rvalue::Unary(UnOp::Not, a), span)
+                }
+                _ => self.refuse(u, "this unary operator is not supported"),
+            },
+            Expr::Binary(b) => self.lower_binary(b),
+            Expr::Assign(a) => {
+                let value = self.lower_expr(&a.right);
+                match self.lower_place(&a.left) {
+                    Some(place) => self.assign(place, Rvalue::Use(value), span),
+                    None => {
+                        if let Expr::Infer(_) = &*a.left {
+                            // `_ = value;`
+                        } else {
+                            self.errors.error_spanned(
+                                &a.left,
+                                "can only assign to a variable, a field, an index or `*reference`",
+                            );
+                        }
+                    }
+                }
+                unit()
+            }
+            Expr::Call(c) => self.lower_call(c),
+            Expr::MethodCall(m) => self.lower_method_call(m),
+            Expr::Tuple(t) => {
+                if t.elems.is_empty() {
+                    return unit();
+                }
+                let ops = t.elems.iter().map(|e| self.lower_expr(e)).collect();
+                self.emit(Rvalue::Tuple(ops), span)
+            }
+            Expr::Array(a) => {
+                let ops = a.elems.iter().map(|e| self.lower_expr(e)).collect();
+                self.emit(Rvalue::Array(ops), span)
+            }
+            Expr::Repeat(r) => {
+                let v = self.lower_expr(&r.expr);
+                self.emit(Rvalue::Repeat(v, r.len.to_token_stream()), span)
+            }
+            Expr::Struct(s) => {
+                if let Some(rest) = &s.rest {
+                    return self.refuse(rest, "struct update syntax (`..base`) is not supported; write every field");
+                }
+                if s.qself.is_some() {
+                    return self.refuse(s, "qualified struct paths are not supported");
+                }
+                let fields = s
+                    .fields
+                    .iter()
+                    .map(|f| (f.member.clone(), self.lower_expr(&f.expr)))
+                    .collect();
+                self.emit(Rvalue::Struct { path: s.path.clone(), fields }, span)
+            }
+            Expr::Cast(c) => {
+                let v = self.lower_expr(&c.expr);
+                self.emit(Rvalue::Cast(v, (*c.ty).clone()), span)
+            }
+            Expr::Reference(r) => {
+                if let Expr::Array(_) | Expr::Lit(_) = &*r.expr {
+                    // `&[1.0, 2.0]`: borrow a temporary.
+                }
+                let place = self.place_of(&r.expr);
+                Operand::Ref(place, r.mutability.is_some())
+            }
+            Expr::Block(b) => {
+                if let Some(label) = &b.label {
+                    return self.refuse(label, "labelled blocks are not supported; use a labelled loop");
+                }
+                self.lower_block(&b.block)
+            }
+            Expr::If(i) => self.lower_if(i),
+            Expr::Match(m) => self.lower_match(m),
+            Expr::While(w) => self.lower_while(w),
+            Expr::Loop(l) => self.lower_loop(l),
+            Expr::ForLoop(f) => self.lower_for(f),
+            Expr::Break(b) => self.lower_break(b),
+            Expr::Continue(c) => {
+                let label = c.label.as_ref().map(|l| l.ident.to_string());
+                match self.find_loop(label.as_deref(), c) {
+                    Some(i) => {
+                        let target = self.loops[i].continue_to;
+                        self.goto(target, span);
+                    }
+                    None => {}
+                }
+                unit()
+            }
+            Expr::Return(r) => {
+                let value = match &r.expr {
+                    Some(e) => self.lower_expr(e),
+                    None => unit(),
+                };
+                self.assign(Place::local(Local::RETURN), Rvalue::Use(value), span);
+                self.terminate(TerminatorKind::Return, span);
+                unit()
+            }
+            Expr::Macro(m) => self.lower_macro(&m.mac),
+            Expr::Unsafe(u) => self.refuse(
+                u.unsafe_token,
+                "`unsafe` blocks are not supported in #[differentiable] functions; move the unsafe \
+                 code into a function with a hand-written rule or `zero_adjoint!`",
+            ),
+            Expr::Async(a) => self.refuse(a.async_token, "`async` is not supported in #[differentiable] functions"),
+            Expr::Await(a) => self.refuse(a.await_token, "`.await` is not supported in #[differentiable] functions"),
+            Expr::Closure(c) => self.refuse(
+                c.or1_token,
+                "closures are not supported yet in #[differentiable] functions; write a loop, or \
+                 a separate #[differentiable] function",
+            ),
+            Expr::RawAddr(r) => self.refuse(r, "raw pointers are not supported in #[differentiable] functions"),
+            Expr::Try(t) => self.refuse(t.question_token, "`?` is not supported in #[differentiable] functions; match on the value instead"),
+            Expr::Let(l) => self.refuse(l.let_token, "`let` expressions (`if let`, `while let`) are not supported yet; use `match`"),
+            Expr::Range(r) => self.refuse(r, "ranges are only supported as the iterator of a `for` loop"),
+            Expr::TryBlock(t) => self.refuse(t.try_token, "`try` blocks are not supported"),
+            Expr::Yield(y) => self.refuse(y.yield_token, "`yield` is not supported"),
+            Expr::Const(c) => self.refuse(c.const_token, "inline `const` blocks are not supported; use a constant item"),
+            other => self.refuse(other, "this expression is not supported in #[differentiable] functions"),
+        }
+    }
+
+    fn lower_binary(&mut self, b: &syn::ExprBinary) -> Operand {
+        use syn::BinOp as B;
+        let span = b.span();
+        let simple = |op: &B| -> Option<BinOp> {
+            Some(match op {
+                B::Add(_) | B::AddAssign(_) => BinOp::Add,
+                B::Sub(_) | B::SubAssign(_) => BinOp::Sub,
+                B::Mul(_) | B::MulAssign(_) => BinOp::Mul,
+                B::Div(_) | B::DivAssign(_) => BinOp::Div,
+                B::Rem(_) | B::RemAssign(_) => BinOp::Rem,
+                B::BitAnd(_) | B::BitAndAssign(_) => BinOp::BitAnd,
+                B::BitOr(_) | B::BitOrAssign(_) => BinOp::BitOr,
+                B::BitXor(_) | B::BitXorAssign(_) => BinOp::BitXor,
+                B::Shl(_) | B::ShlAssign(_) => BinOp::Shl,
+                B::Shr(_) | B::ShrAssign(_) => BinOp::Shr,
+                B::Eq(_) => BinOp::Eq,
+                B::Ne(_) => BinOp::Ne,
+                B::Lt(_) => BinOp::Lt,
+                B::Le(_) => BinOp::Le,
+                B::Gt(_) => BinOp::Gt,
+                B::Ge(_) => BinOp::Ge,
+                _ => return None,
+            })
+        };
+        let compound = matches!(
+            b.op,
+            B::AddAssign(_)
+                | B::SubAssign(_)
+                | B::MulAssign(_)
+                | B::DivAssign(_)
+                | B::RemAssign(_)
+                | B::BitAndAssign(_)
+                | B::BitOrAssign(_)
+                | B::BitXorAssign(_)
+                | B::ShlAssign(_)
+                | B::ShrAssign(_)
+        );
+        match (&b.op, simple(&b.op)) {
+            (B::And(_), _) | (B::Or(_), _) => {
+                // Short-circuit: lowered to control flow.
+                let is_and = matches!(b.op, B::And(_));
+                let result = self.temp(span);
+                let l = self.lower_expr(&b.left);
+                let cond = self.operand_local(l, b.left.span());
+                let rhs = self.new_block();
+                let short = self.new_block();
+                let join = self.new_block();
+                let (then, otherwise) = if is_and { (rhs, short) } else { (short, rhs) };
+                self.terminate(TerminatorKind::Branch { cond, then, otherwise }, span);
+                self.switch_to(short);
+                let k = if is_and { quote!(false) } else { quote!(true) };
+                self.assign(Place::local(result), Rvalue::Use(Operand::Const(k)), span);
+                self.goto(join, span);
+                self.switch_to(rhs);
+                let r = self.lower_expr(&b.right);
+                self.assign(Place::local(result), Rvalue::Use(r), span);
+                self.goto(join, span);
+                self.switch_to(join);
+                Operand::Use(Place::local(result))
+            }
+            (_, Some(op)) if compound => {
+                let value = self.lower_expr(&b.right);
+                match self.lower_place(&b.left) {
+                    Some(place) => {
+                        let current = Operand::Use(place.clone());
+                        let v = self.emit(Rvalue::Binary(op, current, value), span);
+                        self.assign(place, Rvalue::Use(v), span);
+                    }
+                    None => self.errors.error_spanned(
+                        &b.left,
+                        "can only assign to a variable, a field, an index or `*reference`",
+                    ),
+                }
+                unit()
+            }
+            (_, Some(op)) => {
+                let l = self.lower_expr(&b.left);
+                let r = self.lower_expr(&b.right);
+                self.emit(Rvalue::Binary(op, l, r), span)
+            }
+            _ => self.refuse(b.op, "this operator is not supported"),
+        }
+    }
+
+    /// A local holding `value` (the local itself when `value` is a bare local).
+    fn operand_local(&mut self, value: Operand, span: Span) -> Local {
+        match value {
+            Operand::Use(Place { local, projections }) if projections.is_empty() => local,
+            other => {
+                let t = self.temp(span);
+                self.assign(Place::local(t), Rvalue::Use(other), span);
+                t
+            }
+        }
+    }
+
+    fn lower_call(&mut self, c: &syn::ExprCall) -> Operand {
+        let span = c.span();
+        let func = match &*c.func {
+            Expr::Path(p) if p.qself.is_none() => p.path.clone(),
+            other => {
+                return self.refuse(
+                    other,
+                    "only calls of functions named by a path are supported (`f(x)`, `m::f(x)`, \
+                     `Type::f(x)`); calling a value such as a closure is not",
+                );
+            }
+        };
+        if let Some(ident) = func.get_ident() {
+            if self.lookup(ident).is_some() {
+                return self.refuse(
+                    ident,
+                    "calling a variable is not supported; call a #[differentiable] function by name",
+                );
+            }
+        }
+        let args = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        self.emit(Rvalue::Call { func, args }, span)
+    }
+
+    fn lower_method_call(&mut self, m: &syn::ExprMethodCall) -> Operand {
+        let span = m.span();
+        let name = m.method.to_string();
+        // `x.iter().sum::<T>()` and `x.iter().sum()`.
+        if name == "sum" && m.args.is_empty() {
+            if let Expr::MethodCall(inner) = &*m.receiver {
+                if inner.method == "iter" && inner.args.is_empty() {
+                    let place = self.place_of(&inner.receiver);
+                    return self.emit(
+                        Rvalue::Method { receiver: place, method: syn::Ident::new("__iter_sum", m.method.span()), args: Vec::new() },
+                        span,
+                    );
+                }
+            }
+        }
+        if ITERATOR_ADAPTORS.contains(&name.as_str()) {
+            return self.refuse(
+                &m.method,
+                "iterator adaptors are not supported here yet; write a loop (`for` over a range, \
+                 `x.iter()`, `.enumerate()`, `.zip()`, `.rev()` and `.step_by()` are supported as \
+                 the iterator of a `for` loop, and `x.iter().sum()` as a value)",
+            );
+        }
+        if let Some(turbofish) = &m.turbofish {
+            return self.refuse(turbofish, "method calls with explicit generic arguments are not supported yet");
+        }
+        match &*m.receiver {
+            Expr::Path(p) if self.lower_place(&m.receiver).is_none() && p.path.get_ident().is_some() => {
+                return self.refuse(
+                    &m.receiver,
+                    "a method call on a name that is not a local variable or argument: global \
+                     (mutable) state is not supported in #[differentiable] functions",
+                );
+            }
+            _ => {}
+        }
+        let receiver = self.place_of(&m.receiver);
+        let args = m.args.iter().map(|a| self.lower_expr(a)).collect();
+        self.emit(Rvalue::Method { receiver, method: m.method.clone(), args }, span)
+    }
+
+    fn lower_macro(&mut self, mac: &syn::Macro) -> Operand {
+        let span = mac.span();
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        match name.as_str() {
+            "vec" => {
+                let parsed = mac.parse_body_with(|input: syn::parse::ParseStream<'_>| {
+                    if input.is_empty() {
+                        return Ok(VecMacro::List(Vec::new()));
+                    }
+                    let first: Expr = input.parse()?;
+                    if input.peek(syn::Token![;]) {
+                        input.parse::<syn::Token![;]>()?;
+                        let n: Expr = input.parse()?;
+                        return Ok(VecMacro::Repeat(first, n));
+                    }
+                    let mut items = vec![first];
+                    while input.peek(syn::Token![,]) {
+                        input.parse::<syn::Token![,]>()?;
+                        if input.is_empty() {
+                            break;
+                        }
+                        items.push(input.parse()?);
+                    }
+                    Ok(VecMacro::List(items))
+                });
+                match parsed {
+                    Ok(VecMacro::List(items)) => {
+                        let ops = items.iter().map(|e| self.lower_expr(e)).collect();
+                        self.emit(Rvalue::VecList(ops), span)
+                    }
+                    Ok(VecMacro::Repeat(x, n)) => {
+                        let x = self.lower_expr(&x);
+                        let n = self.lower_expr(&n);
+                        self.emit(Rvalue::VecRepeat(x, n), span)
+                    }
+                    Err(e) => {
+                        self.errors.push(e);
+                        unit()
+                    }
+                }
+            }
+            "assert" | "assert_eq" | "assert_ne" | "debug_assert" | "debug_assert_eq" | "debug_assert_ne" => {
+                // Kept with zero derivative. Its arguments must only read variables: they are
+                // evaluated on primal values by the generated code.
+                match self.check_macro(mac) {
+                    Some(tokens) => self.push(StatementKind::Check(tokens), span),
+                    None => {}
+                }
+                unit()
+            }
+            "panic" | "unreachable" | "todo" | "unimplemented" => {
+                match self.check_macro(mac) {
+                    Some(tokens) => self.terminate(TerminatorKind::Panic(tokens), span),
+                    None => {}
+                }
+                unit()
+            }
+            _ => self.refuse(
+                &mac.path,
+                "this macro is not supported in #[differentiable] functions (supported: `vec!`, \
+                 `assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`, `panic!`, \
+                 `unreachable!`); call a function instead",
+            ),
+        }
+    }
+
+    /// The tokens of an assertion or panic macro, with every variable it names replaced by a
+    /// placeholder that codegen resolves to the variable's primal value.
+    fn check_macro(&mut self, mac: &syn::Macro) -> Option<TokenStream> {
+        let tokens = self.rename_idents(mac.tokens.clone());
+        let path = &mac.path;
+        let delim = &mac.delimiter;
+        let body = match delim {
+            syn::MacroDelimiter::Paren(_) => quote!((#tokens)),
+            syn::MacroDelimiter::Bracket(_) => quote!([#tokens]),
+            syn::MacroDelimiter::Brace(_) => quote!({#tokens}),
+        };
+        Some(quote_spanned!(mac.span()=> #path! #body))
+    }
+
+    /// Replaces identifiers that name locals by `__mooncake_local_N` markers, which codegen
+    /// turns into reads of the local's primal value.
+    fn rename_idents(&self, tokens: TokenStream) -> TokenStream {
+        tokens
+            .into_iter()
+            .map(|tt| match tt {
+                proc_macro2::TokenTree::Ident(ref i) => match self.lookup(i) {
+                    Some(l) => proc_macro2::TokenTree::Ident(syn::Ident::new(
+                        &format!("__mooncake_local_{}", l.0),
+                        i.span(),
+                    )),
+                    None => tt,
+                },
+                proc_macro2::TokenTree::Group(g) => {
+                    let mut ng = proc_macro2::Group::new(g.delimiter(), self.rename_idents(g.stream()));
+                    ng.set_span(g.span());
+                    proc_macro2::TokenTree::Group(ng)
+                }
+                other => other,
+            })
+            .collect()
+    }
+
+    // ---- control flow ---------------------------------------------------------------------
+
+    fn lower_if(&mut self, i: &syn::ExprIf) -> Operand {
+        let span = i.span();
+        if let Expr::Let(l) = &*i.cond {
+            return self.refuse(l.let_token, "`if let` is not supported yet; use `match`");
+        }
+        let c = self.lower_expr(&i.cond);
+        let cond = self.operand_local(c, i.cond.span());
+        let result = self.temp(span);
+        let then = self.new_block();
+        let otherwise = self.new_block();
+        let join = self.new_block();
+        self.terminate(TerminatorKind::Branch { cond, then, otherwise }, span);
+        self.switch_to(then);
+        let v = self.lower_block(&i.then_branch);
+        if self.reachable() {
+            self.assign(Place::local(result), Rvalue::Use(v), span);
+            self.goto(join, span);
+        }
+        self.switch_to(otherwise);
+        let v = match &i.else_branch {
+            Some((_, e)) => self.lower_expr(e),
+            None => unit(),
+        };
+        if self.reachable() {
+            self.assign(Place::local(result), Rvalue::Use(v), span);
+            self.goto(join, span);
+        }
+        self.switch_to(join);
+        Operand::Use(Place::local(result))
+    }
+
+    fn lower_match(&mut self, m: &syn::ExprMatch) -> Operand {
+        let span = m.span();
+        let scrutinee = self.place_of(&m.expr);
+        let result = self.temp(span);
+        let join = self.new_block();
+        for arm in &m.arms {
+            let arm_span = arm.pat.span();
+            // Test the pattern, then the guard, then run the body.
+            let (binding, pattern) = match &arm.pat {
+                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && is_binding_name(&pi.ident) => {
+                    (Some(pi.ident.clone()), None)
+                }
+                Pat::Ident(pi) if pi.by_ref.is_none() => match &pi.subpat {
+                    Some((_, sub)) => (Some(pi.ident.clone()), Some((**sub).clone())),
+                    None => (None, Some(arm.pat.clone())),
+                },
+                Pat::Wild(_) => (None, None),
+                p => {
+                    if pattern_binds(p) {
+                        self.errors.error_spanned(
+                            p,
+                            "patterns that bind parts of a value are not supported in `match` yet; \
+                             match on the parts with `if`/`else`",
+                        );
+                    }
+                    (None, Some(p.clone()))
+                }
+            };
+            let next = self.new_block();
+            if let Some(pat) = pattern {
+                let t = self.temp(arm_span);
+                self.assign(Place::local(t), Rvalue::Matches(scrutinee.clone(), pat), arm_span);
+                let body = self.new_block();
+                self.terminate(TerminatorKind::Branch { cond: t, then: body, otherwise: next }, arm_span);
+                self.switch_to(body);
+            }
+            self.scoped(|cx| {
+                if let Some(name) = binding {
+                    let l = cx.new_local(Some(name.clone()), None, name.span());
+                    cx.assign(Place::local(l), Rvalue::Use(Operand::Use(scrutinee.clone())), arm_span);
+                    cx.bind(name, l);
+                }
+                if let Some((_, guard)) = &arm.guard {
+                    let g = cx.lower_expr(guard);
+                    let cond = cx.operand_local(g, guard.span());
+                    let body = cx.new_block();
+                    cx.terminate(TerminatorKind::Branch { cond, then: body, otherwise: next }, guard.span());
+                    cx.switch_to(body);
+                }
+                let v = cx.lower_expr(&arm.body);
+                if cx.reachable() {
+                    cx.assign(Place::local(result), Rvalue::Use(v), arm.body.span());
+                    cx.goto(join, arm.body.span());
+                }
+            });
+            self.switch_to(next);
+        }
+        // No arm matched: impossible for a match rustc accepted.
+        self.terminate(TerminatorKind::Panic(quote!(::core::unreachable!())), span);
+        self.switch_to(join);
+        Operand::Use(Place::local(result))
+    }
+
+    fn label_of(label: &Option<syn::Label>) -> Option<String> {
+        label.as_ref().map(|l| l.name.ident.to_string())
+    }
+
+    fn lower_while(&mut self, w: &syn::ExprWhile) -> Operand {
+        let span = w.span();
+        if let Expr::Let(l) = &*w.cond {
+            return self.refuse(l.let_token, "`while let` is not supported yet; use `loop` with `match`");
+        }
+        let header = self.new_block();
+        let body = self.new_block();
+        let exit = self.new_block();
+        self.goto(header, span);
+        self.switch_to(header);
+        let c = self.lower_expr(&w.cond);
+        let cond = self.operand_local(c, w.cond.span());
+        self.terminate(TerminatorKind::Branch { cond, then: body, otherwise: exit }, span);
+        self.switch_to(body);
+        self.loops.push(LoopCtx { label: Self::label_of(&w.label), break_to: exit, continue_to: header, result: None });
+        self.lower_block(&w.body);
+        self.loops.pop();
+        if self.reachable() {
+            self.goto(header, span);
+        }
+        self.switch_to(exit);
+        unit()
+    }
+
+    fn lower_loop(&mut self, l: &syn::ExprLoop) -> Operand {
+        let span = l.span();
+        let result = self.temp(span);
+        let body = self.new_block();
+        let exit = self.new_block();
+        self.goto(body, span);
+        self.switch_to(body);
+        self.loops.push(LoopCtx { label: Self::label_of(&l.label), break_to: exit, continue_to: body, result: Some(result) });
+        self.lower_block(&l.body);
+        self.loops.pop();
+        if self.reachable() {
+            self.goto(body, span);
+        }
+        self.switch_to(exit);
+        Operand::Use(Place::local(result))
+    }
+
+    fn find_loop(&mut self, label: Option<&str>, at: impl ToTokens) -> Option<usize> {
+        let found = match label {
+            None => self.loops.len().checked_sub(1),
+            Some(l) => self.loops.iter().rposition(|c| c.label.as_deref() == Some(l)),
+        };
+        if found.is_none() {
+            self.errors.error_spanned(at, "`break` or `continue` outside a loop of this function");
+        }
+        found
+    }
+
+    fn lower_break(&mut self, b: &syn::ExprBreak) -> Operand {
+        let span = b.span();
+        let label = b.label.as_ref().map(|l| l.ident.to_string());
+        let Some(i) = self.find_loop(label.as_deref(), b) else {
+            return unit();
+        };
+        if let Some(e) = &b.expr {
+            let v = self.lower_expr(e);
+            match self.loops[i].result {
+                Some(r) => self.assign(Place::local(r), Rvalue::Use(v), span),
+                None => {
+                    return self.refuse(e, "`break` with a value is only allowed in `loop`");
+                }
+            }
+        } else if let Some(r) = self.loops[i].result {
+            self.assign(Place::local(r), Rvalue::Use(unit()), span);
+        }
+        let target = self.loops[i].break_to;
+        self.goto(target, span);
+        unit()
+    }
+
+    /// `for PAT in ITER { BODY }`, for the iterators of the supported subset, as an index loop:
+    ///
+    /// ```text
+    /// (init)  counter = start; end = ..
+    /// header: c = counter < end (or > for `.rev()`); branch c -> [body, exit]
+    /// body:   (`.rev()`: counter -= 1) PAT = element(counter); BODY; goto latch
+    /// latch:  (forward: counter += step) goto header
+    /// ```
+    fn lower_for(&mut self, f: &syn::ExprForLoop) -> Operand {
+        let span = f.span();
+        let Some(plan) = self.plan_for(&f.expr) else {
+            return unit();
+        };
+        let counter = self.temp(span);
+        let end = self.temp(span);
+        let header = self.new_block();
+        let body = self.new_block();
+        let latch = self.new_block();
+        let exit = self.new_block();
+        let one = Operand::Const(quote!(1));
+        match &plan {
+            ForPlan::Range { start, end: e, inclusive, rev, .. } => {
+                if *rev {
+                    // Counts down from the end: `counter` is one past the next element.
+                    let top = if *inclusive {
+                        self.emit(Rvalue::Binary(BinOp::Add, e.clone(), one.clone()), span)
+                    } else {
+                        e.clone()
+                    };
+                    self.assign(Place::local(counter), Rvalue::Use(top), span);
+                    self.assign(Place::local(end), Rvalue::Use(start.clone()), span);
+                } else {
+                    self.assign(Place::local(counter), Rvalue::Use(start.clone()), span);
+                    self.assign(Place::local(end), Rvalue::Use(e.clone()), span);
+                }
+            }
+            ForPlan::Elements { places, .. } => {
+                self.assign(Place::local(counter), Rvalue::Use(Operand::Const(quote!(0usize))), span);
+                let mut len: Option<Operand> = None;
+                for (p, _) in places {
+                    let l = self.emit(
+                        Rvalue::Method { receiver: p.clone(), method: syn::Ident::new("len", span), args: Vec::new() },
+                        span,
+                    );
+                    len = Some(match len {
+                        None => l,
+                        Some(prev) => {
+                            let prev_place = self.operand_place(prev, None, span);
+                            self.emit(
+                                Rvalue::Method { receiver: prev_place, method: syn::Ident::new("min", span), args: vec![l] },
+                                span,
+                            )
+                        }
+                    });
+                }
+                let len = len.unwrap_or_else(|| Operand::Const(quote!(0usize)));
+                self.assign(Place::local(end), Rvalue::Use(len), span);
+            }
+        }
+        self.goto(header, span);
+
+        self.switch_to(header);
+        let c = self.temp(span);
+        let cmp = match &plan {
+            ForPlan::Range { rev: true, .. } => BinOp::Gt,
+            ForPlan::Range { inclusive: true, .. } => BinOp::Le,
+            _ => BinOp::Lt,
+        };
+        self.assign(
+            Place::local(c),
+            Rvalue::Binary(cmp, Operand::Use(Place::local(counter)), Operand::Use(Place::local(end))),
+            span,
+        );
+        self.terminate(TerminatorKind::Branch { cond: c, then: body, otherwise: exit }, span);
+
+        self.switch_to(body);
+        if let ForPlan::Range { rev: true, .. } = &plan {
+            let dec = self.emit(
+                Rvalue::Binary(BinOp::Sub, Operand::Use(Place::local(counter)), one.clone()),
+                span,
+            );
+            self.assign(Place::local(counter), Rvalue::Use(dec), span);
+        }
+        self.loops.push(LoopCtx { label: Self::label_of(&f.label), break_to: exit, continue_to: latch, result: None });
+        self.scoped(|cx| {
+            let element = match &plan {
+                ForPlan::Range { .. } => Operand::Use(Place::local(counter)),
+                ForPlan::Elements { places, enumerate, .. } => {
+                    let mut items: Vec<Operand> = places
+                        .iter()
+                        .map(|(p, kind)| {
+                            let mut place = p.clone();
+                            place.projections.push(Projection::Index(counter));
+                            match kind {
+                                ElemKind::Ref => Operand::Ref(place, false),
+                                ElemKind::Mut => Operand::Ref(place, true),
+                                ElemKind::Value => Operand::Use(place),
+                            }
+                        })
+                        .collect();
+                    let item = if items.len() == 1 {
+                        items.remove(0)
+                    } else {
+                        cx.emit(Rvalue::Tuple(items), span)
+                    };
+                    if *enumerate {
+                        cx.emit(Rvalue::Tuple(vec![Operand::Use(Place::local(counter)), item]), span)
+                    } else {
+                        item
+                    }
+                }
+            };
+            cx.bind_pattern(&f.pat, None, element, f.pat.span());
+            cx.lower_block(&f.body);
+        });
+        self.loops.pop();
+        if self.reachable() {
+            self.goto(latch, span);
+        }
+        self.switch_to(latch);
+        if let ForPlan::Range { rev: false, step, .. } | ForPlan::Elements { step, .. } = &plan {
+            let step = step.clone().unwrap_or(one);
+            let inc = self.emit(Rvalue::Binary(BinOp::Add, Operand::Use(Place::local(counter)), step), span);
+            self.assign(Place::local(counter), Rvalue::Use(inc), span);
+        }
+        self.goto(header, span);
+        self.switch_to(exit);
+        unit()
+    }
+
+    /// Recognises the iterators of the supported subset.
+    fn plan_for(&mut self, iter: &Expr) -> Option<ForPlan> {
+        match iter {
+            Expr::Paren(p) => self.plan_for(&p.expr),
+            Expr::Range(r) => {
+                let (Some(start), Some(end)) = (&r.start, &r.end) else {
+                    self.errors.error_spanned(r, "`for` over a range needs both ends (`a..b` or `a..=b`)");
+                    return None;
+                };
+                let start = self.lower_expr(start);
+                let end = self.lower_expr(end);
+                Some(ForPlan::Range {
+                    start,
+                    end,
+                    inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+                    rev: false,
+                    step: None,
+                })
+            }
+            Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => match self.plan_for(&m.receiver)? {
+                ForPlan::Range { start, end, inclusive, rev: false, step: None } => {
+                    Some(ForPlan::Range { start, end, inclusive, rev: true, step: None })
+                }
+                _ => {
+                    self.errors.error_spanned(&m.method, "`.rev()` is only supported on a range (`(a..b).rev()`)");
+                    None
+                }
+            },
+            Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                match self.plan_for(&m.receiver)? {
+                    ForPlan::Range { start, end, inclusive, rev: false, step: None } => {
+                        let step = self.lower_expr(&m.args[0]);
+                        Some(ForPlan::Range { start, end, inclusive, rev: false, step: Some(step) })
+                    }
+                    _ => {
+                        self.errors.error_spanned(&m.method, "`.step_by(k)` is only supported on a range (`(a..b).step_by(k)`)");
+                        None
+                    }
+                }
+            }
+            Expr::MethodCall(m) if (m.method == "iter" || m.method == "iter_mut") && m.args.is_empty() => {
+                let place = self.place_of(&m.receiver);
+                let kind = if m.method == "iter" { ElemKind::Ref } else { ElemKind::Mut };
+                Some(ForPlan::Elements { places: vec![(place, kind)], enumerate: false, step: None })
+            }
+            Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => match self.plan_for(&m.receiver)? {
+                ForPlan::Elements { places, enumerate: false, step: None } => {
+                    Some(ForPlan::Elements { places, enumerate: true, step: None })
+                }
+                _ => {
+                    self.errors.error_spanned(&m.method, "`.enumerate()` is only supported on `x.iter()` or a zip of them");
+                    None
+                }
+            },
+            Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 => {
+                let left = self.plan_for(&m.receiver)?;
+                let right = self.plan_for(&m.args[0])?;
+                match (left, right) {
+                    (
+                        ForPlan::Elements { places: mut a, enumerate: false, step: None },
+                        ForPlan::Elements { places: b, enumerate: false, step: None },
+                    ) => {
+                        a.extend(b);
+                        Some(ForPlan::Elements { places: a, enumerate: false, step: None })
+                    }
+                    _ => {
+                        self.errors.error_spanned(&m.method, "`.zip()` is only supported between `x.iter()`s");
+                        None
+                    }
+                }
+            }
+            Expr::Reference(r) => {
+                let place = self.place_of(&r.expr);
+                let kind = if r.mutability.is_some() { ElemKind::Mut } else { ElemKind::Ref };
+                Some(ForPlan::Elements { places: vec![(place, kind)], enumerate: false, step: None })
+            }
+            e if self.lower_place(e).is_some() => {
+                let place = self.place_of(e);
+                Some(ForPlan::Elements { places: vec![(place, ElemKind::Value)], enumerate: false, step: None })
+            }
+            other => {
+                self.errors.error_spanned(
+                    other,
+                    "this iterator is not supported in a #[differentiable] `for` loop; supported: \
+                     `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `x.iter()`, `&x`, \
+                     `x.iter().enumerate()`, `x.iter().zip(y.iter())`; otherwise write an index loop",
+                );
+                None
+            }
+        }
+    }
+}
+
+enum VecMacro {
+    List(Vec<Expr>),
+    Repeat(Expr, Expr),
+}
+
+#[derive(Clone, Copy)]
+enum ElemKind {
+    Ref,
+    Mut,
+    Value,
+}
+
+enum ForPlan {
+    Range { start: Operand, end: Operand, inclusive: bool, rev: bool, step: Option<Operand> },
+    Elements { places: Vec<(Place, ElemKind)>, enumerate: bool, step: Option<Operand> },
+}
+
+const ITERATOR_ADAPTORS: &[&str] = &[
+    "map", "filter", "fold", "for_each", "filter_map", "flat_map", "any", "all", "collect",
+    "product", "take", "skip", "chain", "windows", "chunks", "scan", "reduce", "max_by",
+    "min_by", "position", "find", "rev", "zip", "enumerate", "step_by", "iter_mut", "into_iter",
+    "iter",
+];
+
+/// Whether `ident` in a pattern is a binding (lowercase) rather than a constant or a unit
+/// variant (uppercase, as Rust style has them).
+fn is_binding_name(ident: &syn::Ident) -> bool {
+    ident.to_string().chars().next().is_some_and(|c| c.is_lowercase() || c == '_')
+}
+
+/// Whether a pattern binds any name.
+fn pattern_binds(p: &Pat) -> bool {
+    match p {
+        Pat::Ident(pi) => is_binding_name(&pi.ident) || pi.subpat.is_some(),
+        Pat::Or(o) => o.cases.iter().any(pattern_binds),
+        Pat::Paren(pp) => pattern_binds(&pp.pat),
+        Pat::Reference(r) => pattern_binds(&r.pat),
+        Pat::Slice(s) => s.elems.iter().any(pattern_binds),
+        Pat::Struct(s) => s.fields.iter().any(|f| pattern_binds(&f.pat)),
+        Pat::Tuple(t) => t.elems.iter().any(pattern_binds),
+        Pat::TupleStruct(t) => t.elems.iter().any(pattern_binds),
+        Pat::Type(t) => pattern_binds(&t.pat),
+        _ => false,
+    }
+}
+
+/// Removes blocks unreachable from the entry and renumbers the rest (invariant 6).
+pub(crate) fn remove_unreachable_blocks(body: &mut Body) {
+    let n = body.blocks.len();
+    let mut seen = vec![false; n];
+    let mut stack = vec![BlockId::ENTRY];
+    while let Some(b) = stack.pop() {
+        if b.index() >= n || seen[b.index()] {
+            continue;
+        }
+        seen[b.index()] = true;
+        stack.extend(body.blocks[b.index()].terminator.kind.successors());
+    }
+    let mut map = vec![None; n];
+    let mut next = 0u32;
+    for (i, s) in seen.iter().enumerate() {
+        if *s {
+            map[i] = Some(BlockId(next));
+            next += 1;
+        }
+    }
+    let remap = |b: BlockId| map[b.index()].unwrap_or(b);
+    let blocks = std::mem::take(&mut body.blocks);
+    body.blocks = blocks
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| seen[*i])
+        .map(|(_, mut b)| {
+            b.terminator.kind = match b.terminator.kind {
+                TerminatorKind::Goto(t) => TerminatorKind::Goto(remap(t)),
+                TerminatorKind::Branch { cond, then, otherwise } => {
+                    TerminatorKind::Branch { cond, then: remap(then), otherwise: remap(otherwise) }
+                }
+                other => other,
+            };
+            b
+        })
+        .collect();
+}

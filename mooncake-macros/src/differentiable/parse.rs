@@ -1,0 +1,143 @@
+//! Parse: the attribute's arguments (darling) and the function's signature.
+
+use super::errors::Errors;
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::TokenStream;
+use syn::spanned::Spanned;
+
+/// The arguments of `#[differentiable(...)]`.
+#[derive(Debug, Default, FromMeta)]
+pub(crate) struct Args {
+    /// Print the primal IR, its structured form and the generated rules at expansion time.
+    #[darling(default)]
+    pub(crate) dump_ir: bool,
+    /// Insert run-time checks (finite values) into the generated rules.
+    #[darling(default)]
+    pub(crate) debug: bool,
+}
+
+impl Args {
+    pub(crate) fn parse(attr: TokenStream, errors: &mut Errors) -> Args {
+        if attr.is_empty() {
+            return Args::default();
+        }
+        match NestedMeta::parse_meta_list(attr) {
+            Ok(items) => match Args::from_list(&items) {
+                Ok(args) => args,
+                Err(e) => {
+                    errors.push(e.into());
+                    Args::default()
+                }
+            },
+            Err(e) => {
+                errors.push(darling::Error::from(e).into());
+                Args::default()
+            }
+        }
+    }
+}
+
+/// How a method takes `self`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    Value,
+    Ref,
+    Mut,
+}
+
+/// One argument: its name, declared type and, for `self`, how it is taken.
+pub(crate) struct Arg {
+    pub(crate) name: syn::Ident,
+    pub(crate) ty: syn::Type,
+    pub(crate) receiver: Option<Receiver>,
+}
+
+/// The parts of the signature the transforms need.
+pub(crate) struct Sig {
+    pub(crate) args: Vec<Arg>,
+    pub(crate) ret: syn::Type,
+}
+
+/// Checks the signature and extracts what the transforms need; every unsupported part is
+/// reported with its span and what to write instead.
+pub(crate) fn signature(sig: &syn::Signature, errors: &mut Errors) -> Sig {
+    if let Some(c) = &sig.constness {
+        errors.error_spanned(c, "`const fn` cannot be #[differentiable]; remove `const`");
+    }
+    if let Some(a) = &sig.asyncness {
+        errors.error_spanned(a, "`async fn` cannot be #[differentiable]");
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.error_spanned(
+            u,
+            "`unsafe fn` cannot be #[differentiable]; give it a hand-written rule instead",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.error_spanned(abi, "`extern` functions cannot be #[differentiable]");
+    }
+    if let Some(v) = &sig.variadic {
+        errors.error_spanned(v, "variadic functions cannot be #[differentiable]");
+    }
+    let mut args = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => {
+                let kind = match (&r.reference, r.mutability) {
+                    (Some(_), Some(_)) => Receiver::Mut,
+                    (Some(_), None) => Receiver::Ref,
+                    (None, _) => Receiver::Value,
+                };
+                if r.colon_token.is_some() {
+                    errors.error_spanned(
+                        &r.ty,
+                        "typed `self` receivers (`self: Box<Self>`) are not supported; use \
+                         `self`, `&self` or `&mut self`",
+                    );
+                }
+                args.push(Arg {
+                    name: syn::Ident::new("self", r.self_token.span),
+                    ty: (*r.ty).clone(),
+                    receiver: Some(kind),
+                });
+            }
+            syn::FnArg::Typed(pt) => {
+                if let syn::Type::ImplTrait(it) = &*pt.ty {
+                    errors.error_spanned(
+                        it,
+                        "`impl Trait` arguments are not supported; use a named generic parameter",
+                    );
+                }
+                match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                        args.push(Arg { name: pi.ident.clone(), ty: (*pt.ty).clone(), receiver: None })
+                    }
+                    other => errors.error_spanned(
+                        other,
+                        "#[differentiable] arguments must be plain names (`x: T`); destructure \
+                         inside the body with `let`",
+                    ),
+                }
+            }
+        }
+    }
+    let ret = match &sig.output {
+        syn::ReturnType::Default => syn::parse_quote!(()),
+        syn::ReturnType::Type(_, ty) => {
+            if let syn::Type::Reference(r) = &**ty {
+                errors.error_spanned(
+                    r,
+                    "#[differentiable] functions cannot return references yet; return an owned \
+                     value",
+                );
+            }
+            if let syn::Type::ImplTrait(it) = &**ty {
+                errors.error_spanned(it, "`impl Trait` return types are not supported");
+            }
+            (**ty).clone()
+        }
+    };
+    let _ = sig.span();
+    Sig { args, ret }
+}

@@ -1,0 +1,511 @@
+//! Forward-mode support for the code `#[differentiable]` generates: constants, operators and
+//! comparisons on [`Dual`]s, casts, and method-call dispatch ([`MethodFrule`]).
+//!
+//! Everything here calls the primitive rules of [`crate::rules`]; nothing computes a derivative
+//! of its own.
+
+use crate::dual::{Dual, NoTangent};
+use crate::float::Float;
+use crate::rules::buffer::{self, ReadBuffer, WriteBuffer};
+use crate::rules::scalar::{self, CastRule};
+use crate::tangent::Primal;
+use std::marker::PhantomData;
+
+/// A constant: its tangent is zero.
+///
+/// ```
+/// use mooncake_runtime::forward::constant;
+/// let c = constant(2.5_f64);
+/// assert_eq!((c.primal, c.tangent), (2.5, 0.0));
+/// ```
+#[inline(always)]
+pub fn constant<P: Primal>(p: P) -> Dual<P, P::Tangent> {
+    let t = p.zero_tangent();
+    Dual::new(p, t)
+}
+
+/// `x as B`, through [`scalar::cast_frule`].
+#[inline(always)]
+pub fn cast<A: CastRule<B>, B: Primal>(x: Dual<A, A::Tangent>) -> Dual<B, B::Tangent> {
+    scalar::cast_frule(x)
+}
+
+macro_rules! comparisons {
+    ($($name:ident: $op:tt;)*) => {$(
+        /// A comparison of primal values: a `bool` with no tangent.
+        #[inline(always)]
+        pub fn $name<A: PartialOrd<B>, B, TA, TB>(a: Dual<A, TA>, b: Dual<B, TB>) -> Dual<bool, NoTangent> {
+            Dual::new(a.primal $op b.primal, NoTangent)
+        }
+    )*};
+}
+
+comparisons! {
+    lt: <;
+    le: <=;
+    gt: >;
+    ge: >=;
+    eq: ==;
+    ne: !=;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators on duals of floats (through the scalar rules), of integers and of `bool`.
+
+macro_rules! float_binops {
+    ($f:ty: $($trait:ident $method:ident $rule:ident),*) => {$(
+        impl std::ops::$trait for Dual<$f, $f> {
+            type Output = Dual<$f, $f>;
+            #[inline(always)]
+            fn $method(self, rhs: Self) -> Dual<$f, $f> {
+                scalar::$rule(self, rhs)
+            }
+        }
+        impl<'a> std::ops::$trait<Dual<&'a $f, &'a $f>> for Dual<$f, $f> {
+            type Output = Dual<$f, $f>;
+            #[inline(always)]
+            fn $method(self, rhs: Dual<&'a $f, &'a $f>) -> Dual<$f, $f> {
+                scalar::$rule(self, Dual::new(*rhs.primal, *rhs.tangent))
+            }
+        }
+        impl<'a> std::ops::$trait<Dual<$f, $f>> for Dual<&'a $f, &'a $f> {
+            type Output = Dual<$f, $f>;
+            #[inline(always)]
+            fn $method(self, rhs: Dual<$f, $f>) -> Dual<$f, $f> {
+                scalar::$rule(Dual::new(*self.primal, *self.tangent), rhs)
+            }
+        }
+        impl<'a, 'b> std::ops::$trait<Dual<&'b $f, &'b $f>> for Dual<&'a $f, &'a $f> {
+            type Output = Dual<$f, $f>;
+            #[inline(always)]
+            fn $method(self, rhs: Dual<&'b $f, &'b $f>) -> Dual<$f, $f> {
+                scalar::$rule(Dual::new(*self.primal, *self.tangent), Dual::new(*rhs.primal, *rhs.tangent))
+            }
+        }
+    )*
+        impl std::ops::Neg for Dual<$f, $f> {
+            type Output = Dual<$f, $f>;
+            #[inline(always)]
+            fn neg(self) -> Dual<$f, $f> {
+                scalar::neg_frule(self)
+            }
+        }
+        impl<'a> std::ops::Neg for Dual<&'a $f, &'a $f> {
+            type Output = Dual<$f, $f>;
+            #[inline(always)]
+            fn neg(self) -> Dual<$f, $f> {
+                scalar::neg_frule(Dual::new(*self.primal, *self.tangent))
+            }
+        }
+    };
+}
+
+float_binops!(f64: Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule, Rem rem rem_frule);
+float_binops!(f32: Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule, Rem rem rem_frule);
+
+macro_rules! nondiff_binops {
+    ($t:ty: $($trait:ident $method:ident $op:tt),*) => {$(
+        impl std::ops::$trait for Dual<$t, NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn $method(self, rhs: Self) -> Self::Output {
+                Dual::new(self.primal $op rhs.primal, NoTangent)
+            }
+        }
+        impl<'a> std::ops::$trait<Dual<&'a $t, &'a NoTangent>> for Dual<$t, NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn $method(self, rhs: Dual<&'a $t, &'a NoTangent>) -> Self::Output {
+                Dual::new(self.primal $op *rhs.primal, NoTangent)
+            }
+        }
+        impl<'a> std::ops::$trait<Dual<$t, NoTangent>> for Dual<&'a $t, &'a NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn $method(self, rhs: Dual<$t, NoTangent>) -> Self::Output {
+                Dual::new(*self.primal $op rhs.primal, NoTangent)
+            }
+        }
+        impl<'a, 'b> std::ops::$trait<Dual<&'b $t, &'b NoTangent>> for Dual<&'a $t, &'a NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn $method(self, rhs: Dual<&'b $t, &'b NoTangent>) -> Self::Output {
+                Dual::new(*self.primal $op *rhs.primal, NoTangent)
+            }
+        }
+    )*};
+}
+
+macro_rules! int_ops {
+    ($($t:ty),*) => {$(
+        nondiff_binops!($t: Add add +, Sub sub -, Mul mul *, Div div /, Rem rem %,
+            BitAnd bitand &, BitOr bitor |, BitXor bitxor ^, Shl shl <<, Shr shr >>);
+        impl std::ops::Not for Dual<$t, NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn not(self) -> Self::Output {
+                Dual::new(!self.primal, NoTangent)
+            }
+        }
+    )*};
+}
+
+int_ops!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+macro_rules! int_neg {
+    ($($t:ty),*) => {$(
+        impl std::ops::Neg for Dual<$t, NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn neg(self) -> Self::Output {
+                Dual::new(-self.primal, NoTangent)
+            }
+        }
+    )*};
+}
+
+int_neg!(i8, i16, i32, i64, i128, isize);
+
+nondiff_binops!(bool: BitAnd bitand &, BitOr bitor |, BitXor bitxor ^);
+
+impl std::ops::Not for Dual<bool, NoTangent> {
+    type Output = Dual<bool, NoTangent>;
+    #[inline(always)]
+    fn not(self) -> Self::Output {
+        Dual::new(!self.primal, NoTangent)
+    }
+}
+
+impl<'a> std::ops::Not for Dual<&'a bool, &'a NoTangent> {
+    type Output = Dual<bool, NoTangent>;
+    #[inline(always)]
+    fn not(self) -> Self::Output {
+        Dual::new(!*self.primal, NoTangent)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Method calls.
+
+/// The key of a method name in [`MethodFrule`]: 64-bit FNV-1a of the name. The macro computes
+/// the same function at expansion time.
+pub const fn method_key(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
+/// The forward-mode rule of the method named by `M` ([`method_key`]) on a receiver of type
+/// `Self` (always `&mut` a `Dual`; the impl reborrows or copies it as the method takes `self`).
+/// `K` is a key type that keeps impls for different receivers apart (the receiver's primal type
+/// for user methods).
+///
+/// Generated code calls `let (r, f) = MethodFrule::<M, _>::method_frule(&mut x); f(r, args..)`,
+/// so that the arguments are passed to a function pointer and coerce as in the primal call.
+#[diagnostic::on_unimplemented(
+    message = "no forward-mode rule for this method call on `{Self}`",
+    label = "this method has no rule",
+    note = "give the method a rule: put `#[differentiable]` on its `impl` block, write a hand-written \
+            rule, or declare it with `zero_adjoint!`"
+)]
+pub trait MethodFrule<const M: u64, K> {
+    /// The receiver as the rule takes it.
+    type Receiver;
+    /// The rule: a function pointer taking the receiver, then the method's arguments.
+    type Rule;
+    /// The receiver, and the rule to call with it.
+    fn method_frule(self) -> (Self::Receiver, Self::Rule);
+}
+
+/// Key type of the runtime's method rules on floats of type `F`.
+pub struct FloatKey<F>(PhantomData<F>);
+/// Key type of the runtime's method rules on integers of type `I`.
+pub struct IntKey<I>(PhantomData<I>);
+/// Key type of the runtime's method rules on buffers of element type `E`.
+pub struct BufferKey<E>(PhantomData<E>);
+
+/// A dual of a float, by value or behind a reference: what float methods accept as receiver.
+pub trait FloatDual<F: Float> {
+    /// The dual's value.
+    fn value(&self) -> Dual<F, F>;
+}
+
+impl<F: Float> FloatDual<F> for Dual<F, F> {
+    #[inline(always)]
+    fn value(&self) -> Dual<F, F> {
+        *self
+    }
+}
+
+impl<F: Float> FloatDual<F> for Dual<&F, &F> {
+    #[inline(always)]
+    fn value(&self) -> Dual<F, F> {
+        Dual::new(*self.primal, *self.tangent)
+    }
+}
+
+impl<F: Float> FloatDual<F> for Dual<&mut F, &mut F> {
+    #[inline(always)]
+    fn value(&self) -> Dual<F, F> {
+        Dual::new(*self.primal, *self.tangent)
+    }
+}
+
+macro_rules! float_methods {
+    (unary: $($name:ident => $rule:ident),*) => {$(
+        impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
+            type Receiver = Dual<F, F>;
+            type Rule = fn(Dual<F, F>) -> Dual<F, F>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (self.value(), scalar::$rule::<F>)
+            }
+        }
+    )*};
+    (binary: $($name:ident => $rule:ident),*) => {$(
+        impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
+            type Receiver = Dual<F, F>;
+            type Rule = fn(Dual<F, F>, Dual<F, F>) -> Dual<F, F>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (self.value(), scalar::$rule::<F>)
+            }
+        }
+    )*};
+    (ternary: $($name:ident => $rule:ident),*) => {$(
+        impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
+            type Receiver = Dual<F, F>;
+            type Rule = fn(Dual<F, F>, Dual<F, F>, Dual<F, F>) -> Dual<F, F>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (self.value(), scalar::$rule::<F>)
+            }
+        }
+    )*};
+}
+
+float_methods!(unary:
+    sin => sin_frule, cos => cos_frule, tan => tan_frule, asin => asin_frule, acos => acos_frule,
+    atan => atan_frule, sinh => sinh_frule, cosh => cosh_frule, tanh => tanh_frule,
+    asinh => asinh_frule, acosh => acosh_frule, atanh => atanh_frule, exp => exp_frule,
+    exp2 => exp2_frule, exp_m1 => exp_m1_frule, ln => ln_frule, ln_1p => ln_1p_frule,
+    log2 => log2_frule, log10 => log10_frule, sqrt => sqrt_frule, cbrt => cbrt_frule,
+    abs => abs_frule, signum => signum_frule, recip => recip_frule,
+    to_degrees => to_degrees_frule, to_radians => to_radians_frule, floor => floor_frule,
+    ceil => ceil_frule, round => round_frule, trunc => trunc_frule, fract => fract_frule
+);
+float_methods!(binary:
+    atan2 => atan2_frule, hypot => hypot_frule, powf => powf_frule, log => log_frule,
+    min => min_frule, max => max_frule
+);
+float_methods!(ternary: mul_add => mul_add_frule, clamp => clamp_frule);
+
+impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("powi") }, FloatKey<F>> for &'b mut D {
+    type Receiver = Dual<F, F>;
+    type Rule = fn(Dual<F, F>, Dual<i32, NoTangent>) -> Dual<F, F>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.value(), scalar::powi_frule::<F>)
+    }
+}
+
+impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("sin_cos") }, FloatKey<F>> for &'b mut D {
+    type Receiver = Dual<F, F>;
+    type Rule = fn(Dual<F, F>) -> Dual<(F, F), (F, F)>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.value(), scalar::sin_cos_frule::<F>)
+    }
+}
+
+/// A dual of an integer, by value or behind a reference.
+pub trait IntDual<I> {
+    /// The dual's value.
+    fn value(&self) -> Dual<I, NoTangent>;
+}
+
+macro_rules! int_methods {
+    ($($t:ty),*) => {$(
+        impl IntDual<$t> for Dual<$t, NoTangent> {
+            #[inline(always)]
+            fn value(&self) -> Dual<$t, NoTangent> {
+                *self
+            }
+        }
+        impl IntDual<$t> for Dual<&$t, &NoTangent> {
+            #[inline(always)]
+            fn value(&self) -> Dual<$t, NoTangent> {
+                Dual::new(*self.primal, NoTangent)
+            }
+        }
+    )*};
+}
+
+int_methods!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+fn int_min<I: Ord>(a: Dual<I, NoTangent>, b: Dual<I, NoTangent>) -> Dual<I, NoTangent> {
+    Dual::new(a.primal.min(b.primal), NoTangent)
+}
+
+fn int_max<I: Ord>(a: Dual<I, NoTangent>, b: Dual<I, NoTangent>) -> Dual<I, NoTangent> {
+    Dual::new(a.primal.max(b.primal), NoTangent)
+}
+
+impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("min") }, IntKey<I>> for &'b mut D {
+    type Receiver = Dual<I, NoTangent>;
+    type Rule = fn(Dual<I, NoTangent>, Dual<I, NoTangent>) -> Dual<I, NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.value(), int_min::<I>)
+    }
+}
+
+impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("max") }, IntKey<I>> for &'b mut D {
+    type Receiver = Dual<I, NoTangent>;
+    type Rule = fn(Dual<I, NoTangent>, Dual<I, NoTangent>) -> Dual<I, NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.value(), int_max::<I>)
+    }
+}
+
+// Buffers: the receiver is reborrowed (`&` for reads, `&mut` for writes), and the buffer rules
+// are generic over how the buffer is held.
+
+impl<'b, E, P: ReadBuffer<E>, T> MethodFrule<{ method_key("len") }, BufferKey<E>> for &'b mut Dual<P, T> {
+    type Receiver = Dual<&'b P, &'b T>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<usize, NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), buffer::len_frule::<E, &'b P, &'b T>)
+    }
+}
+
+impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key("__iter_sum") }, BufferKey<E>>
+    for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b P, &'b T>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<E, E>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), buffer::sum_frule::<E, &'b P, &'b T>)
+    }
+}
+
+impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key("to_vec") }, BufferKey<E>>
+    for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b P, &'b T>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<Vec<E>, Vec<E>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), buffer::to_vec_frule::<E, &'b P, &'b T>)
+    }
+}
+
+/// `v.clone()` of a `Vec` held by value.
+impl<'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'b mut Dual<Vec<E>, Vec<E>> {
+    type Receiver = Dual<&'b Vec<E>, &'b Vec<E>>;
+    type Rule = fn(Dual<&'b Vec<E>, &'b Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), buffer::vec_clone_frule::<E, &'b Vec<E>, &'b Vec<E>>)
+    }
+}
+
+/// `v.clone()` of a `Vec` behind a shared reference (Rust's method lookup derefs to `Vec`).
+impl<'a, 'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'b mut Dual<&'a Vec<E>, &'a Vec<E>> {
+    type Receiver = Dual<&'a Vec<E>, &'a Vec<E>>;
+    type Rule = fn(Dual<&'a Vec<E>, &'a Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (*self, buffer::vec_clone_frule::<E, &'a Vec<E>, &'a Vec<E>>)
+    }
+}
+
+macro_rules! write_methods {
+    ($($name:literal => |$($arg:ident: $ty:ty),*| $rule:ident),*) => {$(
+        impl<'b, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>> MethodFrule<{ method_key($name) }, BufferKey<E>>
+            for &'b mut Dual<P, T>
+        {
+            type Receiver = Dual<&'b mut P, &'b mut T>;
+            type Rule = fn(Dual<&'b mut P, &'b mut T> $(, $ty)*) -> Dual<(), NoTangent>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (Dual::new(&mut self.primal, &mut self.tangent), buffer::$rule::<E, &'b mut P, &'b mut T>)
+            }
+        }
+    )*};
+}
+
+write_methods!(
+    "fill" => |v: Dual<E, E>| fill_frule,
+    "swap" => |a: Dual<usize, NoTangent>, b: Dual<usize, NoTangent>| swap_frule
+);
+
+impl<'b, 'c, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>> MethodFrule<{ method_key("copy_from_slice") }, BufferKey<E>>
+    for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b mut P, &'b mut T>;
+    type Rule = for<'s> fn(Dual<&'b mut P, &'b mut T>, Dual<&'s [E], &'s [E]>) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&mut self.primal, &mut self.tangent), |d, s| buffer::copy_from_slice_frule(d, s))
+    }
+}
+
+/// A dual of a `Vec` that can grow: by value or behind `&mut`.
+pub trait VecDual<E> {
+    /// The `Vec`s, mutably.
+    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E>>;
+}
+
+impl<E> VecDual<E> for Dual<Vec<E>, Vec<E>> {
+    #[inline(always)]
+    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E>> {
+        Dual::new(&mut self.primal, &mut self.tangent)
+    }
+}
+
+impl<E> VecDual<E> for Dual<&mut Vec<E>, &mut Vec<E>> {
+    #[inline(always)]
+    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E>> {
+        Dual::new(&mut *self.primal, &mut *self.tangent)
+    }
+}
+
+impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<E>> for &'b mut D {
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;
+    type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E>>, Dual<E, E>) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.vecs(), buffer::push_frule::<E>)
+    }
+}
+
+impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E>> for &'b mut D {
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;
+    type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E>>) -> Dual<Option<E>, Option<E>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.vecs(), buffer::pop_frule::<E>)
+    }
+}
+
+/// `Vec::new()`.
+#[inline(always)]
+pub fn vec_new<E: Float>() -> Dual<Vec<E>, Vec<E>> {
+    buffer::vec_new_frule()
+}
+
+/// `Vec::with_capacity(n)`.
+#[inline(always)]
+pub fn vec_with_capacity<E: Float>(n: Dual<usize, NoTangent>) -> Dual<Vec<E>, Vec<E>> {
+    buffer::vec_with_capacity_frule(n)
+}
