@@ -5,6 +5,7 @@
 use proc_macro::TokenStream;
 
 mod differentiable;
+mod api;
 mod derive_tangent;
 mod test_rule;
 
@@ -32,4 +33,11 @@ pub fn test_rule(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn check_rule(input: TokenStream) -> TokenStream {
     test_rule::expand(input.into(), test_rule::OnFailure::Return).into()
+}
+
+/// The value of a #[differentiable] function and its directional derivative along the given
+/// tangents: see `mooncake_runtime::value_and_derivative`.
+#[proc_macro]
+pub fn value_and_derivative(input: TokenStream) -> TokenStream {
+    api::value_and_derivative(input.into()).into()
 }

@@ -39,7 +39,7 @@ pub mod test_utils;
 
 pub use dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 pub use float::Float;
-pub use mooncake_macros::{Tangent, differentiable};
+pub use mooncake_macros::{Tangent, differentiable, value_and_derivative};
 pub use rng::TestRng;
 pub use shared::{SharedCell, SharedRef, SharedVec};
 pub use tangent::{FData, Primal, RData, TangentSpace};
@@ -49,7 +49,7 @@ pub mod prelude {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
-    pub use mooncake_macros::{Tangent, check_rule, differentiable, test_rule};
+    pub use mooncake_macros::{Tangent, check_rule, differentiable, test_rule, value_and_derivative};
 }
 
 /// The one path through which generated code reaches the runtime. Not part of the public API:

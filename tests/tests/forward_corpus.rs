@@ -1,33 +1,425 @@
-//! Derived forward-mode rules (`NAME_frule`), checked against finite differences by the test
-//! utility in forward mode.
+//! Derived forward-mode rules (`NAME_frule`): one or more functions per item of the supported
+//! Rust subset (the counterpart of Mooncake's test resources), each checked by the test utility
+//! against finite differences.
 
 use mooncake_runtime::prelude::*;
 
+// ---- 1. arguments and returns ------------------------------------------------------------------
+
 #[differentiable]
-fn branch(x: f64) -> f64 {
-    if x > 0.0 { x.sin() } else { -x }
+fn scalar_f32(x: f32, y: f32) -> f32 {
+    x * y + x.sin()
 }
 
 #[differentiable]
-fn weighted_loop(x: &[f64], y: f64) -> f64 {
-    let mut s = 0.0;
+fn slice_arg(x: &[f64]) -> f64 {
+    x[0] * x[1] - x[2]
+}
+
+#[differentiable]
+fn vec_ref_arg(x: &Vec<f64>) -> f64 {
+    x[0] * x[0] + x[1]
+}
+
+#[differentiable]
+fn vec_by_value(x: Vec<f64>, k: usize) -> f64 {
+    x[k] * 2.0
+}
+
+#[differentiable]
+fn array_by_value(x: [f64; 3]) -> f64 {
+    x[0] * x[1] * x[2]
+}
+
+#[differentiable]
+fn array_by_ref(x: &[f64; 2]) -> f64 {
+    x[0].exp() + x[1]
+}
+
+#[differentiable]
+fn scale_in_place(x: &mut [f64], a: f64) {
     for i in 0..x.len() {
-        if x[i] > 1.0 {
-            continue;
+        x[i] *= a;
+    }
+}
+
+#[differentiable]
+fn accumulate(acc: &mut f64, x: f64) {
+    *acc += x * x;
+}
+
+#[differentiable]
+fn push_squares(v: &mut Vec<f64>, x: f64) {
+    v.push(x * x);
+    v.push(x.cos());
+}
+
+#[differentiable]
+fn tuple_in_out(p: (f64, f64), n: i32) -> (f64, f64) {
+    let (a, b) = p;
+    (a * b, a.powi(n) - b)
+}
+
+#[differentiable]
+fn integer_mix(x: f64, n: usize) -> f64 {
+    let mut k = n * 2 + 1;
+    k -= 1;
+    x * (k as f64) + (n as f64) / 2.0
+}
+
+// ---- 2. let, shadowing, destructuring, blocks, assignment -------------------------------------
+
+#[differentiable]
+fn lets_and_shadowing(x: f64) -> f64 {
+    let y: f64 = x * 2.0;
+    let y = y + 1.0;
+    let mut z;
+    z = y * y;
+    let w = {
+        let t = z - x;
+        t * 0.5
+    };
+    z += w;
+    z
+}
+
+#[differentiable]
+fn flat_2d(a: &mut [f64], n: usize, v: f64) {
+    for i in 0..n {
+        for j in 0..n {
+            a[i * n + j] += v * (i as f64) - a[j * n + i] * 0.1;
         }
-        s += x[i] * y;
+    }
+}
+
+// ---- 3. operators ---------------------------------------------------------------------------
+
+#[differentiable]
+fn logic(x: f64, y: f64) -> f64 {
+    let pos = x > 0.0 && y > 0.0;
+    let either = x < -1.0 || !(y < 2.0);
+    if pos || either { x / y } else { -x % 3.0 + y }
+}
+
+// ---- 4. float methods, path syntax, constants ----------------------------------------------
+
+#[differentiable]
+fn math(x: f64, y: f64) -> f64 {
+    let a = x.sin() * y.cos() + x.tanh() - f64::exp(y * 0.1);
+    let b = f64::sqrt(x * x + 1.0) + x.hypot(y) + x.atan2(y) + y.powf(1.5) + x.powi(3);
+    let c = x.mul_add(y, 2.0) + x.max(y) - x.min(y) + x.abs() + y.ln() + y.log10() + x.exp_m1();
+    a + b + c + std::f64::consts::PI * x + x.clamp(-0.5, 0.5) + x.to_degrees() + y.recip()
+}
+
+// ---- 5. if/else and match ---------------------------------------------------------------------
+
+#[differentiable]
+fn if_chain(x: f64) -> f64 {
+    let y = if x < -1.0 {
+        x * x
+    } else if x < 1.0 {
+        x.sin()
+    } else {
+        2.0 * x
+    };
+    y + 1.0
+}
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    Square,
+    Cube,
+    Identity,
+}
+
+#[differentiable]
+fn match_ints(x: f64, n: i32, m: Mode) -> f64 {
+    let a = match n {
+        0 => x,
+        1 | 2 => x * x,
+        3..=5 if x > 0.0 => x.sqrt(),
+        k => x * (k as f64),
+    };
+    let b = match m {
+        Mode::Square => x * x,
+        Mode::Cube => x * x * x,
+        Mode::Identity => x,
+    };
+    let c = match x > 1.0 {
+        true => 1.0,
+        false => x,
+    };
+    a + b + c
+}
+
+// ---- 6. loops --------------------------------------------------------------------------------
+
+#[differentiable]
+fn ranges(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..=2 {
+        s += x[i];
+    }
+    for i in (0..x.len()).rev() {
+        s = s * 0.5 + x[i];
+    }
+    for i in (0..x.len()).step_by(2) {
+        s += x[i] * x[i];
     }
     s
 }
 
+#[differentiable]
+fn iterators(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += *v * 2.0;
+    }
+    for v in x {
+        s += v.sin();
+    }
+    for (i, v) in y.iter().enumerate() {
+        s += *v * (i as f64);
+    }
+    for (a, b) in x.iter().zip(y.iter()) {
+        s += a * b;
+    }
+    s
+}
+
+#[differentiable]
+fn while_loop(x: f64) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    while k < 5 {
+        y = y * 0.9 + 0.1;
+        k += 1;
+    }
+    y
+}
+
+#[differentiable]
+fn loop_break_value(x: f64) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    let r = loop {
+        y = y.sin() + 0.5;
+        k += 1;
+        if k == 4 {
+            break y * 2.0;
+        }
+    };
+    r + y
+}
+
+#[differentiable]
+fn labelled(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    'outer: for i in 0..x.len() {
+        for j in 0..x.len() {
+            if j > i {
+                continue 'outer;
+            }
+            if x[i] * x[j] > 4.0 {
+                break 'outer;
+            }
+            s += x[i] * x[j];
+        }
+    }
+    s
+}
+
+#[differentiable]
+fn early_return(x: &[f64], limit: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        for j in 0..x.len() {
+            s += x[i] * x[j];
+            if s > limit {
+                return s * 2.0;
+            }
+        }
+    }
+    s
+}
+
+// ---- 7. buffers ------------------------------------------------------------------------------
+
+#[differentiable]
+fn buffers(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut v = vec![0.0; n];
+    let w = vec![x[0], x[1], 1.0];
+    let mut u = Vec::with_capacity(n);
+    for i in 0..n {
+        v[i] = x[i] * x[i];
+        u.push(v[i] + w[i % 3]);
+    }
+    let c = x.to_vec();
+    let d = u.clone();
+    v.iter().sum::<f64>() + c.iter().sum::<f64>() * d[0] + u.iter().sum::<f64>()
+}
+
+// ---- 8. calls --------------------------------------------------------------------------------
+
+#[differentiable]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+mod inner {
+    use mooncake_runtime::prelude::*;
+
+    #[differentiable]
+    pub fn cube(x: f64) -> f64 {
+        x * x * x
+    }
+}
+
+#[differentiable]
+fn calls(x: f64, v: &[f64]) -> f64 {
+    square(x) + inner::cube(x) + slice_arg(v) + self::square(v[0])
+}
+
+#[differentiable]
+fn factorial_like(x: f64, n: u32) -> f64 {
+    if n == 0 { 1.0 } else { x * factorial_like(x, n - 1) }
+}
+
+#[differentiable]
+fn is_even_poly(x: f64, n: u32) -> f64 {
+    if n == 0 { x } else { is_odd_poly(x * 1.1, n - 1) }
+}
+
+#[differentiable]
+fn is_odd_poly(x: f64, n: u32) -> f64 {
+    if n == 0 { x * x } else { is_even_poly(x.sin(), n - 1) }
+}
+
+// ---- 9. assertions and panics -------------------------------------------------------------
+
+#[differentiable]
+fn checked(x: f64, v: &[f64]) -> f64 {
+    assert!(x > 0.0, "x must be positive, got {}", x);
+    assert_eq!(v.len(), 2);
+    debug_assert!(v[0] < 10.0);
+    if x > 100.0 {
+        panic!("too large: {}", x);
+    }
+    match v.len() {
+        2 => x * v[0] + v[1],
+        _ => unreachable!(),
+    }
+}
+
+// ---- tests -----------------------------------------------------------------------------------
+
 #[test]
-fn branch_forward() {
-    test_rule!(branch(0.7), mode = forward);
-    test_rule!(branch(-0.7), mode = forward);
+fn arguments_and_returns() {
+    test_rule!(scalar_f32(0.7_f32, 1.3_f32), mode = forward, rtol = 1e-2, atol = 1e-2);
+    let x = vec![0.5, -1.5, 2.0];
+    test_rule!(slice_arg(&x), mode = forward);
+    test_rule!(vec_ref_arg(&x), mode = forward);
+    test_rule!(vec_by_value(x, 1), mode = forward);
+    test_rule!(array_by_value([1.0, 2.0, 3.0]), mode = forward);
+    test_rule!(array_by_ref(&[0.5, 0.25]), mode = forward);
+    let mut y = vec![1.0, -2.0, 3.0];
+    test_rule!(scale_in_place(&mut y, 1.5), mode = forward);
+    let mut acc = 0.5;
+    test_rule!(accumulate(&mut acc, 1.5), mode = forward);
+    let mut v = vec![1.0];
+    test_rule!(push_squares(&mut v, 0.3), mode = forward);
+    test_rule!(tuple_in_out((1.5, -0.5), 3), mode = forward);
+    test_rule!(integer_mix(0.3, 4), mode = forward);
 }
 
 #[test]
-fn weighted_loop_forward() {
-    let x = vec![0.5, 2.0, -0.25, 0.75];
-    test_rule!(weighted_loop(&x, 1.5), mode = forward);
+fn lets_blocks_assignment() {
+    test_rule!(lets_and_shadowing(0.7), mode = forward);
+    let mut a = vec![1.0, 2.0, 3.0, 4.0];
+    test_rule!(flat_2d(&mut a, 2, 0.5), mode = forward);
+}
+
+#[test]
+fn operators() {
+    test_rule!(logic(0.7, 1.3), mode = forward);
+    test_rule!(logic(-2.0, 1.3), mode = forward);
+    test_rule!(logic(-0.5, 3.0), mode = forward);
+    test_rule!(logic(-0.5, 1.0), mode = forward);
+}
+
+#[test]
+fn float_methods() {
+    test_rule!(math(0.3, 1.7), mode = forward);
+    test_rule!(math(-0.8, 2.5), mode = forward);
+}
+
+#[test]
+fn branches_and_matches() {
+    for x in [-2.0, 0.3, 1.5] {
+        test_rule!(if_chain(x), mode = forward);
+    }
+    for n in [0, 1, 2, 4, 7] {
+        for m in [Mode::Square, Mode::Cube, Mode::Identity] {
+            test_rule!(match_ints(0.7, n, m), mode = forward);
+            test_rule!(match_ints(1.7, n, m), mode = forward);
+        }
+    }
+}
+
+#[test]
+fn loops() {
+    let x = vec![0.5, -1.5, 2.0, 0.25, 1.0];
+    let y = vec![1.0, 0.5, -0.5, 2.0, 0.1];
+    test_rule!(ranges(&x), mode = forward);
+    test_rule!(iterators(&x, &y), mode = forward);
+    test_rule!(while_loop(0.3), mode = forward);
+    test_rule!(loop_break_value(0.3), mode = forward);
+    // Away from the `x[i] * x[j] > 4.0` threshold, where finite differences are meaningless.
+    let z = vec![0.5, -1.5, 2.1, 0.25, 1.0];
+    test_rule!(labelled(&z), mode = forward);
+    let z = vec![0.5, -1.5, 1.9, 0.25, 1.0];
+    test_rule!(labelled(&z), mode = forward);
+    test_rule!(early_return(&x, 3.0), mode = forward);
+    test_rule!(early_return(&x, 100.0), mode = forward);
+}
+
+#[test]
+fn buffer_operations() {
+    let x = vec![0.5, -1.5, 2.0, 0.25];
+    test_rule!(buffers(&x), mode = forward);
+}
+
+#[test]
+fn calls_and_recursion() {
+    let v = vec![0.5, -1.5, 2.0];
+    test_rule!(calls(0.7, &v), mode = forward);
+    test_rule!(factorial_like(0.9, 5), mode = forward);
+    test_rule!(is_even_poly(0.9, 6), mode = forward);
+}
+
+#[test]
+fn assertions_kept() {
+    let v = vec![0.5, 1.5];
+    test_rule!(checked(0.7, &v), mode = forward);
+}
+
+#[test]
+#[should_panic(expected = "x must be positive, got -1")]
+fn assertion_fires_in_the_rule() {
+    let v = vec![0.5, 1.5];
+    let _ = checked_frule(Dual::new(-1.0, 1.0), Dual::new(&v[..], &[0.0, 0.0][..]));
+}
+
+#[test]
+fn value_and_derivative_api() {
+    let v = vec![0.5, -1.5, 2.0];
+    // d/dx (x^2 + x^3 + ..) at 0.7 along 1: 2x + 3x^2.
+    let (_, d) = value_and_derivative!(calls(0.7, &v), (1.0, vec![0.0; 3]));
+    assert!((d - (1.4 + 3.0 * 0.49)).abs() < 1e-12);
+    let (value, d) = value_and_derivative!(inner::cube(2.0), (1.0,));
+    assert_eq!((value, d), (8.0, 12.0));
+    let mut acc = 1.0;
+    let (value, d) = value_and_derivative!(accumulate(&mut acc, 3.0), (0.0, 1.0));
+    assert_eq!((value, d, acc), ((), NoTangent, 10.0));
 }

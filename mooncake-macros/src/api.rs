@@ -1,0 +1,116 @@
+//! The high-level API macros: `value_and_derivative!` (forward mode).
+//!
+//! Like `test_rule!`, they decide structure only (how each argument is passed, which rule path
+//! to call) and leave types to rustc.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Expr, Token};
+
+struct DerivativeInput {
+    call: syn::ExprCall,
+    tangents: Vec<Expr>,
+}
+
+impl Parse for DerivativeInput {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let call: Expr = input.parse()?;
+        let call = match call {
+            Expr::Call(c) => c,
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    "expected a call of a #[differentiable] function, such as `f(&x, 2.0)`; \
+                     write a method call `s.f(x)` as `Type::f(&s, x)`",
+                ));
+            }
+        };
+        input.parse::<Token![,]>()?;
+        let tangents: Expr = input.parse()?;
+        let _ = input.parse::<Option<Token![,]>>()?;
+        let tangents = match tangents {
+            Expr::Tuple(t) => t.elems.into_iter().collect(),
+            Expr::Paren(p) => vec![*p.expr],
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    "expected the tangents as a tuple, one per argument: `(tx, ty)` (or `(tx,)`)",
+                ));
+            }
+        };
+        Ok(DerivativeInput { call, tangents })
+    }
+}
+
+fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
+    let Expr::Path(p) = func else {
+        return Err(syn::Error::new(func.span(), "expected a path to a #[differentiable] function"));
+    };
+    let mut path = p.path.clone();
+    match path.segments.last_mut() {
+        Some(last) => {
+            last.ident = format_ident!("{}_{}", last.ident, suffix, span = last.ident.span());
+            Ok(path)
+        }
+        None => Err(syn::Error::new(func.span(), "expected a path to a #[differentiable] function")),
+    }
+}
+
+/// `value_and_derivative!(f(a, &b, &mut c), (ta, tb, tc))`.
+pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
+    let input = match syn::parse2::<DerivativeInput>(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let n = input.call.args.len();
+    let func = &input.call.func;
+    let func_text = quote!(#func).to_string().replace(' ', "");
+    if input.tangents.len() != n {
+        return syn::Error::new(
+            if input.tangents.is_empty() { input.call.span() } else { input.tangents[0].span() },
+            format!(
+                "`{}` takes {n} argument{} but {} tangent{} given: pass one tangent per argument \
+                 (`NoTangent` for non-differentiable ones)",
+                func_text,
+                if n == 1 { "" } else { "s" },
+                input.tangents.len(),
+                if input.tangents.len() == 1 { " is" } else { "s are" },
+            ),
+        )
+        .to_compile_error();
+    }
+    let rule = match rule_path(&input.call.func, "frule") {
+        Ok(p) => p,
+        Err(e) => return e.to_compile_error(),
+    };
+    let rt = quote!(::mooncake_runtime::__private);
+    let mut lets = Vec::new();
+    let mut args = Vec::new();
+    for (i, (arg, tangent)) in input.call.args.iter().zip(&input.tangents).enumerate() {
+        let t = format_ident!("__t{}", i, span = proc_macro2::Span::mixed_site());
+        let span = arg.span();
+        match arg {
+            Expr::Reference(r) => {
+                let inner = &r.expr;
+                if r.mutability.is_some() {
+                    lets.push(quote_spanned!(tangent.span()=> let mut #t = #tangent;));
+                    args.push(quote_spanned!(span=> { let __d = #rt::Dual::new(&mut #inner, &mut #t); #rt::Dual::new(__d.primal, __d.tangent) }));
+                } else {
+                    lets.push(quote_spanned!(tangent.span()=> let #t = #tangent;));
+                    args.push(quote_spanned!(span=> { let __d = #rt::Dual::new(&#inner, &#t); #rt::Dual::new(__d.primal, __d.tangent) }));
+                }
+            }
+            other => {
+                lets.push(quote_spanned!(tangent.span()=> let #t = #tangent;));
+                args.push(quote_spanned!(span=> #rt::Dual::new(#other, #t)));
+            }
+        }
+    }
+    quote!({
+        #(#lets)*
+        let __d = #rule(#(#args),*);
+        (__d.primal, __d.tangent)
+    })
+}
