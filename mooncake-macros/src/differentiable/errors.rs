@@ -36,6 +36,14 @@ impl Errors {
         self.errors.is_some()
     }
 
+    /// Moves every error of `other` into `self`.
+    pub(crate) fn absorb(&mut self, mut other: Errors) {
+        other.consumed = true;
+        if let Some(e) = other.errors.take() {
+            self.push(e);
+        }
+    }
+
     /// Consumes the context: `Err` with every error as `compile_error!`s, or `Ok`.
     pub(crate) fn finish(mut self) -> Result<(), TokenStream> {
         self.consumed = true;

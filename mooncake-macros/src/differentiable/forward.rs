@@ -36,6 +36,13 @@ pub(crate) fn place_half(names: &Names, place: &Place, half: &str) -> TokenStrea
     tokens
 }
 
+/// How a method call's receiver is reached: a local borrowed in place, or a value (a `Dual` of
+/// references to a projected place, or a temporary) put in a variable first.
+enum Receiver {
+    Local(TokenStream),
+    Value(TokenStream),
+}
+
 /// The generator of forward-mode statements for one body.
 pub(crate) struct Forward<'a> {
     pub(crate) body: &'a Body,
@@ -112,27 +119,35 @@ impl<'a> Forward<'a> {
         quote_spanned!(span=> { let __d = #v; #rt::Dual::new(__d.primal, __d.tangent) })
     }
 
-    fn receiver(&self, place: &Place, span: Span) -> TokenStream {
+    /// The receiver of a method call, as a `Dual` value to be borrowed mutably: the local
+    /// itself, or a `Dual` of references to a projected place (shared when the place is behind
+    /// a shared reference).
+    fn receiver(&self, place: &Place, span: Span) -> Receiver {
         let rt = rt();
         if place.projections.is_empty() {
             let l = self.names.local(place.local);
-            return quote_spanned!(span=> &mut #l);
+            return Receiver::Local(quote_spanned!(span=> #l));
         }
         let p = place_half(self.names, place, "primal");
         let t = place_half(self.names, place, "tangent");
-        if self.shared_ref[place.local.index()] {
-            quote_spanned!(span=> &mut #rt::Dual::new(&#p, &#t))
+        Receiver::Value(if self.shared_ref[place.local.index()] {
+            quote_spanned!(span=> #rt::Dual::new(&#p, &#t))
         } else {
-            quote_spanned!(span=> &mut #rt::Dual::new(&mut #p, &mut #t))
-        }
+            quote_spanned!(span=> #rt::Dual::new(&mut #p, &mut #t))
+        })
     }
 
-    fn method_call(&self, receiver: TokenStream, method: &syn::Ident, args: &[Operand], span: Span) -> TokenStream {
+    fn method_call(&self, receiver: Receiver, method: &syn::Ident, args: &[Operand], span: Span) -> TokenStream {
         let rt = rt();
         let key = method_key(&method.to_string());
         let args = args.iter().map(|a| self.argument(a, span));
+        let (setup, borrow) = match receiver {
+            Receiver::Local(l) => (quote!(), quote!(&mut #l)),
+            Receiver::Value(v) => (quote!(let mut __recv = #v;), quote!(&mut __recv)),
+        };
         quote_spanned!(method.span()=> {
-            let (__r, __f) = #rt::fwd::MethodFrule::<#key, _>::method_frule(#receiver);
+            #setup
+            let (__r, __f) = #rt::fwd::MethodFrule::<#key, _>::method_frule(#borrow);
             __f(__r #(, #args)*)
         })
     }
@@ -230,7 +245,7 @@ impl<'a> Forward<'a> {
             if (*ty == "f64" || *ty == "f32") && !args.is_empty() {
                 let first = self.operand(&args[0], span);
                 let method = &func.segments[1].ident;
-                let receiver = quote_spanned!(span=> &mut #first);
+                let receiver = Receiver::Value(first);
                 let _ = name;
                 return self.method_call(receiver, method, &args[1..], span);
             }

@@ -648,6 +648,26 @@ impl Lower<'_> {
                 );
             }
         }
+        let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        if last.chars().next().is_some_and(char::is_uppercase) {
+            // `Pair(a, b)`: a tuple struct's constructor.
+            if matches!(last.as_str(), "Some" | "Ok" | "Err") {
+                return self.refuse(
+                    &func,
+                    "enum variants holding data are not supported in #[differentiable] functions yet",
+                );
+            }
+            let fields = c
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    let member = syn::Member::Unnamed(syn::Index { index: i as u32, span: a.span() });
+                    (member, self.lower_expr(a))
+                })
+                .collect();
+            return self.emit(Rvalue::Struct { path: func, fields }, span);
+        }
         let args = c.args.iter().map(|a| self.lower_expr(a)).collect();
         self.emit(Rvalue::Call { func, args }, span)
     }

@@ -29,41 +29,127 @@ use syn::spanned::Spanned;
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::new();
     let args = parse::Args::parse(attr, &mut errors);
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(_) => {
-            // Not a function (or not valid Rust): say so, and give the item back untouched so
-            // that rustc reports its own syntax errors.
-            let e = syn::Error::new(
-                Span::call_site(),
-                "#[differentiable] goes on a function (`fn`), or on a method inside an `impl` block",
+    match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Fn(func)) => expand_fn(func, &args, errors),
+        Ok(syn::Item::Impl(imp)) => expand_impl(imp, &args, errors),
+        Ok(other) => {
+            errors.error_spanned(
+                item_keyword(&other),
+                "#[differentiable] goes on a function, a method, or an `impl` block",
             );
-            let e = e.to_compile_error();
-            return quote!(#e #item);
+            let errs = errors.finish().err().unwrap_or_default();
+            quote!(#errs #other)
         }
-    };
-    let sig = parse::signature(&func.sig, &mut errors);
+        // A method inside an `impl` block arrives alone; it parses as a function. Anything
+        // else that does not parse is given back untouched, so that rustc reports its errors.
+        Err(_) => match syn::parse2::<syn::ItemFn>(item.clone()) {
+            Ok(func) => expand_fn(func, &args, errors),
+            Err(_) => {
+                let _ = errors.finish();
+                item
+            }
+        },
+    }
+}
+
+fn item_keyword(item: &syn::Item) -> TokenStream {
+    match item {
+        syn::Item::Struct(s) => {
+            let t = &s.struct_token;
+            quote!(#t)
+        }
+        syn::Item::Enum(e) => {
+            let t = &e.enum_token;
+            quote!(#t)
+        }
+        syn::Item::Mod(m) => {
+            let t = &m.mod_token;
+            quote!(#t)
+        }
+        syn::Item::Trait(t) => {
+            let t = &t.trait_token;
+            quote!(#t)
+        }
+        syn::Item::Static(s) => {
+            let t = &s.static_token;
+            quote!(#t)
+        }
+        syn::Item::Const(c) => {
+            let t = &c.const_token;
+            quote!(#t)
+        }
+        other => quote!(#other),
+    }
+}
+
+/// The parts of a function the transforms need, whether it is free or a method.
+pub(crate) struct FnParts<'a> {
+    pub(crate) vis: &'a syn::Visibility,
+    pub(crate) sig: &'a syn::Signature,
+    pub(crate) block: &'a syn::Block,
+}
+
+/// A free function, or a method given on its own: the function, then its rules.
+fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> TokenStream {
+    let parts = FnParts { vis: &func.vis, sig: &func.sig, block: &func.block };
+    let (rules, _) = rules_of(&parts, args, &mut errors);
+    match errors.finish() {
+        Ok(()) => quote!(#func #rules),
+        Err(errs) => quote!(#func #errs #rules),
+    }
+}
+
+/// An `impl` block: the block untouched, then an inherent `impl` with every method's rules and
+/// the method-call dispatch impls for the methods that take `self`.
+fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> TokenStream {
+    let mut rules = Vec::new();
+    let mut dispatch = Vec::new();
+    for item in &imp.items {
+        if let syn::ImplItem::Fn(f) = item {
+            let parts = FnParts { vis: &f.vis, sig: &f.sig, block: &f.block };
+            let (r, sig) = rules_of(&parts, args, &mut errors);
+            rules.push(r);
+            if let Some(sig) = sig {
+                dispatch.push(method_dispatch(&imp, &f.sig, &sig));
+            }
+        }
+    }
+    let (impl_generics, _, where_clause) = imp.generics.split_for_impl();
+    let self_ty = &imp.self_ty;
+    let errs = errors.finish().err();
+    quote!(
+        #imp
+        #errs
+        impl #impl_generics #self_ty #where_clause {
+            #(#rules)*
+        }
+        #(#dispatch)*
+    )
+}
+
+/// The rules of one function: generated, or stubs with the right signature when the function
+/// has errors (so that the user sees the real errors, not one per call site). Also returns the
+/// parsed signature when it is usable.
+fn rules_of(parts: &FnParts<'_>, args: &parse::Args, errors: &mut Errors) -> (TokenStream, Option<parse::Sig>) {
+    let before = errors.has_errors();
+    let sig = parse::signature(parts.sig, errors);
     let lsig = lower::Signature {
-        name: &func.sig.ident,
+        name: &parts.sig.ident,
         args: sig.args.iter().map(|a| (a.name.clone(), a.ty.clone(), a.receiver.is_some())).collect(),
         ret_ty: sig.ret.clone(),
     };
-    let body = if errors.has_errors() { None } else { Some(lower::lower(&lsig, &func.block, &mut errors)) };
-    let rules = match (body, errors.has_errors()) {
-        (Some(body), false) => generate(&func, &sig, &body, &args, &mut errors),
-        _ => None,
-    };
-    match (errors.finish(), rules) {
-        (Ok(()), Some(rules)) => quote!(#func #rules),
-        (Err(errs), _) => {
-            let stubs = stubs(&func, &sig);
-            quote!(#func #errs #stubs)
-        }
-        (Ok(()), None) => {
-            let e = syn::Error::new(func.sig.ident.span(), "internal error in #[differentiable]: no rules generated; please report this")
-                .to_compile_error();
-            quote!(#func #e)
-        }
+    let failed_signature = errors.has_errors() && !before;
+    if failed_signature {
+        return (stubs(parts, &sig), None);
+    }
+    let mut local = Errors::new();
+    let body = lower::lower(&lsig, parts.block, &mut local);
+    let rules = if local.has_errors() { None } else { generate(parts, &sig, &body, args, &mut local) };
+    let failed = local.has_errors();
+    errors.absorb(local);
+    match rules {
+        Some(r) if !failed => (r, Some(sig)),
+        _ => (stubs(parts, &sig), Some(sig)),
     }
 }
 
@@ -83,7 +169,7 @@ pub(crate) fn dual_type(ty: &syn::Type) -> TokenStream {
     }
 }
 
-fn frule_signature(func: &syn::ItemFn, sig: &parse::Sig, names: &Names) -> TokenStream {
+fn frule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> TokenStream {
     let rt = rt();
     let vis = &func.vis;
     let name = format_ident!("{}_frule", func.sig.ident, span = func.sig.ident.span());
@@ -126,7 +212,7 @@ fn frule_signature(func: &syn::ItemFn, sig: &parse::Sig, names: &Names) -> Token
 }
 
 fn generate(
-    func: &syn::ItemFn,
+    func: &FnParts<'_>,
     sig: &parse::Sig,
     body: &Body,
     args: &parse::Args,
@@ -218,7 +304,7 @@ fn local_declarations(body: &Body, names: &Names) -> TokenStream {
 
 /// When the function has errors: rules with the right signature and a body that is never
 /// reached, so that the user sees the real errors and not one per call site.
-fn stubs(func: &syn::ItemFn, sig: &parse::Sig) -> TokenStream {
+fn stubs(func: &FnParts<'_>, sig: &parse::Sig) -> TokenStream {
     let names = Names { n_locals: sig.args.len() + 1 };
     let signature = frule_signature(func, sig, &names);
     let allow = allow_attrs();
@@ -228,4 +314,77 @@ fn stubs(func: &syn::ItemFn, sig: &parse::Sig) -> TokenStream {
             ::core::unreachable!("#[differentiable] failed to expand this function")
         }
     )
+}
+
+/// The `MethodFrule` impls that let `x.method(args)` in derived code find `method`'s rule,
+/// for each way the receiver can be held (by value, behind `&`, behind `&mut`).
+fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig) -> TokenStream {
+    let rt = rt();
+    let Some(recv) = sig.args.first().and_then(|a| a.receiver) else {
+        return quote!();
+    };
+    if !fsig.generics.params.is_empty() {
+        // A generic method cannot be named as one function pointer; it is still callable as
+        // `Type::method(..)`.
+        return quote!();
+    }
+    let self_ty = &imp.self_ty;
+    let key = forward::method_key(&fsig.ident.to_string());
+    let rule = format_ident!("{}_frule", fsig.ident, span = fsig.ident.span());
+    let arg_tys: Vec<TokenStream> = sig.args[1..].iter().map(|a| dual_type(&a.ty)).collect();
+    let ret = dual_type(&sig.ret);
+    let gparams = &imp.generics.params;
+    let extra = |lts: &[&str]| -> TokenStream {
+        let lts = lts.iter().map(|l| syn::Lifetime::new(l, Span::call_site()));
+        quote!(#(#lts,)* #gparams)
+    };
+    let mut bounds = vec![quote!(#self_ty: #rt::Primal)];
+    if let Some(w) = &imp.generics.where_clause {
+        let p = &w.predicates;
+        bounds.push(quote!(#p));
+    }
+    let tangent = quote!(<#self_ty as #rt::Primal>::Tangent);
+    let tref = quote!(<#self_ty as #rt::Primal>::TangentRef);
+    let make = |generics: TokenStream, holder: TokenStream, receiver: TokenStream, value: TokenStream| {
+        quote!(
+            #[automatically_derived]
+            impl<#generics> #rt::fwd::MethodFrule<#key, #self_ty> for &'__b mut #holder
+            where #(#bounds),*
+            {
+                type Receiver = #receiver;
+                type Rule = fn(#receiver #(, #arg_tys)*) -> #ret;
+                #[inline(always)]
+                fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                    (#value, <#self_ty>::#rule)
+                }
+            }
+        )
+    };
+    let owned = quote!(#rt::Dual<#self_ty, #tangent>);
+    let shared = quote!(#rt::Dual<&'__a #self_ty, &'__c #tref>);
+    let unique = quote!(#rt::Dual<&'__a mut #self_ty, &'__c mut #tref>);
+    match recv {
+        parse::Receiver::Ref => {
+            let r_b = quote!(#rt::Dual<&'__b #self_ty, &'__b #tref>);
+            let r_a = quote!(#rt::Dual<&'__a #self_ty, &'__c #tref>);
+            let mut out = make(extra(&["'__b"]), owned, r_b.clone(), quote!(#rt::Dual::new(&self.primal, &self.tangent)));
+            out.extend(make(extra(&["'__a", "'__c", "'__b"]), shared, r_a, quote!(*self)));
+            out.extend(make(extra(&["'__a", "'__c", "'__b"]), unique, r_b, quote!(#rt::Dual::new(&*self.primal, &*self.tangent))));
+            out
+        }
+        parse::Receiver::Mut => {
+            let r_b = quote!(#rt::Dual<&'__b mut #self_ty, &'__b mut #tref>);
+            let mut out = make(extra(&["'__b"]), owned, r_b.clone(), quote!(#rt::Dual::new(&mut self.primal, &mut self.tangent)));
+            out.extend(make(extra(&["'__a", "'__c", "'__b"]), unique, r_b, quote!(#rt::Dual::new(&mut *self.primal, &mut *self.tangent))));
+            out
+        }
+        parse::Receiver::Value => {
+            let r = quote!(#rt::Dual<#self_ty, #tangent>);
+            let clone = |p: TokenStream| quote!(#rt::Dual::new(::core::clone::Clone::clone(#p.primal), ::core::clone::Clone::clone(#p.tangent)));
+            let mut out = make(extra(&["'__b"]), owned, r.clone(), clone(quote!(&self)));
+            out.extend(make(extra(&["'__a", "'__c", "'__b"]), shared, r.clone(), clone(quote!(self))));
+            out.extend(make(extra(&["'__a", "'__c", "'__b"]), unique, r, clone(quote!(&*self))));
+            out
+        }
+    }
 }

@@ -1,0 +1,181 @@
+//! Derived forward-mode rules over user structs (`#[derive(Tangent)]`): by value, by `&` and by
+//! `&mut`, struct literals, tuple structs, nested fields, methods (`&self`, `&mut self`,
+//! `self`) and associated functions.
+
+use mooncake_runtime::prelude::*;
+
+#[derive(Tangent, Clone, Debug, PartialEq)]
+pub struct Params {
+    pub w: Vec<f64>,
+    pub b: f64,
+    pub n: usize,
+}
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+pub struct Pair(pub f64, pub f64);
+
+#[derive(Tangent, Clone, Debug, PartialEq)]
+pub struct Outer {
+    pub inner: Point,
+    pub scale: f64,
+    pub params: Params,
+}
+
+#[differentiable]
+fn predict(p: &Params, x: &[f64]) -> f64 {
+    let mut s = p.b;
+    for i in 0..p.n {
+        s += p.w[i] * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn update(p: &mut Params, g: f64) {
+    p.b += g * p.w[0];
+    p.w[1] = p.w[1] * g;
+}
+
+#[differentiable]
+fn norm(p: Point) -> f64 {
+    (p.x * p.x + p.y * p.y).sqrt()
+}
+
+#[differentiable]
+fn make_point(a: f64) -> Point {
+    Point { x: a, y: a * 2.0 }
+}
+
+#[differentiable]
+fn pair_product(a: f64) -> f64 {
+    let p = Pair(a, a.sin());
+    let Pair(u, v) = p;
+    p.0 * p.1 + u - v
+}
+
+#[differentiable]
+fn destructure(p: Point) -> f64 {
+    let Point { x, y } = p;
+    x * y
+}
+
+#[differentiable]
+fn nested(o: &Outer, x: &[f64]) -> f64 {
+    o.inner.x * o.scale + o.inner.y + predict(&o.params, x)
+}
+
+#[differentiable]
+impl Point {
+    fn new(x: f64, y: f64) -> Point {
+        Point { x, y }
+    }
+
+    fn dot(&self, other: &Point) -> f64 {
+        self.x * other.x + self.y * other.y
+    }
+
+    fn scale(&mut self, a: f64) {
+        self.x *= a;
+        self.y = self.y * a;
+    }
+
+    fn into_sum(self) -> f64 {
+        self.x + self.y
+    }
+
+    fn norm2(&self) -> f64 {
+        self.dot(self)
+    }
+}
+
+#[differentiable]
+fn use_methods(a: f64, b: f64) -> f64 {
+    let mut p = Point::new(a, b);
+    let q = Point { x: b, y: 1.0 };
+    p.scale(2.0);
+    let d = p.dot(&q) + p.norm2();
+    d + q.into_sum()
+}
+
+#[differentiable]
+impl Params {
+    fn weighted(&self, x: &[f64]) -> f64 {
+        let mut s = self.b;
+        for i in 0..self.n {
+            s += self.w[i] * x[i];
+        }
+        s
+    }
+
+    fn shift(&mut self, d: f64) {
+        self.b += d;
+        for i in 0..self.w.len() {
+            self.w[i] += d * 0.5;
+        }
+    }
+}
+
+#[differentiable]
+fn params_methods(p: &mut Params, x: &[f64]) -> f64 {
+    p.shift(0.25);
+    let a = p.weighted(x);
+    a * a
+}
+
+#[test]
+fn structs_by_reference() {
+    let p = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
+    let x = vec![1.0, 2.0, -0.5];
+    test_rule!(predict(&p, &x), mode = forward);
+    let mut q = p.clone();
+    test_rule!(update(&mut q, 1.5), mode = forward);
+}
+
+#[test]
+fn structs_by_value_and_literals() {
+    test_rule!(norm(Point { x: 0.3, y: -1.2 }), mode = forward);
+    test_rule!(make_point(0.7), mode = forward);
+    test_rule!(pair_product(0.7), mode = forward);
+    test_rule!(destructure(Point { x: 0.3, y: -1.2 }), mode = forward);
+}
+
+#[test]
+fn nested_fields() {
+    let o = Outer {
+        inner: Point { x: 0.3, y: -1.2 },
+        scale: 2.0,
+        params: Params { w: vec![0.5, -1.0], b: 0.1, n: 2 },
+    };
+    let x = vec![1.0, 2.0];
+    test_rule!(nested(&o, &x), mode = forward);
+}
+
+#[test]
+fn methods_and_associated_functions() {
+    test_rule!(use_methods(0.7, -0.4), mode = forward);
+    let p = Point { x: 0.3, y: -1.2 };
+    let q = Point { x: 1.5, y: 0.5 };
+    test_rule!(Point::dot(&p, &q), frule = Point::dot_frule, mode = forward);
+    let mut r = p;
+    test_rule!(Point::scale(&mut r, 1.5), frule = Point::scale_frule, mode = forward);
+    let mut params = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
+    let x = vec![1.0, 2.0, -0.5];
+    test_rule!(params_methods(&mut params, &x), mode = forward);
+}
+
+#[test]
+fn struct_tangents_from_the_high_level_api() {
+    let p = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
+    let x = vec![1.0, 2.0, -0.5];
+    // Along the direction "b only": the derivative is 1.
+    let t = ParamsTangent { w: vec![0.0; 3], b: 1.0, n: NoTangent };
+    let (v, d) = value_and_derivative!(predict(&p, &x), (t, vec![0.0; 3]));
+    assert_eq!(d, 1.0);
+    assert!((v - (0.3 + 0.5 - 2.0 - 1.0)).abs() < 1e-12);
+}
