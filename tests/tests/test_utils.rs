@@ -314,3 +314,23 @@ fn buffers_and_tuples_by_value() {
     let v = vec![0.5, 1.5, -1.0];
     test_rule!(total(v, (2.0, 3)));
 }
+
+// ---- tolerances scale with the random directions ------------------------------------------
+
+fn sin1(x: f64) -> f64 {
+    x.sin()
+}
+
+fn sign_flipped_sin_frule(x: Dual<f64, f64>) -> Dual<f64, f64> {
+    Dual::new(x.primal.sin(), -x.primal.cos() * x.tangent)
+}
+
+#[test]
+fn a_small_random_direction_does_not_hide_a_wrong_rule() {
+    // With seed 1 the random tangent and cotangent of a scalar are small (|ẋ ȳ| ~ 4e-4), so an
+    // absolute tolerance of 1e-3 that ignored their size would pass this sign error.
+    for seed in 1..=5 {
+        let e = failure(check_rule!(sin1(0.7), frule = sign_flipped_sin_frule, mode = forward, seed = seed));
+        assert_eq!(e.check, Check::ForwardVsFiniteDifferences);
+    }
+}

@@ -292,13 +292,21 @@ impl<V: SlotValues> RuleTest<V> {
         let fds: Vec<Vec<(f64, f64)>> =
             (0..V::LEN).map(|k| if differentiable[k] { fd(k) } else { Vec::new() }).collect();
 
-        let agrees = |estimates: &[(f64, f64)], ad: f64| {
-            estimates.iter().any(|&(_, e)| close(e, ad, cfg.rtol, cfg.atol))
+        // The absolute tolerance is relative to the size of the directions: `<ȳ, J ẋ>` scales
+        // with `|ȳ| |ẋ|`, and a small random draw must not hide a wrong derivative.
+        let ybar_norm = (ybar_out.inner(&ybar_out)
+            + (0..V::LEN).map(|j| V::inner(&ybar_state, &ybar_state, j)).sum::<f64>())
+        .sqrt();
+        let scale = |k: usize| (ybar_norm * V::inner(&xdot, &xdot, k).sqrt()).max(f64::MIN_POSITIVE);
+        let agrees = |k: usize, estimates: &[(f64, f64)], ad: f64| {
+            estimates.iter().any(|&(_, e)| close(e, ad, cfg.rtol, cfg.atol * scale(k)))
         };
         let show = |estimates: &[(f64, f64)]| {
             estimates.iter().map(|(h, e)| format!("{e:.9e} (h = {h:e})")).collect::<Vec<_>>().join(", ")
         };
-        let tolerances = format!("rtol = {:e}, atol = {:e}", cfg.rtol, cfg.atol);
+        let tolerances = |k: usize| {
+            format!("rtol = {:e}, atol = {:e} x |ȳ| |ẋ| = {:e}", cfg.rtol, cfg.atol, cfg.atol * scale(k))
+        };
 
         let mut forward_total = None;
         if let Some(frule) = frule {
@@ -313,15 +321,16 @@ impl<V: SlotValues> RuleTest<V> {
                 let mut t = V::restrict(&xdot, k);
                 let d = frule(&mut s, &mut t);
                 let ad = pair(&d.tangent, &t);
-                if !agrees(&fds[k], ad) {
+                if !agrees(k, &fds[k], ad) {
                     return Err(Failure {
                         check: Check::ForwardVsFiniteDifferences,
                         slot: Some(k),
                         details: format!(
-                            "<ȳ, J ẋ> along ẋ = {} at {}:\n  forward rule:        {ad:.9e}\n  finite differences:  {}\n  ({tolerances})",
+                            "<ȳ, J ẋ> along ẋ = {} at {}:\n  forward rule:        {ad:.9e}\n  finite differences:  {}\n  ({})",
                             V::debug_tangent(&xdot, k),
                             x0.debug(k),
-                            show(&fds[k])
+                            show(&fds[k]),
+                            tolerances(k)
                         ),
                     });
                 }
@@ -380,16 +389,17 @@ impl<V: SlotValues> RuleTest<V> {
                 }
                 let ad = V::inner(&grads, &xdot, k);
                 reverse_total += ad;
-                if !agrees(&fds[k], ad) {
+                if !agrees(k, &fds[k], ad) {
                     return Err(Failure {
                         check: Check::ReverseVsFiniteDifferences,
                         slot: Some(k),
                         details: format!(
-                            "<J^T ȳ, ẋ> along ẋ = {} at {}:\n  reverse rule:        {ad:.9e} (gradient {})\n  finite differences:  {}\n  ({tolerances})",
+                            "<J^T ȳ, ẋ> along ẋ = {} at {}:\n  reverse rule:        {ad:.9e} (gradient {})\n  finite differences:  {}\n  ({})",
                             V::debug_tangent(&xdot, k),
                             x0.debug(k),
                             V::debug_tangent(&grads, k),
-                            show(&fds[k])
+                            show(&fds[k]),
+                            tolerances(k)
                         ),
                     });
                 }
