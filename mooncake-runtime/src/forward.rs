@@ -259,6 +259,7 @@ impl<F: Float> FloatDual<F> for Dual<&mut F, &mut F> {
 
 macro_rules! float_methods {
     (unary: $($name:ident => $rule:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
             type Receiver = Dual<F, F>;
             type Rule = fn(Dual<F, F>) -> Dual<F, F>;
@@ -269,6 +270,7 @@ macro_rules! float_methods {
         }
     )*};
     (binary: $($name:ident => $rule:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
             type Receiver = Dual<F, F>;
             type Rule = fn(Dual<F, F>, Dual<F, F>) -> Dual<F, F>;
@@ -279,6 +281,7 @@ macro_rules! float_methods {
         }
     )*};
     (ternary: $($name:ident => $rule:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
             type Receiver = Dual<F, F>;
             type Rule = fn(Dual<F, F>, Dual<F, F>, Dual<F, F>) -> Dual<F, F>;
@@ -306,6 +309,8 @@ float_methods!(binary:
 );
 float_methods!(ternary: mul_add => mul_add_frule, clamp => clamp_frule);
 
+#[diagnostic::do_not_recommend]
+
 impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("powi") }, FloatKey<F>> for &'b mut D {
     type Receiver = Dual<F, F>;
     type Rule = fn(Dual<F, F>, Dual<i32, NoTangent>) -> Dual<F, F>;
@@ -314,6 +319,8 @@ impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("powi") }, FloatKey
         (self.value(), scalar::powi_frule::<F>)
     }
 }
+
+#[diagnostic::do_not_recommend]
 
 impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("sin_cos") }, FloatKey<F>> for &'b mut D {
     type Receiver = Dual<F, F>;
@@ -357,6 +364,8 @@ fn int_max<I: Ord>(a: Dual<I, NoTangent>, b: Dual<I, NoTangent>) -> Dual<I, NoTa
     Dual::new(a.primal.max(b.primal), NoTangent)
 }
 
+#[diagnostic::do_not_recommend]
+
 impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("min") }, IntKey<I>> for &'b mut D {
     type Receiver = Dual<I, NoTangent>;
     type Rule = fn(Dual<I, NoTangent>, Dual<I, NoTangent>) -> Dual<I, NoTangent>;
@@ -365,6 +374,8 @@ impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("min") }, IntKey<I>> fo
         (self.value(), int_min::<I>)
     }
 }
+
+#[diagnostic::do_not_recommend]
 
 impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("max") }, IntKey<I>> for &'b mut D {
     type Receiver = Dual<I, NoTangent>;
@@ -378,6 +389,8 @@ impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("max") }, IntKey<I>> fo
 // Buffers: the receiver is reborrowed (`&` for reads, `&mut` for writes), and the buffer rules
 // are generic over how the buffer is held.
 
+#[diagnostic::do_not_recommend]
+
 impl<'b, E, P: ReadBuffer<E>, T> MethodFrule<{ method_key("len") }, BufferKey<E>> for &'b mut Dual<P, T> {
     type Receiver = Dual<&'b P, &'b T>;
     type Rule = fn(Dual<&'b P, &'b T>) -> Dual<usize, NoTangent>;
@@ -386,6 +399,8 @@ impl<'b, E, P: ReadBuffer<E>, T> MethodFrule<{ method_key("len") }, BufferKey<E>
         (Dual::new(&self.primal, &self.tangent), buffer::len_frule::<E, &'b P, &'b T>)
     }
 }
+
+#[diagnostic::do_not_recommend]
 
 impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key("__iter_sum") }, BufferKey<E>>
     for &'b mut Dual<P, T>
@@ -397,6 +412,8 @@ impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key(
         (Dual::new(&self.primal, &self.tangent), buffer::sum_frule::<E, &'b P, &'b T>)
     }
 }
+
+#[diagnostic::do_not_recommend]
 
 impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key("to_vec") }, BufferKey<E>>
     for &'b mut Dual<P, T>
@@ -410,6 +427,7 @@ impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key(
 }
 
 /// `v.clone()` of a `Vec` held by value.
+#[diagnostic::do_not_recommend]
 impl<'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'b mut Dual<Vec<E>, Vec<E>> {
     type Receiver = Dual<&'b Vec<E>, &'b Vec<E>>;
     type Rule = fn(Dual<&'b Vec<E>, &'b Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
@@ -420,6 +438,7 @@ impl<'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'b mu
 }
 
 /// `v.clone()` of a `Vec` behind a shared reference (Rust's method lookup derefs to `Vec`).
+#[diagnostic::do_not_recommend]
 impl<'a, 'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'b mut Dual<&'a Vec<E>, &'a Vec<E>> {
     type Receiver = Dual<&'a Vec<E>, &'a Vec<E>>;
     type Rule = fn(Dual<&'a Vec<E>, &'a Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
@@ -431,6 +450,7 @@ impl<'a, 'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'
 
 macro_rules! write_methods {
     ($($name:literal => |$($arg:ident: $ty:ty),*| $rule:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl<'b, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>> MethodFrule<{ method_key($name) }, BufferKey<E>>
             for &'b mut Dual<P, T>
         {
@@ -448,6 +468,8 @@ write_methods!(
     "fill" => |v: Dual<E, E>| fill_frule,
     "swap" => |a: Dual<usize, NoTangent>, b: Dual<usize, NoTangent>| swap_frule
 );
+
+#[diagnostic::do_not_recommend]
 
 impl<'b, 'c, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>> MethodFrule<{ method_key("copy_from_slice") }, BufferKey<E>>
     for &'b mut Dual<P, T>
@@ -480,6 +502,8 @@ impl<E> VecDual<E> for Dual<&mut Vec<E>, &mut Vec<E>> {
     }
 }
 
+#[diagnostic::do_not_recommend]
+
 impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<E>> for &'b mut D {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;
     type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E>>, Dual<E, E>) -> Dual<(), NoTangent>;
@@ -488,6 +512,8 @@ impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<
         (self.vecs(), buffer::push_frule::<E>)
     }
 }
+
+#[diagnostic::do_not_recommend]
 
 impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E>> for &'b mut D {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;

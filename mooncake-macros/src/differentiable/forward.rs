@@ -141,13 +141,23 @@ impl<'a> Forward<'a> {
         let rt = rt();
         let key = method_key(&method.to_string());
         let args = args.iter().map(|a| self.argument(a, span));
+        let m = method.span();
         let (setup, borrow) = match receiver {
             Receiver::Local(l) => (quote!(), quote!(&mut #l)),
             Receiver::Value(v) => (quote!(let mut __recv = #v;), quote!(&mut __recv)),
         };
+        // The argument of the dispatch call is a name with the method's own (user) span, so that
+        // a missing rule is reported at the user's method call rather than at the attribute.
+        let receiver_name = syn::Ident::new("__mooncake_receiver", m);
+        let setup = quote!(#setup let #receiver_name = #borrow;);
+        let borrow = quote!(#receiver_name);
+        // The trait path carries the method's span, so that a missing rule is reported at the
+        // user's method call.
+        let trait_path = quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::MethodFrule);
+        let _ = &rt;
         quote_spanned!(method.span()=> {
             #setup
-            let (__r, __f) = #rt::fwd::MethodFrule::<#key, _>::method_frule(#borrow);
+            let (__r, __f) = #trait_path::<#key, _>::method_frule(#borrow);
             __f(__r #(, #args)*)
         })
     }

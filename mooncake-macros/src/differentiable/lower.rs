@@ -687,6 +687,21 @@ impl Lower<'_> {
                 }
             }
         }
+        // An adaptor anywhere in the receiver chain (`x.iter().map(..).sum()`) is refused at the
+        // adaptor.
+        let mut chain: &Expr = &m.receiver;
+        while let Expr::MethodCall(inner) = chain {
+            let inner_name = inner.method.to_string();
+            if ITERATOR_ADAPTORS.contains(&inner_name.as_str()) && inner_name != "iter" {
+                return self.refuse(
+                    &inner.method,
+                    "iterator adaptors are not supported here yet; write a loop (`for` over a \
+                     range, `x.iter()`, `.enumerate()`, `.zip()`, `.rev()` and `.step_by()` are \
+                     supported as the iterator of a `for` loop, and `x.iter().sum()` as a value)",
+                );
+            }
+            chain = &inner.receiver;
+        }
         if ITERATOR_ADAPTORS.contains(&name.as_str()) {
             return self.refuse(
                 &m.method,

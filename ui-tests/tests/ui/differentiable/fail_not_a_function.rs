@@ -1,0 +1,8 @@
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+struct NotAFunction {
+    x: f64,
+}
+
+fn main() {}
