@@ -46,7 +46,10 @@ impl Parse for DerivativeInput {
 
 fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
     let Expr::Path(p) = func else {
-        return Err(syn::Error::new(func.span(), "expected a path to a #[differentiable] function"));
+        return Err(syn::Error::new(
+            func.span(),
+            "expected a path to a #[differentiable] function",
+        ));
     };
     let mut path = p.path.clone();
     match path.segments.last_mut() {
@@ -54,7 +57,9 @@ fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
             last.ident = format_ident!("{}_{}", last.ident, suffix, span = last.ident.span());
             Ok(path)
         }
-        None => Err(syn::Error::new(func.span(), "expected a path to a #[differentiable] function")),
+        None => {
+            Err(syn::Error::new(func.span(), "expected a path to a #[differentiable] function"))
+        }
     }
 }
 

@@ -4,9 +4,9 @@
 
 use proc_macro::TokenStream;
 
-mod differentiable;
 mod api;
 mod derive_tangent;
+mod differentiable;
 mod test_rule;
 
 /// Derives the tangent machinery of a struct: see `mooncake_runtime::Tangent`.

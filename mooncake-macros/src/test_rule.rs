@@ -349,7 +349,8 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
                             let #m = #sup::marker(&#s.#k);
                             let #f = ::core::clone::Clone::clone(&#fd.#k);
                         ));
-                        accumulate.push(quote!(#sup::accumulate_rdata(#m, &mut #g.#k, &#f, __r.#ri);));
+                        accumulate
+                            .push(quote!(#sup::accumulate_rdata(#m, &mut #g.#k, &#f, __r.#ri);));
                         quote!(#sup::codual_val(&#s.#k, &#fd.#k))
                     }
                     Kind::Ref => quote!(#sup::codual_ref(&#s.#k, &#sh.#k)),
@@ -379,11 +380,9 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
         }
     };
     let finish = match on_failure {
-        OnFailure::Panic => quote!(
-            if let ::core::result::Result::Err(__e) = __result {
-                ::core::panic!("{}", __e);
-            }
-        ),
+        OnFailure::Panic => quote!(if let ::core::result::Result::Err(__e) = __result {
+            ::core::panic!("{}", __e);
+        }),
         OnFailure::Return => quote!(__result),
     };
 

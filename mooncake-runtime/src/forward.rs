@@ -310,8 +310,7 @@ float_methods!(binary:
 float_methods!(ternary: mul_add => mul_add_frule, clamp => clamp_frule);
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("powi") }, FloatKey<F>> for &'b mut D {
+impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key("powi") }, FloatKey<F>> for &mut D {
     type Receiver = Dual<F, F>;
     type Rule = fn(Dual<F, F>, Dual<i32, NoTangent>) -> Dual<F, F>;
     #[inline(always)]
@@ -321,8 +320,7 @@ impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("powi") }, FloatKey
 }
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key("sin_cos") }, FloatKey<F>> for &'b mut D {
+impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key("sin_cos") }, FloatKey<F>> for &mut D {
     type Receiver = Dual<F, F>;
     type Rule = fn(Dual<F, F>) -> Dual<(F, F), (F, F)>;
     #[inline(always)]
@@ -365,8 +363,7 @@ fn int_max<I: Ord>(a: Dual<I, NoTangent>, b: Dual<I, NoTangent>) -> Dual<I, NoTa
 }
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("min") }, IntKey<I>> for &'b mut D {
+impl<I: Ord, D: IntDual<I>> MethodFrule<{ method_key("min") }, IntKey<I>> for &mut D {
     type Receiver = Dual<I, NoTangent>;
     type Rule = fn(Dual<I, NoTangent>, Dual<I, NoTangent>) -> Dual<I, NoTangent>;
     #[inline(always)]
@@ -376,8 +373,7 @@ impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("min") }, IntKey<I>> fo
 }
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("max") }, IntKey<I>> for &'b mut D {
+impl<I: Ord, D: IntDual<I>> MethodFrule<{ method_key("max") }, IntKey<I>> for &mut D {
     type Receiver = Dual<I, NoTangent>;
     type Rule = fn(Dual<I, NoTangent>, Dual<I, NoTangent>) -> Dual<I, NoTangent>;
     #[inline(always)]
@@ -390,8 +386,9 @@ impl<'b, I: Ord, D: IntDual<I>> MethodFrule<{ method_key("max") }, IntKey<I>> fo
 // are generic over how the buffer is held.
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, E, P: ReadBuffer<E>, T> MethodFrule<{ method_key("len") }, BufferKey<E>> for &'b mut Dual<P, T> {
+impl<'b, E, P: ReadBuffer<E>, T> MethodFrule<{ method_key("len") }, BufferKey<E>>
+    for &'b mut Dual<P, T>
+{
     type Receiver = Dual<&'b P, &'b T>;
     type Rule = fn(Dual<&'b P, &'b T>) -> Dual<usize, NoTangent>;
     #[inline(always)]
@@ -401,9 +398,8 @@ impl<'b, E, P: ReadBuffer<E>, T> MethodFrule<{ method_key("len") }, BufferKey<E>
 }
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key("__iter_sum") }, BufferKey<E>>
-    for &'b mut Dual<P, T>
+impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>>
+    MethodFrule<{ method_key("__iter_sum") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b P, &'b T>;
     type Rule = fn(Dual<&'b P, &'b T>) -> Dual<E, E>;
@@ -414,9 +410,8 @@ impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key(
 }
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key("to_vec") }, BufferKey<E>>
-    for &'b mut Dual<P, T>
+impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>>
+    MethodFrule<{ method_key("to_vec") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b P, &'b T>;
     type Rule = fn(Dual<&'b P, &'b T>) -> Dual<Vec<E>, Vec<E>>;
@@ -428,18 +423,25 @@ impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>> MethodFrule<{ method_key(
 
 /// `v.clone()` of a `Vec` held by value.
 #[diagnostic::do_not_recommend]
-impl<'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'b mut Dual<Vec<E>, Vec<E>> {
+impl<'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+    for &'b mut Dual<Vec<E>, Vec<E>>
+{
     type Receiver = Dual<&'b Vec<E>, &'b Vec<E>>;
     type Rule = fn(Dual<&'b Vec<E>, &'b Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (Dual::new(&self.primal, &self.tangent), buffer::vec_clone_frule::<E, &'b Vec<E>, &'b Vec<E>>)
+        (
+            Dual::new(&self.primal, &self.tangent),
+            buffer::vec_clone_frule::<E, &'b Vec<E>, &'b Vec<E>>,
+        )
     }
 }
 
 /// `v.clone()` of a `Vec` behind a shared reference (Rust's method lookup derefs to `Vec`).
 #[diagnostic::do_not_recommend]
-impl<'a, 'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>> for &'b mut Dual<&'a Vec<E>, &'a Vec<E>> {
+impl<'a, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+    for &mut Dual<&'a Vec<E>, &'a Vec<E>>
+{
     type Receiver = Dual<&'a Vec<E>, &'a Vec<E>>;
     type Rule = fn(Dual<&'a Vec<E>, &'a Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
     #[inline(always)]
@@ -470,12 +472,12 @@ write_methods!(
 );
 
 #[diagnostic::do_not_recommend]
-
-impl<'b, 'c, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>> MethodFrule<{ method_key("copy_from_slice") }, BufferKey<E>>
-    for &'b mut Dual<P, T>
+impl<'b, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>>
+    MethodFrule<{ method_key("copy_from_slice") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b mut P, &'b mut T>;
-    type Rule = for<'s> fn(Dual<&'b mut P, &'b mut T>, Dual<&'s [E], &'s [E]>) -> Dual<(), NoTangent>;
+    type Rule =
+        for<'s> fn(Dual<&'b mut P, &'b mut T>, Dual<&'s [E], &'s [E]>) -> Dual<(), NoTangent>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
         (Dual::new(&mut self.primal, &mut self.tangent), |d, s| buffer::copy_from_slice_frule(d, s))
@@ -503,7 +505,6 @@ impl<E> VecDual<E> for Dual<&mut Vec<E>, &mut Vec<E>> {
 }
 
 #[diagnostic::do_not_recommend]
-
 impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<E>> for &'b mut D {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;
     type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E>>, Dual<E, E>) -> Dual<(), NoTangent>;
@@ -514,7 +515,6 @@ impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<
 }
 
 #[diagnostic::do_not_recommend]
-
 impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E>> for &'b mut D {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;
     type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E>>) -> Dual<Option<E>, Option<E>>;
@@ -535,3 +535,34 @@ pub fn vec_new<E: Float>() -> Dual<Vec<E>, Vec<E>> {
 pub fn vec_with_capacity<E: Float>(n: Dual<usize, NoTangent>) -> Dual<Vec<E>, Vec<E>> {
     buffer::vec_with_capacity_frule(n)
 }
+
+// ---------------------------------------------------------------------------------------------
+// `#[differentiable(debug)]`: run-time checks that every float the rule computes is finite.
+
+/// The check `#[differentiable(debug)]` inserts after each assignment of a float dual: panics,
+/// naming the variable and the line, if the primal or the tangent is not finite. Chosen over
+/// [`DebugCheckFallback`] by method resolution when the type is a float dual.
+pub trait DebugCheck {
+    /// Panics if the value or its tangent is not finite.
+    fn mooncake_debug_check(&self, what: &str, line: u32);
+}
+
+impl<F: Float> DebugCheck for Dual<F, F> {
+    #[track_caller]
+    fn mooncake_debug_check(&self, what: &str, line: u32) {
+        if !self.primal.is_finite() || !self.tangent.is_finite() {
+            panic!(
+                "#[differentiable(debug)]: {what} (line {line}) is not finite: value {}, tangent {}",
+                self.primal, self.tangent
+            );
+        }
+    }
+}
+
+/// The no-op check for every value that is not a float dual (see [`DebugCheck`]).
+pub trait DebugCheckFallback {
+    /// Does nothing.
+    fn mooncake_debug_check(&self, _what: &str, _line: u32) {}
+}
+
+impl<T> DebugCheckFallback for &T {}

@@ -49,7 +49,9 @@ pub mod prelude {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
-    pub use mooncake_macros::{Tangent, check_rule, differentiable, test_rule, value_and_derivative};
+    pub use mooncake_macros::{
+        Tangent, check_rule, differentiable, test_rule, value_and_derivative,
+    };
 }
 
 /// The one path through which generated code reaches the runtime. Not part of the public API:

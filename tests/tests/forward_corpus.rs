@@ -2,6 +2,16 @@
 //! Rust subset (the counterpart of Mooncake's test resources), each checked by the test utility
 //! against finite differences.
 
+// The corpus deliberately writes loops, borrows and comparisons the way users do, including the
+// forms clippy would rewrite, because those are what the macro must handle.
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::useless_vec,
+    clippy::assign_op_pattern
+)]
+
 use mooncake_runtime::prelude::*;
 
 // ---- 1. arguments and returns ------------------------------------------------------------------
@@ -323,11 +333,11 @@ fn arguments_and_returns() {
     test_rule!(vec_by_value(x, 1), mode = forward);
     test_rule!(array_by_value([1.0, 2.0, 3.0]), mode = forward);
     test_rule!(array_by_ref(&[0.5, 0.25]), mode = forward);
-    let mut y = vec![1.0, -2.0, 3.0];
+    let y = vec![1.0, -2.0, 3.0];
     test_rule!(scale_in_place(&mut y, 1.5), mode = forward);
-    let mut acc = 0.5;
+    let acc = 0.5;
     test_rule!(accumulate(&mut acc, 1.5), mode = forward);
-    let mut v = vec![1.0];
+    let v = vec![1.0];
     test_rule!(push_squares(&mut v, 0.3), mode = forward);
     test_rule!(tuple_in_out((1.5, -0.5), 3), mode = forward);
     test_rule!(integer_mix(0.3, 4), mode = forward);
@@ -336,7 +346,7 @@ fn arguments_and_returns() {
 #[test]
 fn lets_blocks_assignment() {
     test_rule!(lets_and_shadowing(0.7), mode = forward);
-    let mut a = vec![1.0, 2.0, 3.0, 4.0];
+    let a = vec![1.0, 2.0, 3.0, 4.0];
     test_rule!(flat_2d(&mut a, 2, 0.5), mode = forward);
 }
 

@@ -2,26 +2,36 @@
 //! `&mut`, struct literals, tuple structs, nested fields, methods (`&self`, `&mut self`,
 //! `self`) and associated functions.
 
+// The corpus deliberately writes loops, borrows and comparisons the way users do, including the
+// forms clippy would rewrite, because those are what the macro must handle.
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::useless_vec,
+    clippy::assign_op_pattern
+)]
+
 use mooncake_runtime::prelude::*;
 
 #[derive(Tangent, Clone, Debug, PartialEq)]
-pub struct Params {
-    pub w: Vec<f64>,
+struct Params {
+    w: Vec<f64>,
     pub b: f64,
     pub n: usize,
 }
 
 #[derive(Tangent, Clone, Copy, Debug, PartialEq)]
-pub struct Point {
+struct Point {
     pub x: f64,
     pub y: f64,
 }
 
 #[derive(Tangent, Clone, Copy, Debug, PartialEq)]
-pub struct Pair(pub f64, pub f64);
+struct Pair(pub f64, pub f64);
 
 #[derive(Tangent, Clone, Debug, PartialEq)]
-pub struct Outer {
+struct Outer {
     pub inner: Point,
     pub scale: f64,
     pub params: Params,
@@ -133,7 +143,7 @@ fn structs_by_reference() {
     let p = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
     let x = vec![1.0, 2.0, -0.5];
     test_rule!(predict(&p, &x), mode = forward);
-    let mut q = p.clone();
+    let q = p.clone();
     test_rule!(update(&mut q, 1.5), mode = forward);
 }
 
@@ -162,9 +172,9 @@ fn methods_and_associated_functions() {
     let p = Point { x: 0.3, y: -1.2 };
     let q = Point { x: 1.5, y: 0.5 };
     test_rule!(Point::dot(&p, &q), frule = Point::dot_frule, mode = forward);
-    let mut r = p;
+    let r = p;
     test_rule!(Point::scale(&mut r, 1.5), frule = Point::scale_frule, mode = forward);
-    let mut params = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
+    let params = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
     let x = vec![1.0, 2.0, -0.5];
     test_rule!(params_methods(&mut params, &x), mode = forward);
 }

@@ -6,11 +6,7 @@ use mooncake_runtime::{SharedVec, TestRng};
 use std::marker::PhantomData;
 
 /// Compiles only if `A` and `B` are the same type.
-fn same<A: ?Sized, B: ?Sized>(_: PhantomData<A>, _: PhantomData<B>)
-where
-    A: Same<B>,
-{
-}
+fn same<A: ?Sized + Same<B>, B: ?Sized>(_: PhantomData<A>, _: PhantomData<B>) {}
 trait Same<B: ?Sized> {}
 impl<A: ?Sized> Same<A> for A {}
 

@@ -62,7 +62,8 @@ fn correct_scalar_rule_passes() {
 
 #[test]
 fn wrong_forward_derivative_is_caught_for_the_right_argument() {
-    let e = failure(check_rule!(square_sin(0.7, -1.3), frule = wrong_tangent_frule, mode = forward));
+    let e =
+        failure(check_rule!(square_sin(0.7, -1.3), frule = wrong_tangent_frule, mode = forward));
     assert_eq!(e.check, Check::ForwardVsFiniteDifferences);
     assert_eq!(e.argument.as_deref(), Some("-1.3"));
     let msg = e.to_string();
@@ -244,7 +245,8 @@ fn pure_scale_frule(x: Dual<&mut [f64], &mut [f64]>, _a: Dual<f64, f64>) -> Dual
 #[test]
 fn missing_mutation_is_caught() {
     let x = vec![1.0, -2.0, 0.5];
-    let e = failure(check_rule!(scale_in_place(&mut x, 1.5), frule = pure_scale_frule, mode = forward));
+    let e =
+        failure(check_rule!(scale_in_place(&mut x, 1.5), frule = pure_scale_frule, mode = forward));
     assert_eq!(e.check, Check::ArgumentState);
 }
 
@@ -254,7 +256,10 @@ fn push_square(v: &mut Vec<f64>, x: f64) {
     v.push(x * x);
 }
 
-fn push_square_frule(v: Dual<&mut Vec<f64>, &mut Vec<f64>>, x: Dual<f64, f64>) -> Dual<(), NoTangent> {
+fn push_square_frule(
+    v: Dual<&mut Vec<f64>, &mut Vec<f64>>,
+    x: Dual<f64, f64>,
+) -> Dual<(), NoTangent> {
     v.primal.push(x.primal * x.primal);
     v.tangent.push(2.0 * x.primal * x.tangent);
     Dual::new((), NoTangent)
@@ -287,12 +292,16 @@ fn total(v: Vec<f64>, t: (f64, usize)) -> f64 {
     v.iter().sum::<f64>() * t.0 + t.1 as f64
 }
 
-fn total_frule(v: Dual<Vec<f64>, Vec<f64>>, t: Dual<(f64, usize), (f64, NoTangent)>) -> Dual<f64, f64> {
+fn total_frule(
+    v: Dual<Vec<f64>, Vec<f64>>,
+    t: Dual<(f64, usize), (f64, NoTangent)>,
+) -> Dual<f64, f64> {
     let s: f64 = v.primal.iter().sum();
     let ds: f64 = v.tangent.iter().sum();
     Dual::new(s * t.primal.0 + t.primal.1 as f64, ds * t.primal.0 + s * t.tangent.0)
 }
 
+#[allow(clippy::type_complexity)]
 fn total_rrule(
     v: CoDual<Vec<f64>, SharedVec<f64>>,
     t: CoDual<(f64, usize), (NoFData, NoFData)>,
@@ -330,7 +339,12 @@ fn a_small_random_direction_does_not_hide_a_wrong_rule() {
     // With seed 1 the random tangent and cotangent of a scalar are small (|ẋ ȳ| ~ 4e-4), so an
     // absolute tolerance of 1e-3 that ignored their size would pass this sign error.
     for seed in 1..=5 {
-        let e = failure(check_rule!(sin1(0.7), frule = sign_flipped_sin_frule, mode = forward, seed = seed));
+        let e = failure(check_rule!(
+            sin1(0.7),
+            frule = sign_flipped_sin_frule,
+            mode = forward,
+            seed = seed
+        ));
         assert_eq!(e.check, Check::ForwardVsFiniteDifferences);
     }
 }

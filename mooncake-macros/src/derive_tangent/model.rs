@@ -7,10 +7,10 @@
 
 use super::ctxt::Ctxt;
 use darling::ast::{Data, Fields, Style};
-use syn as dsyn;
 use darling::{FromDeriveInput, FromField, FromVariant};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{ToTokens, quote};
+use syn as dsyn;
 
 /// What darling reads from the item. `#[derive(Tangent)]` has no attributes of its own yet;
 /// `repr` is forwarded to find `#[repr(packed)]`.

@@ -54,7 +54,8 @@ impl Names {
                     }
                 }
                 TokenTree::Group(g) => {
-                    let mut ng = proc_macro2::Group::new(g.delimiter(), self.substitute_primals(g.stream()));
+                    let mut ng =
+                        proc_macro2::Group::new(g.delimiter(), self.substitute_primals(g.stream()));
                     ng.set_span(g.span());
                     TokenTree::Group(ng)
                 }

@@ -45,8 +45,10 @@ enum Receiver {
 
 /// The generator of forward-mode statements for one body.
 pub(crate) struct Forward<'a> {
-    pub(crate) body: &'a Body,
     pub(crate) names: &'a Names,
+    /// Insert run-time checks that every float the rule computes is finite.
+    pub(crate) debug: bool,
+    locals: &'a [LocalDecl],
     /// Locals known to hold shared references (arguments declared `&T`, and locals assigned a
     /// shared borrow): a method called on a field of one is given a shared receiver.
     pub(crate) shared_ref: Vec<bool>,
@@ -72,7 +74,9 @@ impl<'a> Forward<'a> {
                         }
                         let shared = match op {
                             Operand::Ref(_, false) => true,
-                            Operand::Use(q) => q.projections.is_empty() && shared_ref[q.local.index()],
+                            Operand::Use(q) => {
+                                q.projections.is_empty() && shared_ref[q.local.index()]
+                            }
                             _ => false,
                         };
                         if shared {
@@ -83,7 +87,7 @@ impl<'a> Forward<'a> {
                 }
             }
         }
-        Forward { body, names, shared_ref }
+        Forward { names, debug: false, locals: &body.locals, shared_ref }
     }
 
     fn operand(&self, op: &Operand, span: Span) -> TokenStream {
@@ -137,7 +141,13 @@ impl<'a> Forward<'a> {
         })
     }
 
-    fn method_call(&self, receiver: Receiver, method: &syn::Ident, args: &[Operand], span: Span) -> TokenStream {
+    fn method_call(
+        &self,
+        receiver: Receiver,
+        method: &syn::Ident,
+        args: &[Operand],
+        span: Span,
+    ) -> TokenStream {
         let rt = rt();
         let key = method_key(&method.to_string());
         let args = args.iter().map(|a| self.argument(a, span));
@@ -153,7 +163,8 @@ impl<'a> Forward<'a> {
         let borrow = quote!(#receiver_name);
         // The trait path carries the method's span, so that a missing rule is reported at the
         // user's method call.
-        let trait_path = quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::MethodFrule);
+        let trait_path =
+            quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::MethodFrule);
         let _ = &rt;
         quote_spanned!(method.span()=> {
             #setup
@@ -205,12 +216,17 @@ impl<'a> Forward<'a> {
                 self.method_call(r, method, args, span)
             }
             Rvalue::Tuple(ops) | Rvalue::Array(ops) | Rvalue::VecList(ops) => {
-                let vars: Vec<_> = (0..ops.len()).map(|i| format_ident!("__e{}", i, span = Span::mixed_site())).collect();
+                let vars: Vec<_> = (0..ops.len())
+                    .map(|i| format_ident!("__e{}", i, span = Span::mixed_site()))
+                    .collect();
                 let vals = ops.iter().map(op);
                 let (p, t) = match rv {
                     Rvalue::Tuple(_) => (quote!((#(#vars.primal,)*)), quote!((#(#vars.tangent,)*))),
                     Rvalue::Array(_) => (quote!([#(#vars.primal),*]), quote!([#(#vars.tangent),*])),
-                    _ => (quote!(::std::vec![#(#vars.primal),*]), quote!(::std::vec![#(#vars.tangent),*])),
+                    _ => (
+                        quote!(::std::vec![#(#vars.primal),*]),
+                        quote!(::std::vec![#(#vars.tangent),*]),
+                    ),
                 };
                 quote_spanned!(span=> { #(let #vars = #vals;)* #rt::Dual::new(#p, #t) })
             }
@@ -227,7 +243,9 @@ impl<'a> Forward<'a> {
                 })
             }
             Rvalue::Struct { path, fields } => {
-                let vars: Vec<_> = (0..fields.len()).map(|i| format_ident!("__f{}", i, span = Span::mixed_site())).collect();
+                let vars: Vec<_> = (0..fields.len())
+                    .map(|i| format_ident!("__f{}", i, span = Span::mixed_site()))
+                    .collect();
                 let vals = fields.iter().map(|(_, o)| op(o));
                 let members: Vec<_> = fields.iter().map(|(m, _)| m).collect();
                 let tangent_path = tangent_path(path);
@@ -251,18 +269,21 @@ impl<'a> Forward<'a> {
         let segments: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
         let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
         // `f64::sin(x)`: the method on the first argument.
-        if let [ty, name] = segs.as_slice() {
-            if (*ty == "f64" || *ty == "f32") && !args.is_empty() {
-                let first = self.operand(&args[0], span);
-                let method = &func.segments[1].ident;
-                let receiver = Receiver::Value(first);
-                let _ = name;
-                return self.method_call(receiver, method, &args[1..], span);
-            }
+        if let [ty, _] = segs.as_slice()
+            && (*ty == "f64" || *ty == "f32")
+            && !args.is_empty()
+        {
+            let first = self.operand(&args[0], span);
+            let method = &func.segments[1].ident;
+            return self.method_call(Receiver::Value(first), method, &args[1..], span);
         }
         match segs.as_slice() {
-            ["Vec", "new"] | ["std", "vec", "Vec", "new"] => return quote_spanned!(span=> #rt::fwd::vec_new()),
-            ["Vec", "with_capacity"] | ["std", "vec", "Vec", "with_capacity"] if args.len() == 1 => {
+            ["Vec", "new"] | ["std", "vec", "Vec", "new"] => {
+                return quote_spanned!(span=> #rt::fwd::vec_new());
+            }
+            ["Vec", "with_capacity"] | ["std", "vec", "Vec", "with_capacity"]
+                if args.len() == 1 =>
+            {
                 let n = self.operand(&args[0], span);
                 return quote_spanned!(span=> #rt::fwd::vec_with_capacity(#n));
             }
@@ -281,7 +302,21 @@ impl<'a> Forward<'a> {
                 let value = self.rvalue(rv, span);
                 if place.projections.is_empty() {
                     let l = self.names.local(place.local);
-                    quote_spanned!(span=> #l = #value;)
+                    let check = if self.debug {
+                        let rt = rt();
+                        let what = match &self.locals[place.local.index()].name {
+                            Some(n) => format!("`{n}`"),
+                            None => "a temporary".to_owned(),
+                        };
+                        quote_spanned!(span=> {
+                            #[allow(unused_imports)]
+                            use #rt::fwd::{DebugCheck as _, DebugCheckFallback as _};
+                            (&#l).mooncake_debug_check(#what, ::core::line!());
+                        })
+                    } else {
+                        quote!()
+                    };
+                    quote_spanned!(span=> #l = #value; #check)
                 } else {
                     let p = place_half(self.names, place, "primal");
                     let t = place_half(self.names, place, "tangent");

@@ -191,6 +191,7 @@ pub(crate) struct Statement {
 
 /// What a statement does.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // built once per expansion; boxing would only add noise
 pub(crate) enum StatementKind {
     /// `place = rvalue`.
     Assign(Place, Rvalue),
@@ -263,10 +264,10 @@ impl Body {
         let mut preds = vec![Vec::new(); self.blocks.len()];
         for (i, b) in self.blocks.iter().enumerate() {
             for s in b.terminator.kind.successors() {
-                if let Some(p) = preds.get_mut(s.index()) {
-                    if !p.contains(&BlockId(i as u32)) {
-                        p.push(BlockId(i as u32));
-                    }
+                if let Some(p) = preds.get_mut(s.index())
+                    && !p.contains(&BlockId(i as u32))
+                {
+                    p.push(BlockId(i as u32));
                 }
             }
         }
@@ -381,7 +382,7 @@ impl fmt::Display for Body {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let decl = |l: usize| {
             let d = &self.locals[l];
-            let ty = d.ty.as_ref().map(|t| tokens(t)).unwrap_or_else(|| "_".into());
+            let ty = d.ty.as_ref().map(tokens).unwrap_or_else(|| "_".into());
             let name = d.name.as_ref().map(|n| format!(" /* {n} */")).unwrap_or_default();
             format!("_{l}: {ty}{name}")
         };

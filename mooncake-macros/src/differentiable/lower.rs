@@ -157,7 +157,12 @@ impl Lower<'_> {
     }
 
     fn lookup(&self, name: &syn::Ident) -> Option<Local> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, l)| *l)
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| *l)
     }
 
     fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -187,7 +192,10 @@ impl Lower<'_> {
                          item out of the function",
                     ),
                     Stmt::Macro(m) => {
-                        let e = Expr::Macro(syn::ExprMacro { attrs: m.attrs.clone(), mac: m.mac.clone() });
+                        let e = Expr::Macro(syn::ExprMacro {
+                            attrs: m.attrs.clone(),
+                            mac: m.mac.clone(),
+                        });
                         let v = cx.lower_expr(&e);
                         if last && m.semi_token.is_none() {
                             value = v;
@@ -200,14 +208,14 @@ impl Lower<'_> {
     }
 
     fn lower_let(&mut self, local: &syn::Local) {
-        if let Some(init) = &local.init {
-            if let Some((else_token, _)) = &init.diverge {
-                self.errors.error_spanned(
-                    else_token,
-                    "`let ... else` is not supported in #[differentiable] functions; use `match`",
-                );
-                return;
-            }
+        if let Some(init) = &local.init
+            && let Some((else_token, _)) = &init.diverge
+        {
+            self.errors.error_spanned(
+                else_token,
+                "`let ... else` is not supported in #[differentiable] functions; use `match`",
+            );
+            return;
         }
         let (pat, ty) = match &local.pat {
             Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
@@ -246,7 +254,8 @@ impl Lower<'_> {
                     );
                 }
                 if let Some((at, _)) = &pi.subpat {
-                    self.errors.error_spanned(at, "`@` patterns are only supported in `match` arms");
+                    self.errors
+                        .error_spanned(at, "`@` patterns are only supported in `match` arms");
                 }
                 let l = self.new_local(Some(pi.ident.clone()), ty, pi.ident.span());
                 self.assign(Place::local(l), Rvalue::Use(value), span);
@@ -261,7 +270,10 @@ impl Lower<'_> {
                 let base = self.operand_place(value, ty, span);
                 for (i, elem) in pt.elems.iter().enumerate() {
                     if matches!(elem, Pat::Rest(_)) {
-                        self.errors.error_spanned(elem, "`..` in tuple patterns is not supported; name each element");
+                        self.errors.error_spanned(
+                            elem,
+                            "`..` in tuple patterns is not supported; name each element",
+                        );
                         continue;
                     }
                     let mut place = base.clone();
@@ -453,16 +465,16 @@ impl Lower<'_> {
             }
             Expr::Struct(s) => {
                 if let Some(rest) = &s.rest {
-                    return self.refuse(rest, "struct update syntax (`..base`) is not supported; write every field");
+                    return self.refuse(
+                        rest,
+                        "struct update syntax (`..base`) is not supported; write every field",
+                    );
                 }
                 if s.qself.is_some() {
                     return self.refuse(s, "qualified struct paths are not supported");
                 }
-                let fields = s
-                    .fields
-                    .iter()
-                    .map(|f| (f.member.clone(), self.lower_expr(&f.expr)))
-                    .collect();
+                let fields =
+                    s.fields.iter().map(|f| (f.member.clone(), self.lower_expr(&f.expr))).collect();
                 self.emit(Rvalue::Struct { path: s.path.clone(), fields }, span)
             }
             Expr::Cast(c) => {
@@ -478,7 +490,8 @@ impl Lower<'_> {
             }
             Expr::Block(b) => {
                 if let Some(label) = &b.label {
-                    return self.refuse(label, "labelled blocks are not supported; use a labelled loop");
+                    return self
+                        .refuse(label, "labelled blocks are not supported; use a labelled loop");
                 }
                 self.lower_block(&b.block)
             }
@@ -490,12 +503,9 @@ impl Lower<'_> {
             Expr::Break(b) => self.lower_break(b),
             Expr::Continue(c) => {
                 let label = c.label.as_ref().map(|l| l.ident.to_string());
-                match self.find_loop(label.as_deref(), c) {
-                    Some(i) => {
-                        let target = self.loops[i].continue_to;
-                        self.goto(target, span);
-                    }
-                    None => {}
+                if let Some(i) = self.find_loop(label.as_deref(), c) {
+                    let target = self.loops[i].continue_to;
+                    self.goto(target, span);
                 }
                 unit()
             }
@@ -514,21 +524,37 @@ impl Lower<'_> {
                 "`unsafe` blocks are not supported in #[differentiable] functions; move the unsafe \
                  code into a function with a hand-written rule or `zero_adjoint!`",
             ),
-            Expr::Async(a) => self.refuse(a.async_token, "`async` is not supported in #[differentiable] functions"),
-            Expr::Await(a) => self.refuse(a.await_token, "`.await` is not supported in #[differentiable] functions"),
+            Expr::Async(a) => self
+                .refuse(a.async_token, "`async` is not supported in #[differentiable] functions"),
+            Expr::Await(a) => self
+                .refuse(a.await_token, "`.await` is not supported in #[differentiable] functions"),
             Expr::Closure(c) => self.refuse(
                 c.or1_token,
                 "closures are not supported yet in #[differentiable] functions; write a loop, or \
                  a separate #[differentiable] function",
             ),
-            Expr::RawAddr(r) => self.refuse(r, "raw pointers are not supported in #[differentiable] functions"),
-            Expr::Try(t) => self.refuse(t.question_token, "`?` is not supported in #[differentiable] functions; match on the value instead"),
-            Expr::Let(l) => self.refuse(l.let_token, "`let` expressions (`if let`, `while let`) are not supported yet; use `match`"),
-            Expr::Range(r) => self.refuse(r, "ranges are only supported as the iterator of a `for` loop"),
+            Expr::RawAddr(r) => {
+                self.refuse(r, "raw pointers are not supported in #[differentiable] functions")
+            }
+            Expr::Try(t) => self.refuse(
+                t.question_token,
+                "`?` is not supported in #[differentiable] functions; match on the value instead",
+            ),
+            Expr::Let(l) => self.refuse(
+                l.let_token,
+                "`let` expressions (`if let`, `while let`) are not supported yet; use `match`",
+            ),
+            Expr::Range(r) => {
+                self.refuse(r, "ranges are only supported as the iterator of a `for` loop")
+            }
             Expr::TryBlock(t) => self.refuse(t.try_token, "`try` blocks are not supported"),
             Expr::Yield(y) => self.refuse(y.yield_token, "`yield` is not supported"),
-            Expr::Const(c) => self.refuse(c.const_token, "inline `const` blocks are not supported; use a constant item"),
-            other => self.refuse(other, "this expression is not supported in #[differentiable] functions"),
+            Expr::Const(c) => self.refuse(
+                c.const_token,
+                "inline `const` blocks are not supported; use a constant item",
+            ),
+            other => self
+                .refuse(other, "this expression is not supported in #[differentiable] functions"),
         }
     }
 
@@ -640,13 +666,13 @@ impl Lower<'_> {
                 );
             }
         };
-        if let Some(ident) = func.get_ident() {
-            if self.lookup(ident).is_some() {
-                return self.refuse(
-                    ident,
-                    "calling a variable is not supported; call a #[differentiable] function by name",
-                );
-            }
+        if let Some(ident) = func.get_ident()
+            && self.lookup(ident).is_some()
+        {
+            return self.refuse(
+                ident,
+                "calling a variable is not supported; call a #[differentiable] function by name",
+            );
         }
         let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
         if last.chars().next().is_some_and(char::is_uppercase) {
@@ -662,7 +688,8 @@ impl Lower<'_> {
                 .iter()
                 .enumerate()
                 .map(|(i, a)| {
-                    let member = syn::Member::Unnamed(syn::Index { index: i as u32, span: a.span() });
+                    let member =
+                        syn::Member::Unnamed(syn::Index { index: i as u32, span: a.span() });
                     (member, self.lower_expr(a))
                 })
                 .collect();
@@ -676,16 +703,15 @@ impl Lower<'_> {
         let span = m.span();
         let name = m.method.to_string();
         // `x.iter().sum::<T>()` and `x.iter().sum()`.
-        if name == "sum" && m.args.is_empty() {
-            if let Expr::MethodCall(inner) = &*m.receiver {
-                if inner.method == "iter" && inner.args.is_empty() {
-                    let place = self.place_of(&inner.receiver);
-                    return self.emit(
-                        Rvalue::Method { receiver: place, method: syn::Ident::new("__iter_sum", m.method.span()), args: Vec::new() },
-                        span,
-                    );
-                }
-            }
+        if name == "sum"
+            && m.args.is_empty()
+            && let Expr::MethodCall(inner) = &*m.receiver
+            && inner.method == "iter"
+            && inner.args.is_empty()
+        {
+            let place = self.place_of(&inner.receiver);
+            let method = syn::Ident::new("__iter_sum", m.method.span());
+            return self.emit(Rvalue::Method { receiver: place, method, args: Vec::new() }, span);
         }
         // An adaptor anywhere in the receiver chain (`x.iter().map(..).sum()`) is refused at the
         // adaptor.
@@ -711,10 +737,15 @@ impl Lower<'_> {
             );
         }
         if let Some(turbofish) = &m.turbofish {
-            return self.refuse(turbofish, "method calls with explicit generic arguments are not supported yet");
+            return self.refuse(
+                turbofish,
+                "method calls with explicit generic arguments are not supported yet",
+            );
         }
         match &*m.receiver {
-            Expr::Path(p) if self.lower_place(&m.receiver).is_none() && p.path.get_ident().is_some() => {
+            Expr::Path(p)
+                if self.lower_place(&m.receiver).is_none() && p.path.get_ident().is_some() =>
+            {
                 return self.refuse(
                     &m.receiver,
                     "a method call on a name that is not a local variable or argument: global \
@@ -769,20 +800,17 @@ impl Lower<'_> {
                     }
                 }
             }
-            "assert" | "assert_eq" | "assert_ne" | "debug_assert" | "debug_assert_eq" | "debug_assert_ne" => {
+            "assert" | "assert_eq" | "assert_ne" | "debug_assert" | "debug_assert_eq"
+            | "debug_assert_ne" => {
                 // Kept with zero derivative. Its arguments must only read variables: they are
                 // evaluated on primal values by the generated code.
-                match self.check_macro(mac) {
-                    Some(tokens) => self.push(StatementKind::Check(tokens), span),
-                    None => {}
-                }
+                let tokens = self.check_macro(mac);
+                self.push(StatementKind::Check(tokens), span);
                 unit()
             }
             "panic" | "unreachable" | "todo" | "unimplemented" => {
-                match self.check_macro(mac) {
-                    Some(tokens) => self.terminate(TerminatorKind::Panic(tokens), span),
-                    None => {}
-                }
+                let tokens = self.check_macro(mac);
+                self.terminate(TerminatorKind::Panic(tokens), span);
                 unit()
             }
             _ => self.refuse(
@@ -796,7 +824,7 @@ impl Lower<'_> {
 
     /// The tokens of an assertion or panic macro, with every variable it names replaced by a
     /// placeholder that codegen resolves to the variable's primal value.
-    fn check_macro(&mut self, mac: &syn::Macro) -> Option<TokenStream> {
+    fn check_macro(&mut self, mac: &syn::Macro) -> TokenStream {
         let tokens = self.rename_idents(mac.tokens.clone());
         let path = &mac.path;
         let delim = &mac.delimiter;
@@ -805,7 +833,7 @@ impl Lower<'_> {
             syn::MacroDelimiter::Bracket(_) => quote!([#tokens]),
             syn::MacroDelimiter::Brace(_) => quote!({#tokens}),
         };
-        Some(quote_spanned!(mac.span()=> #path! #body))
+        quote_spanned!(mac.span()=> #path! #body)
     }
 
     /// Replaces identifiers that name locals by `__mooncake_local_N` markers, which codegen
@@ -822,7 +850,8 @@ impl Lower<'_> {
                     None => tt,
                 },
                 proc_macro2::TokenTree::Group(g) => {
-                    let mut ng = proc_macro2::Group::new(g.delimiter(), self.rename_idents(g.stream()));
+                    let mut ng =
+                        proc_macro2::Group::new(g.delimiter(), self.rename_idents(g.stream()));
                     ng.set_span(g.span());
                     proc_macro2::TokenTree::Group(ng)
                 }
@@ -873,7 +902,9 @@ impl Lower<'_> {
             let arm_span = arm.pat.span();
             // Test the pattern, then the guard, then run the body.
             let (binding, pattern) = match &arm.pat {
-                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && is_binding_name(&pi.ident) => {
+                Pat::Ident(pi)
+                    if pi.by_ref.is_none() && pi.subpat.is_none() && is_binding_name(&pi.ident) =>
+                {
                     (Some(pi.ident.clone()), None)
                 }
                 Pat::Ident(pi) if pi.by_ref.is_none() => match &pi.subpat {
@@ -897,20 +928,30 @@ impl Lower<'_> {
                 let t = self.temp(arm_span);
                 self.assign(Place::local(t), Rvalue::Matches(scrutinee.clone(), pat), arm_span);
                 let body = self.new_block();
-                self.terminate(TerminatorKind::Branch { cond: t, then: body, otherwise: next }, arm_span);
+                self.terminate(
+                    TerminatorKind::Branch { cond: t, then: body, otherwise: next },
+                    arm_span,
+                );
                 self.switch_to(body);
             }
             self.scoped(|cx| {
                 if let Some(name) = binding {
                     let l = cx.new_local(Some(name.clone()), None, name.span());
-                    cx.assign(Place::local(l), Rvalue::Use(Operand::Use(scrutinee.clone())), arm_span);
+                    cx.assign(
+                        Place::local(l),
+                        Rvalue::Use(Operand::Use(scrutinee.clone())),
+                        arm_span,
+                    );
                     cx.bind(name, l);
                 }
                 if let Some((_, guard)) = &arm.guard {
                     let g = cx.lower_expr(guard);
                     let cond = cx.operand_local(g, guard.span());
                     let body = cx.new_block();
-                    cx.terminate(TerminatorKind::Branch { cond, then: body, otherwise: next }, guard.span());
+                    cx.terminate(
+                        TerminatorKind::Branch { cond, then: body, otherwise: next },
+                        guard.span(),
+                    );
                     cx.switch_to(body);
                 }
                 let v = cx.lower_expr(&arm.body);
@@ -934,7 +975,8 @@ impl Lower<'_> {
     fn lower_while(&mut self, w: &syn::ExprWhile) -> Operand {
         let span = w.span();
         if let Expr::Let(l) = &*w.cond {
-            return self.refuse(l.let_token, "`while let` is not supported yet; use `loop` with `match`");
+            return self
+                .refuse(l.let_token, "`while let` is not supported yet; use `loop` with `match`");
         }
         let header = self.new_block();
         let body = self.new_block();
@@ -945,7 +987,12 @@ impl Lower<'_> {
         let cond = self.operand_local(c, w.cond.span());
         self.terminate(TerminatorKind::Branch { cond, then: body, otherwise: exit }, span);
         self.switch_to(body);
-        self.loops.push(LoopCtx { label: Self::label_of(&w.label), break_to: exit, continue_to: header, result: None });
+        self.loops.push(LoopCtx {
+            label: Self::label_of(&w.label),
+            break_to: exit,
+            continue_to: header,
+            result: None,
+        });
         self.lower_block(&w.body);
         self.loops.pop();
         if self.reachable() {
@@ -962,7 +1009,12 @@ impl Lower<'_> {
         let exit = self.new_block();
         self.goto(body, span);
         self.switch_to(body);
-        self.loops.push(LoopCtx { label: Self::label_of(&l.label), break_to: exit, continue_to: body, result: Some(result) });
+        self.loops.push(LoopCtx {
+            label: Self::label_of(&l.label),
+            break_to: exit,
+            continue_to: body,
+            result: Some(result),
+        });
         self.lower_block(&l.body);
         self.loops.pop();
         if self.reachable() {
@@ -1042,11 +1094,19 @@ impl Lower<'_> {
                 }
             }
             ForPlan::Elements { places, .. } => {
-                self.assign(Place::local(counter), Rvalue::Use(Operand::Const(quote!(0usize))), span);
+                self.assign(
+                    Place::local(counter),
+                    Rvalue::Use(Operand::Const(quote!(0usize))),
+                    span,
+                );
                 let mut len: Option<Operand> = None;
                 for (p, _) in places {
                     let l = self.emit(
-                        Rvalue::Method { receiver: p.clone(), method: syn::Ident::new("len", span), args: Vec::new() },
+                        Rvalue::Method {
+                            receiver: p.clone(),
+                            method: syn::Ident::new("len", span),
+                            args: Vec::new(),
+                        },
                         span,
                     );
                     len = Some(match len {
@@ -1054,7 +1114,11 @@ impl Lower<'_> {
                         Some(prev) => {
                             let prev_place = self.operand_place(prev, None, span);
                             self.emit(
-                                Rvalue::Method { receiver: prev_place, method: syn::Ident::new("min", span), args: vec![l] },
+                                Rvalue::Method {
+                                    receiver: prev_place,
+                                    method: syn::Ident::new("min", span),
+                                    args: vec![l],
+                                },
                                 span,
                             )
                         }
@@ -1075,7 +1139,11 @@ impl Lower<'_> {
         };
         self.assign(
             Place::local(c),
-            Rvalue::Binary(cmp, Operand::Use(Place::local(counter)), Operand::Use(Place::local(end))),
+            Rvalue::Binary(
+                cmp,
+                Operand::Use(Place::local(counter)),
+                Operand::Use(Place::local(end)),
+            ),
             span,
         );
         self.terminate(TerminatorKind::Branch { cond: c, then: body, otherwise: exit }, span);
@@ -1088,7 +1156,12 @@ impl Lower<'_> {
             );
             self.assign(Place::local(counter), Rvalue::Use(dec), span);
         }
-        self.loops.push(LoopCtx { label: Self::label_of(&f.label), break_to: exit, continue_to: latch, result: None });
+        self.loops.push(LoopCtx {
+            label: Self::label_of(&f.label),
+            break_to: exit,
+            continue_to: latch,
+            result: None,
+        });
         self.scoped(|cx| {
             let element = match &plan {
                 ForPlan::Range { .. } => Operand::Use(Place::local(counter)),
@@ -1111,7 +1184,10 @@ impl Lower<'_> {
                         cx.emit(Rvalue::Tuple(items), span)
                     };
                     if *enumerate {
-                        cx.emit(Rvalue::Tuple(vec![Operand::Use(Place::local(counter)), item]), span)
+                        cx.emit(
+                            Rvalue::Tuple(vec![Operand::Use(Place::local(counter)), item]),
+                            span,
+                        )
                     } else {
                         item
                     }
@@ -1127,7 +1203,8 @@ impl Lower<'_> {
         self.switch_to(latch);
         if let ForPlan::Range { rev: false, step, .. } | ForPlan::Elements { step, .. } = &plan {
             let step = step.clone().unwrap_or(one);
-            let inc = self.emit(Rvalue::Binary(BinOp::Add, Operand::Use(Place::local(counter)), step), span);
+            let inc = self
+                .emit(Rvalue::Binary(BinOp::Add, Operand::Use(Place::local(counter)), step), span);
             self.assign(Place::local(counter), Rvalue::Use(inc), span);
         }
         self.goto(header, span);
@@ -1141,7 +1218,8 @@ impl Lower<'_> {
             Expr::Paren(p) => self.plan_for(&p.expr),
             Expr::Range(r) => {
                 let (Some(start), Some(end)) = (&r.start, &r.end) else {
-                    self.errors.error_spanned(r, "`for` over a range needs both ends (`a..b` or `a..=b`)");
+                    self.errors
+                        .error_spanned(r, "`for` over a range needs both ends (`a..b` or `a..=b`)");
                     return None;
                 };
                 let start = self.lower_expr(start);
@@ -1154,15 +1232,20 @@ impl Lower<'_> {
                     step: None,
                 })
             }
-            Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => match self.plan_for(&m.receiver)? {
-                ForPlan::Range { start, end, inclusive, rev: false, step: None } => {
-                    Some(ForPlan::Range { start, end, inclusive, rev: true, step: None })
+            Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+                match self.plan_for(&m.receiver)? {
+                    ForPlan::Range { start, end, inclusive, rev: false, step: None } => {
+                        Some(ForPlan::Range { start, end, inclusive, rev: true, step: None })
+                    }
+                    _ => {
+                        self.errors.error_spanned(
+                            &m.method,
+                            "`.rev()` is only supported on a range (`(a..b).rev()`)",
+                        );
+                        None
+                    }
                 }
-                _ => {
-                    self.errors.error_spanned(&m.method, "`.rev()` is only supported on a range (`(a..b).rev()`)");
-                    None
-                }
-            },
+            }
             Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 match self.plan_for(&m.receiver)? {
                     ForPlan::Range { start, end, inclusive, rev: false, step: None } => {
@@ -1170,25 +1253,39 @@ impl Lower<'_> {
                         Some(ForPlan::Range { start, end, inclusive, rev: false, step: Some(step) })
                     }
                     _ => {
-                        self.errors.error_spanned(&m.method, "`.step_by(k)` is only supported on a range (`(a..b).step_by(k)`)");
+                        self.errors.error_spanned(
+                            &m.method,
+                            "`.step_by(k)` is only supported on a range (`(a..b).step_by(k)`)",
+                        );
                         None
                     }
                 }
             }
-            Expr::MethodCall(m) if (m.method == "iter" || m.method == "iter_mut") && m.args.is_empty() => {
+            Expr::MethodCall(m)
+                if (m.method == "iter" || m.method == "iter_mut") && m.args.is_empty() =>
+            {
                 let place = self.place_of(&m.receiver);
                 let kind = if m.method == "iter" { ElemKind::Ref } else { ElemKind::Mut };
-                Some(ForPlan::Elements { places: vec![(place, kind)], enumerate: false, step: None })
+                Some(ForPlan::Elements {
+                    places: vec![(place, kind)],
+                    enumerate: false,
+                    step: None,
+                })
             }
-            Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => match self.plan_for(&m.receiver)? {
-                ForPlan::Elements { places, enumerate: false, step: None } => {
-                    Some(ForPlan::Elements { places, enumerate: true, step: None })
+            Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => {
+                match self.plan_for(&m.receiver)? {
+                    ForPlan::Elements { places, enumerate: false, step: None } => {
+                        Some(ForPlan::Elements { places, enumerate: true, step: None })
+                    }
+                    _ => {
+                        self.errors.error_spanned(
+                            &m.method,
+                            "`.enumerate()` is only supported on `x.iter()` or a zip of them",
+                        );
+                        None
+                    }
                 }
-                _ => {
-                    self.errors.error_spanned(&m.method, "`.enumerate()` is only supported on `x.iter()` or a zip of them");
-                    None
-                }
-            },
+            }
             Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 => {
                 let left = self.plan_for(&m.receiver)?;
                 let right = self.plan_for(&m.args[0])?;
@@ -1201,7 +1298,10 @@ impl Lower<'_> {
                         Some(ForPlan::Elements { places: a, enumerate: false, step: None })
                     }
                     _ => {
-                        self.errors.error_spanned(&m.method, "`.zip()` is only supported between `x.iter()`s");
+                        self.errors.error_spanned(
+                            &m.method,
+                            "`.zip()` is only supported between `x.iter()`s",
+                        );
                         None
                     }
                 }
@@ -1209,11 +1309,19 @@ impl Lower<'_> {
             Expr::Reference(r) => {
                 let place = self.place_of(&r.expr);
                 let kind = if r.mutability.is_some() { ElemKind::Mut } else { ElemKind::Ref };
-                Some(ForPlan::Elements { places: vec![(place, kind)], enumerate: false, step: None })
+                Some(ForPlan::Elements {
+                    places: vec![(place, kind)],
+                    enumerate: false,
+                    step: None,
+                })
             }
             e if self.lower_place(e).is_some() => {
                 let place = self.place_of(e);
-                Some(ForPlan::Elements { places: vec![(place, ElemKind::Value)], enumerate: false, step: None })
+                Some(ForPlan::Elements {
+                    places: vec![(place, ElemKind::Value)],
+                    enumerate: false,
+                    step: None,
+                })
             }
             other => {
                 self.errors.error_spanned(
@@ -1228,6 +1336,7 @@ impl Lower<'_> {
     }
 }
 
+#[allow(clippy::large_enum_variant)] // one per `vec!`, never stored
 enum VecMacro {
     List(Vec<Expr>),
     Repeat(Expr, Expr),
@@ -1240,15 +1349,40 @@ enum ElemKind {
     Value,
 }
 
+#[allow(clippy::large_enum_variant)] // one per `for` loop, never stored
 enum ForPlan {
     Range { start: Operand, end: Operand, inclusive: bool, rev: bool, step: Option<Operand> },
     Elements { places: Vec<(Place, ElemKind)>, enumerate: bool, step: Option<Operand> },
 }
 
 const ITERATOR_ADAPTORS: &[&str] = &[
-    "map", "filter", "fold", "for_each", "filter_map", "flat_map", "any", "all", "collect",
-    "product", "take", "skip", "chain", "windows", "chunks", "scan", "reduce", "max_by",
-    "min_by", "position", "find", "rev", "zip", "enumerate", "step_by", "iter_mut", "into_iter",
+    "map",
+    "filter",
+    "fold",
+    "for_each",
+    "filter_map",
+    "flat_map",
+    "any",
+    "all",
+    "collect",
+    "product",
+    "take",
+    "skip",
+    "chain",
+    "windows",
+    "chunks",
+    "scan",
+    "reduce",
+    "max_by",
+    "min_by",
+    "position",
+    "find",
+    "rev",
+    "zip",
+    "enumerate",
+    "step_by",
+    "iter_mut",
+    "into_iter",
     "iter",
 ];
 

@@ -15,9 +15,6 @@ pub(crate) mod parse;
 pub(crate) mod structure;
 pub(crate) mod verify;
 
-#[cfg(test)]
-mod smoke;
-
 use codegen::{Names, allow_attrs, rt};
 use errors::Errors;
 use ir::*;
@@ -130,12 +127,20 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
 /// The rules of one function: generated, or stubs with the right signature when the function
 /// has errors (so that the user sees the real errors, not one per call site). Also returns the
 /// parsed signature when it is usable.
-fn rules_of(parts: &FnParts<'_>, args: &parse::Args, errors: &mut Errors) -> (TokenStream, Option<parse::Sig>) {
+fn rules_of(
+    parts: &FnParts<'_>,
+    args: &parse::Args,
+    errors: &mut Errors,
+) -> (TokenStream, Option<parse::Sig>) {
     let before = errors.has_errors();
     let sig = parse::signature(parts.sig, errors);
     let lsig = lower::Signature {
         name: &parts.sig.ident,
-        args: sig.args.iter().map(|a| (a.name.clone(), a.ty.clone(), a.receiver.is_some())).collect(),
+        args: sig
+            .args
+            .iter()
+            .map(|a| (a.name.clone(), a.ty.clone(), a.receiver.is_some()))
+            .collect(),
         ret_ty: sig.ret.clone(),
     };
     let failed_signature = errors.has_errors() && !before;
@@ -144,7 +149,8 @@ fn rules_of(parts: &FnParts<'_>, args: &parse::Args, errors: &mut Errors) -> (To
     }
     let mut local = Errors::new();
     let body = lower::lower(&lsig, parts.block, &mut local);
-    let rules = if local.has_errors() { None } else { generate(parts, &sig, &body, args, &mut local) };
+    let rules =
+        if local.has_errors() { None } else { generate(parts, &sig, &body, args, &mut local) };
     let failed = local.has_errors();
     errors.absorb(local);
     match rules {
@@ -227,11 +233,15 @@ fn generate(
         return None;
     }
     let Some(structured) = structure::structure(body) else {
-        errors.error(func.sig.ident.span(), "internal error in #[differentiable]: irreducible control flow; please report this");
+        errors.error(
+            func.sig.ident.span(),
+            "internal error in #[differentiable]: irreducible control flow; please report this",
+        );
         return None;
     };
     let names = Names::new(body);
-    let fwd = forward::Forward::new(body, &names);
+    let mut fwd = forward::Forward::new(body, &names);
+    fwd.debug = args.debug;
     let decls = local_declarations(body, &names);
     let stmts = |b: BlockId| {
         let s = body.blocks[b.index()].statements.iter().map(|s| fwd.statement(s));
@@ -269,7 +279,9 @@ fn generate(
             #code
         }
     );
-    if args.dump_ir || std::env::var("MOONCAKE_DUMP_IR").is_ok_and(|v| v == "1" || v == func.sig.ident.to_string()) {
+    if args.dump_ir
+        || std::env::var("MOONCAKE_DUMP_IR").is_ok_and(|v| v == "1" || func.sig.ident == v)
+    {
         eprintln!("== #[differentiable] {}: primal IR\n{body}", func.sig.ident);
         eprintln!("== structured\n{structured:#?}");
         eprintln!("== forward rule\n{frule}");
@@ -282,21 +294,22 @@ fn local_declarations(body: &Body, names: &Names) -> TokenStream {
     let mut assigned = vec![false; body.locals.len()];
     for b in &body.blocks {
         for s in &b.statements {
-            if let StatementKind::Assign(p, _) = &s.kind {
-                if p.projections.is_empty() {
-                    assigned[p.local.index()] = true;
-                }
+            if let StatementKind::Assign(p, _) = &s.kind
+                && p.projections.is_empty()
+            {
+                assigned[p.local.index()] = true;
             }
         }
     }
     let decls = (body.n_args + 1..body.locals.len()).filter(|l| assigned[*l]).map(|l| {
         let name = names.local(Local(l as u32));
-        match &body.locals[l].ty {
+        let decl = &body.locals[l];
+        match &decl.ty {
             Some(ty) => {
                 let ty = dual_type(ty);
-                quote!(let mut #name: #ty;)
+                quote_spanned!(decl.span=> let mut #name: #ty;)
             }
-            None => quote!(let mut #name;),
+            None => quote_spanned!(decl.span=> let mut #name;),
         }
     });
     quote!(#(#decls)*)
@@ -345,21 +358,22 @@ fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig)
     }
     let tangent = quote!(<#self_ty as #rt::Primal>::Tangent);
     let tref = quote!(<#self_ty as #rt::Primal>::TangentRef);
-    let make = |generics: TokenStream, holder: TokenStream, receiver: TokenStream, value: TokenStream| {
-        quote!(
-            #[automatically_derived]
-            impl<#generics> #rt::fwd::MethodFrule<#key, #self_ty> for &'__b mut #holder
-            where #(#bounds),*
-            {
-                type Receiver = #receiver;
-                type Rule = fn(#receiver #(, #arg_tys)*) -> #ret;
-                #[inline(always)]
-                fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-                    (#value, <#self_ty>::#rule)
+    let make =
+        |generics: TokenStream, holder: TokenStream, receiver: TokenStream, value: TokenStream| {
+            quote!(
+                #[automatically_derived]
+                impl<#generics> #rt::fwd::MethodFrule<#key, #self_ty> for &'__b mut #holder
+                where #(#bounds),*
+                {
+                    type Receiver = #receiver;
+                    type Rule = fn(#receiver #(, #arg_tys)*) -> #ret;
+                    #[inline(always)]
+                    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                        (#value, <#self_ty>::#rule)
+                    }
                 }
-            }
-        )
-    };
+            )
+        };
     let owned = quote!(#rt::Dual<#self_ty, #tangent>);
     let shared = quote!(#rt::Dual<&'__a #self_ty, &'__c #tref>);
     let unique = quote!(#rt::Dual<&'__a mut #self_ty, &'__c mut #tref>);
@@ -367,22 +381,47 @@ fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig)
         parse::Receiver::Ref => {
             let r_b = quote!(#rt::Dual<&'__b #self_ty, &'__b #tref>);
             let r_a = quote!(#rt::Dual<&'__a #self_ty, &'__c #tref>);
-            let mut out = make(extra(&["'__b"]), owned, r_b.clone(), quote!(#rt::Dual::new(&self.primal, &self.tangent)));
+            let mut out = make(
+                extra(&["'__b"]),
+                owned,
+                r_b.clone(),
+                quote!(#rt::Dual::new(&self.primal, &self.tangent)),
+            );
             out.extend(make(extra(&["'__a", "'__c", "'__b"]), shared, r_a, quote!(*self)));
-            out.extend(make(extra(&["'__a", "'__c", "'__b"]), unique, r_b, quote!(#rt::Dual::new(&*self.primal, &*self.tangent))));
+            out.extend(make(
+                extra(&["'__a", "'__c", "'__b"]),
+                unique,
+                r_b,
+                quote!(#rt::Dual::new(&*self.primal, &*self.tangent)),
+            ));
             out
         }
         parse::Receiver::Mut => {
             let r_b = quote!(#rt::Dual<&'__b mut #self_ty, &'__b mut #tref>);
-            let mut out = make(extra(&["'__b"]), owned, r_b.clone(), quote!(#rt::Dual::new(&mut self.primal, &mut self.tangent)));
-            out.extend(make(extra(&["'__a", "'__c", "'__b"]), unique, r_b, quote!(#rt::Dual::new(&mut *self.primal, &mut *self.tangent))));
+            let mut out = make(
+                extra(&["'__b"]),
+                owned,
+                r_b.clone(),
+                quote!(#rt::Dual::new(&mut self.primal, &mut self.tangent)),
+            );
+            out.extend(make(
+                extra(&["'__a", "'__c", "'__b"]),
+                unique,
+                r_b,
+                quote!(#rt::Dual::new(&mut *self.primal, &mut *self.tangent)),
+            ));
             out
         }
         parse::Receiver::Value => {
             let r = quote!(#rt::Dual<#self_ty, #tangent>);
             let clone = |p: TokenStream| quote!(#rt::Dual::new(::core::clone::Clone::clone(#p.primal), ::core::clone::Clone::clone(#p.tangent)));
             let mut out = make(extra(&["'__b"]), owned, r.clone(), clone(quote!(&self)));
-            out.extend(make(extra(&["'__a", "'__c", "'__b"]), shared, r.clone(), clone(quote!(self))));
+            out.extend(make(
+                extra(&["'__a", "'__c", "'__b"]),
+                shared,
+                r.clone(),
+                clone(quote!(self)),
+            ));
             out.extend(make(extra(&["'__a", "'__c", "'__b"]), unique, r, clone(quote!(&*self))));
             out
         }

@@ -110,9 +110,8 @@ pub(crate) fn signature(sig: &syn::Signature, errors: &mut Errors) -> Sig {
                     );
                 }
                 match &*pt.pat {
-                    syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                        args.push(Arg { name: pi.ident.clone(), ty: (*pt.ty).clone(), receiver: None })
-                    }
+                    syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => args
+                        .push(Arg { name: pi.ident.clone(), ty: (*pt.ty).clone(), receiver: None }),
                     other => errors.error_spanned(
                         other,
                         "#[differentiable] arguments must be plain names (`x: T`); destructure \

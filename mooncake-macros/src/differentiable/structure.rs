@@ -114,11 +114,11 @@ pub(crate) fn structure(body: &Body) -> Option<Node> {
                     }
                 });
             }
-            if let Some(d) = new {
-                if idom[bi] != d {
-                    idom[bi] = d;
-                    changed = true;
-                }
+            if let Some(d) = new
+                && idom[bi] != d
+            {
+                idom[bi] = d;
+                changed = true;
             }
         }
     }
@@ -166,10 +166,9 @@ fn do_tree(cfg: &Cfg<'_>, x: BlockId) -> Node {
 
 fn node_within(cfg: &Cfg<'_>, x: BlockId, merges: &[BlockId]) -> Node {
     match merges.split_first() {
-        Some((y, rest)) => Node::Seq(vec![
-            Node::Block(*y, Box::new(node_within(cfg, x, rest))),
-            do_tree(cfg, *y),
-        ]),
+        Some((y, rest)) => {
+            Node::Seq(vec![Node::Block(*y, Box::new(node_within(cfg, x, rest))), do_tree(cfg, *y)])
+        }
         None => {
             let block = &cfg.body.blocks[x.index()];
             let exit = match &block.terminator.kind {

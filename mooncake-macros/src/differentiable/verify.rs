@@ -11,14 +11,18 @@ pub(crate) fn verify(body: &Body) -> Vec<String> {
     let n_blocks = body.blocks.len();
     let check_local = |l: Local, what: &str, problems: &mut Vec<String>| {
         if l.index() >= n_locals {
-            problems.push(format!("invariant 3 (locals exist): {what} names {l}, but there are {n_locals} locals"));
+            problems.push(format!(
+                "invariant 3 (locals exist): {what} names {l}, but there are {n_locals} locals"
+            ));
         }
     };
     if n_blocks == 0 {
         problems.push("invariant 1 (entry block): the body has no blocks".into());
     }
     if body.n_args + 1 > n_locals {
-        problems.push("invariant 3 (locals exist): fewer locals than the return place and arguments".into());
+        problems.push(
+            "invariant 3 (locals exist): fewer locals than the return place and arguments".into(),
+        );
     }
     let place_locals = |p: &Place| {
         let mut v = vec![p.local];
@@ -41,11 +45,15 @@ pub(crate) fn verify(body: &Body) -> Vec<String> {
                         check_local(l, &at, &mut problems);
                     }
                     let ops: Vec<&Operand> = match r {
-                        Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(o, _) | Rvalue::Repeat(o, _) => vec![o],
+                        Rvalue::Use(o)
+                        | Rvalue::Unary(_, o)
+                        | Rvalue::Cast(o, _)
+                        | Rvalue::Repeat(o, _) => vec![o],
                         Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => vec![a, b],
-                        Rvalue::Call { args, .. } | Rvalue::Tuple(args) | Rvalue::Array(args) | Rvalue::VecList(args) => {
-                            args.iter().collect()
-                        }
+                        Rvalue::Call { args, .. }
+                        | Rvalue::Tuple(args)
+                        | Rvalue::Array(args)
+                        | Rvalue::VecList(args) => args.iter().collect(),
                         Rvalue::Method { receiver, args, .. } => {
                             for l in place_locals(receiver) {
                                 check_local(l, &at, &mut problems);
@@ -77,7 +85,8 @@ pub(crate) fn verify(body: &Body) -> Vec<String> {
                 problems.push(format!("invariant 2 (targets exist): {at} jumps to {s}, but there are {n_blocks} blocks"));
             }
             if s == BlockId::ENTRY {
-                problems.push(format!("invariant 1 (entry block): {at} jumps back to the entry block"));
+                problems
+                    .push(format!("invariant 1 (entry block): {at} jumps back to the entry block"));
             }
         }
     }

@@ -85,9 +85,7 @@ macro_rules! nondiff_copy {
     )*};
 }
 
-nondiff_copy!(
-    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ()
-);
+nondiff_copy!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ());
 
 impl Primal for String {
     nondiff_common!();

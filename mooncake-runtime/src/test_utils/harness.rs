@@ -199,8 +199,7 @@ impl<V: SlotValues> RuleTest<V> {
         RR: FnMut(&V, &V::Handles, &V::Shadows, &V::FDatas) -> (CoDual<R, R::FData>, PB),
         PB: FnOnce(R::RData, &mut V::Tangents),
     {
-        self.run_inner(&mut primal, Some(&mut frule), Some(&mut rrule))
-            .map_err(|f| self.fail(f))
+        self.run_inner(&mut primal, Some(&mut frule), Some(&mut rrule)).map_err(|f| self.fail(f))
     }
 
     /// Checks a forward rule only (see [`RuleTest::run`]).
@@ -297,15 +296,25 @@ impl<V: SlotValues> RuleTest<V> {
         let ybar_norm = (ybar_out.inner(&ybar_out)
             + (0..V::LEN).map(|j| V::inner(&ybar_state, &ybar_state, j)).sum::<f64>())
         .sqrt();
-        let scale = |k: usize| (ybar_norm * V::inner(&xdot, &xdot, k).sqrt()).max(f64::MIN_POSITIVE);
+        let scale =
+            |k: usize| (ybar_norm * V::inner(&xdot, &xdot, k).sqrt()).max(f64::MIN_POSITIVE);
         let agrees = |k: usize, estimates: &[(f64, f64)], ad: f64| {
             estimates.iter().any(|&(_, e)| close(e, ad, cfg.rtol, cfg.atol * scale(k)))
         };
         let show = |estimates: &[(f64, f64)]| {
-            estimates.iter().map(|(h, e)| format!("{e:.9e} (h = {h:e})")).collect::<Vec<_>>().join(", ")
+            estimates
+                .iter()
+                .map(|(h, e)| format!("{e:.9e} (h = {h:e})"))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let tolerances = |k: usize| {
-            format!("rtol = {:e}, atol = {:e} x |ȳ| |ẋ| = {:e}", cfg.rtol, cfg.atol, cfg.atol * scale(k))
+            format!(
+                "rtol = {:e}, atol = {:e} x |ȳ| |ẋ| = {:e}",
+                cfg.rtol,
+                cfg.atol,
+                cfg.atol * scale(k)
+            )
         };
 
         let mut forward_total = None;
@@ -359,9 +368,7 @@ impl<V: SlotValues> RuleTest<V> {
             let mut s_after = x0.clone();
             s_after.load_handles(&handles);
             for k in 0..V::LEN {
-                if self.kinds[k] == ArgKind::Mut
-                    && !V::approx_eq(&s_after, x0, k, 1e-12, 1e-12)
-                {
+                if self.kinds[k] == ArgKind::Mut && !V::approx_eq(&s_after, x0, k, 1e-12, 1e-12) {
                     return Err(Failure {
                         check: Check::StateNotRestored,
                         slot: Some(k),

@@ -1,8 +1,8 @@
 //! [`SlotValues`]: the tuple of values a rule test owns (one per distinct argument), and the
 //! component-wise operations the harness needs on it.
 
-use crate::tangent::{FData, Primal, TangentSpace};
 use crate::rng::TestRng;
+use crate::tangent::{FData, Primal, TangentSpace};
 use std::fmt::Debug;
 
 /// The values a rule test owns, one *slot* per distinct argument (arguments that alias, such as

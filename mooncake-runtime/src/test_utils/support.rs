@@ -38,7 +38,10 @@ pub fn codual_val<P: Primal + Clone>(p: &P, fdata: &P::FData) -> CoDual<P, P::FD
 
 /// `CoDual(&p, shadow)` for an argument passed by shared reference.
 #[inline]
-pub fn codual_ref<'a, P: Primal + ?Sized>(p: &'a P, shadow: &P::Shadow) -> CoDual<&'a P, P::Shadow> {
+pub fn codual_ref<'a, P: Primal + ?Sized>(
+    p: &'a P,
+    shadow: &P::Shadow,
+) -> CoDual<&'a P, P::Shadow> {
     CoDual::new(p, shadow.clone())
 }
 
