@@ -360,3 +360,80 @@ pub(crate) fn method_key(name: &str) -> u64 {
     }
     h
 }
+
+/// The text form of the forward transform: the primal's blocks, each statement written as the
+/// forward-mode operation that replaces it. Pinned by the golden tests.
+pub(crate) fn forward_text(body: &Body) -> String {
+    use std::fmt::Write;
+    let op = |o: &Operand| match o {
+        Operand::Const(_) => format!("constant({})", o.to_string().trim_start_matches("const ")),
+        other => format!("{other}"),
+    };
+    let ops = |os: &[Operand]| os.iter().map(op).collect::<Vec<_>>().join(", ");
+    let mut out = String::new();
+    for (i, block) in body.blocks.iter().enumerate() {
+        let _ = writeln!(out, "bb{i}:");
+        for s in &block.statements {
+            let line = match &s.kind {
+                StatementKind::Assign(p, rv) => {
+                    let rhs = match rv {
+                        Rvalue::Use(o) => op(o),
+                        Rvalue::Binary(b, x, y) => format!("{}({}, {})", b.name(), op(x), op(y)),
+                        Rvalue::Unary(UnOp::Neg, x) => format!("neg({})", op(x)),
+                        Rvalue::Unary(UnOp::Not, x) => format!("not({})", op(x)),
+                        Rvalue::Cast(x, t) => format!("cast::<{}>({})", quote::quote!(#t), op(x)),
+                        Rvalue::Call { func, args } => {
+                            let r = rule_path(func, "frule");
+                            format!(
+                                "{}({})",
+                                quote::quote!(#r).to_string().replace(' ', ""),
+                                ops(args)
+                            )
+                        }
+                        Rvalue::Method { receiver, method, args } => {
+                            format!(
+                                "MethodFrule<\"{method}\">(&mut {receiver}{}{})",
+                                if args.is_empty() { "" } else { ", " },
+                                ops(args)
+                            )
+                        }
+                        Rvalue::Tuple(xs) => format!("dual_tuple({})", ops(xs)),
+                        Rvalue::Array(xs) => format!("dual_array({})", ops(xs)),
+                        Rvalue::VecList(xs) => format!("dual_vec({})", ops(xs)),
+                        Rvalue::Repeat(x, n) => format!("dual_repeat({}; {})", op(x), n),
+                        Rvalue::VecRepeat(x, n) => format!("dual_vec_repeat({}; {})", op(x), op(n)),
+                        Rvalue::Struct { path, fields } => {
+                            let t = tangent_path(path);
+                            let fs = fields
+                                .iter()
+                                .map(|(m, o)| format!("{}: {}", quote::quote!(#m), op(o)))
+                                .collect::<Vec<_>>()
+                                .join(", ");
+                            format!(
+                                "dual_struct<{}, {}>{{ {fs} }}",
+                                quote::quote!(#path).to_string().replace(' ', ""),
+                                quote::quote!(#t).to_string().replace(' ', "")
+                            )
+                        }
+                        Rvalue::Matches(p, pat) => {
+                            format!("matches(primal {p}, {})", quote::quote!(#pat))
+                        }
+                    };
+                    format!("{p} = {rhs}")
+                }
+                StatementKind::Check(_) => "check on primal values".to_owned(),
+            };
+            let _ = writeln!(out, "    {line}");
+        }
+        let t = match &block.terminator.kind {
+            TerminatorKind::Goto(b) => format!("goto {b}"),
+            TerminatorKind::Branch { cond, then, otherwise } => {
+                format!("branch primal {cond} -> [{then}, {otherwise}]")
+            }
+            TerminatorKind::Return => "return _0".to_owned(),
+            TerminatorKind::Panic(_) => "panic".to_owned(),
+        };
+        let _ = writeln!(out, "    {t}");
+    }
+    out
+}

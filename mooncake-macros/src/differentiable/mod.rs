@@ -15,6 +15,9 @@ pub(crate) mod parse;
 pub(crate) mod structure;
 pub(crate) mod verify;
 
+#[cfg(test)]
+mod golden;
+
 use codegen::{Names, allow_attrs, rt};
 use errors::Errors;
 use ir::*;

@@ -194,3 +194,36 @@ fn do_branch(cfg: &Cfg<'_>, from: BlockId, to: BlockId) -> Node {
         do_tree(cfg, to)
     }
 }
+
+impl std::fmt::Display for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn go(n: &Node, depth: usize, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            let pad = "    ".repeat(depth);
+            match n {
+                Node::Seq(nodes) => nodes.iter().try_for_each(|n| go(n, depth, f)),
+                Node::Block(b, inner) => {
+                    writeln!(f, "{pad}block {b} {{")?;
+                    go(inner, depth + 1, f)?;
+                    writeln!(f, "{pad}}}")
+                }
+                Node::Loop(b, inner) => {
+                    writeln!(f, "{pad}loop {b} {{")?;
+                    go(inner, depth + 1, f)?;
+                    writeln!(f, "{pad}}}")
+                }
+                Node::Statements(b) => writeln!(f, "{pad}{b}"),
+                Node::If(c, t, e) => {
+                    writeln!(f, "{pad}if {c} {{")?;
+                    go(t, depth + 1, f)?;
+                    writeln!(f, "{pad}}} else {{")?;
+                    go(e, depth + 1, f)?;
+                    writeln!(f, "{pad}}}")
+                }
+                Node::Break(b) => writeln!(f, "{pad}break {b}"),
+                Node::Continue(b) => writeln!(f, "{pad}continue {b}"),
+                Node::Exit(b) => writeln!(f, "{pad}exit {b}"),
+            }
+        }
+        go(self, 0, f)
+    }
+}
