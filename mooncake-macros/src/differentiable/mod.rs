@@ -286,8 +286,9 @@ fn generate(
         || std::env::var("MOONCAKE_DUMP_IR").is_ok_and(|v| v == "1" || func.sig.ident == v)
     {
         eprintln!("== #[differentiable] {}: primal IR\n{body}", func.sig.ident);
-        eprintln!("== structured\n{structured:#?}");
-        eprintln!("== forward rule\n{frule}");
+        eprintln!("== structured\n{structured}");
+        eprintln!("== forward transform\n{}", forward::forward_text(body));
+        eprintln!("== forward rule (tokens)\n{frule}");
     }
     Some(frule)
 }
