@@ -15,6 +15,8 @@ macro_rules! float_methods {
         /// An IEEE float: `f32` or `f64`. Sealed: the primitive rules are written once against it.
         pub trait Float:
             sealed::Sealed
+            + crate::tangent::Primal<Tangent = Self, RData = Self, FData = crate::dual::NoFData>
+            + crate::tangent::TangentSpace
             + Copy
             + Debug
             + Display

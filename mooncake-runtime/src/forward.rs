@@ -52,29 +52,48 @@ comparisons! {
 // ---------------------------------------------------------------------------------------------
 // Operators on duals of floats (through the scalar rules), of integers and of `bool`.
 
+// Value-value, reference-value and value-reference operators are generic over `T: Float`, so
+// that generic `#[differentiable]` functions over `T: Float` work; reference-reference and
+// negation of a reference are per type, because a generic impl of those would overlap the
+// value-value one as far as coherence can tell.
 macro_rules! float_binops {
-    ($f:ty: $($trait:ident $method:ident $rule:ident),*) => {$(
-        impl std::ops::$trait for Dual<$f, $f> {
-            type Output = Dual<$f, $f>;
+    ($($trait:ident $method:ident $rule:ident),*) => {$(
+        impl<T: Float> std::ops::$trait for Dual<T, T> {
+            type Output = Dual<T, T>;
             #[inline(always)]
-            fn $method(self, rhs: Self) -> Dual<$f, $f> {
+            fn $method(self, rhs: Self) -> Dual<T, T> {
                 scalar::$rule(self, rhs)
             }
         }
-        impl<'a> std::ops::$trait<Dual<&'a $f, &'a $f>> for Dual<$f, $f> {
-            type Output = Dual<$f, $f>;
+        impl<'a, T: Float> std::ops::$trait<Dual<&'a T, &'a T>> for Dual<T, T> {
+            type Output = Dual<T, T>;
             #[inline(always)]
-            fn $method(self, rhs: Dual<&'a $f, &'a $f>) -> Dual<$f, $f> {
+            fn $method(self, rhs: Dual<&'a T, &'a T>) -> Dual<T, T> {
                 scalar::$rule(self, Dual::new(*rhs.primal, *rhs.tangent))
             }
         }
-        impl<'a> std::ops::$trait<Dual<$f, $f>> for Dual<&'a $f, &'a $f> {
-            type Output = Dual<$f, $f>;
+        impl<'a, T: Float> std::ops::$trait<Dual<T, T>> for Dual<&'a T, &'a T> {
+            type Output = Dual<T, T>;
             #[inline(always)]
-            fn $method(self, rhs: Dual<$f, $f>) -> Dual<$f, $f> {
+            fn $method(self, rhs: Dual<T, T>) -> Dual<T, T> {
                 scalar::$rule(Dual::new(*self.primal, *self.tangent), rhs)
             }
         }
+    )*};
+}
+
+float_binops!(Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule, Rem rem rem_frule);
+
+impl<T: Float> std::ops::Neg for Dual<T, T> {
+    type Output = Dual<T, T>;
+    #[inline(always)]
+    fn neg(self) -> Dual<T, T> {
+        scalar::neg_frule(self)
+    }
+}
+
+macro_rules! float_ref_ops {
+    ($f:ty: $($trait:ident $method:ident $rule:ident),*) => {$(
         impl<'a, 'b> std::ops::$trait<Dual<&'b $f, &'b $f>> for Dual<&'a $f, &'a $f> {
             type Output = Dual<$f, $f>;
             #[inline(always)]
@@ -83,14 +102,7 @@ macro_rules! float_binops {
             }
         }
     )*
-        impl std::ops::Neg for Dual<$f, $f> {
-            type Output = Dual<$f, $f>;
-            #[inline(always)]
-            fn neg(self) -> Dual<$f, $f> {
-                scalar::neg_frule(self)
-            }
-        }
-        impl<'a> std::ops::Neg for Dual<&'a $f, &'a $f> {
+        impl std::ops::Neg for Dual<&$f, &$f> {
             type Output = Dual<$f, $f>;
             #[inline(always)]
             fn neg(self) -> Dual<$f, $f> {
@@ -100,8 +112,8 @@ macro_rules! float_binops {
     };
 }
 
-float_binops!(f64: Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule, Rem rem rem_frule);
-float_binops!(f32: Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule, Rem rem rem_frule);
+float_ref_ops!(f64: Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule, Rem rem rem_frule);
+float_ref_ops!(f32: Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule, Rem rem rem_frule);
 
 macro_rules! nondiff_binops {
     ($t:ty: $($trait:ident $method:ident $op:tt),*) => {$(

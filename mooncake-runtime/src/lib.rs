@@ -47,6 +47,7 @@ pub use tangent::{FData, Primal, RData, TangentSpace};
 /// Everything a user of Mooncake needs in scope: `use mooncake_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+    pub use crate::float::Float;
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
     pub use mooncake_macros::{

@@ -322,6 +322,116 @@ fn checked(x: f64, v: &[f64]) -> f64 {
     }
 }
 
+// ---- more of the subset ---------------------------------------------------------------------
+
+#[differentiable]
+fn bool_arg(x: f64, flip: bool, scale: f64) -> f64 {
+    let s = if flip { -scale } else { scale };
+    x * s
+}
+
+#[differentiable]
+fn generic_poly<T: Float>(x: T, c: T) -> T {
+    x * x * c + x.sin()
+}
+
+#[differentiable]
+fn float_casts(x: f64, y: f32) -> f64 {
+    let a = x as f32;
+    let b = (a * y) as f64;
+    b + (y as f64) * x
+}
+
+#[differentiable]
+fn returns_vec(x: &[f64], a: f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(x.len());
+    for v in x.iter() {
+        out.push(*v * a);
+    }
+    out
+}
+
+#[differentiable]
+fn mutate_array(x: &mut [f64; 3], a: f64) {
+    x[0] *= a;
+    x[2] = x[1] - a;
+}
+
+#[differentiable]
+fn every_method(x: f64, y: f64) -> f64 {
+    // x in (0, 1), y > 1: inside every function's domain.
+    let a = x.sin() + x.cos() + x.tan() + x.asin() + x.acos() + x.atan() + x.atan2(y);
+    let b = x.sinh() + x.cosh() + x.tanh() + x.asinh() + y.acosh() + x.atanh();
+    let c =
+        x.exp() + x.exp2() + x.exp_m1() + y.ln() + x.ln_1p() + y.log(3.0) + y.log2() + y.log10();
+    let d = y.sqrt() + y.cbrt() + x.powi(3) + y.powf(x) + x.hypot(y) + (-x).abs() + x.signum();
+    let e = x.mul_add(y, 1.0) + y.recip() + x.min(y) + x.max(y) + y.clamp(0.0, 1.5);
+    let f =
+        x.to_degrees() + x.to_radians() + y.floor() + y.ceil() + y.round() + y.trunc() + y.fract();
+    a + b + c + d + e + f
+}
+
+#[differentiable]
+fn every_method_path_syntax(x: f64, y: f64) -> f64 {
+    f64::sin(x)
+        + f64::cos(y)
+        + f64::exp(x)
+        + f64::ln(y)
+        + f64::sqrt(y)
+        + f64::powi(x, 2)
+        + f64::powf(y, 0.5)
+        + f64::atan2(x, y)
+        + f64::hypot(x, y)
+        + f64::max(x, y)
+        + f64::abs(x)
+        + f64::mul_add(x, y, 0.5)
+        + std::f64::consts::E * x
+        + f64::EPSILON
+}
+
+#[differentiable]
+fn cross_crate(x: f64, v: &[f64]) -> f64 {
+    mooncake_tests::softplus(x) * mooncake_tests::mean(v)
+}
+
+#[differentiable]
+fn nested_loops_with_break(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut i = 0;
+    while i < x.len() {
+        let mut j = i;
+        loop {
+            if j >= x.len() {
+                break;
+            }
+            total += x[i] * x[j];
+            j += 2;
+        }
+        i += 1;
+    }
+    total
+}
+
+#[differentiable]
+fn integer_helpers(n: usize, k: usize) -> usize {
+    let mut acc = 0;
+    for i in 0..n {
+        acc += i * k % 7;
+    }
+    acc
+}
+
+#[differentiable]
+fn uses_integer_helper(x: f64, n: usize) -> f64 {
+    x * (integer_helpers(n, 3) as f64)
+}
+
+#[differentiable]
+fn unit_return_mutates_two(a: &mut f64, b: &mut [f64], s: f64) {
+    *a = *a * s + b[0];
+    b[1] = *a - s;
+}
+
 // ---- tests -----------------------------------------------------------------------------------
 
 #[test]
@@ -419,6 +529,26 @@ fn assertions_kept() {
 fn assertion_fires_in_the_rule() {
     let v = vec![0.5, 1.5];
     let _ = checked_frule(Dual::new(-1.0, 1.0), Dual::new(&v[..], &[0.0, 0.0][..]));
+}
+
+#[test]
+fn more_of_the_subset() {
+    test_rule!(bool_arg(0.7, true, 1.5), mode = forward);
+    test_rule!(bool_arg(0.7, false, 1.5), mode = forward);
+    test_rule!(generic_poly(0.7, 1.5), mode = forward);
+    test_rule!(generic_poly(0.7_f32, 1.5_f32), mode = forward, rtol = 1e-2, atol = 1e-2);
+    test_rule!(float_casts(0.7, 1.5_f32), mode = forward, rtol = 1e-2, atol = 1e-2);
+    let x = vec![0.5, -1.5, 2.0];
+    test_rule!(returns_vec(&x, 1.5), mode = forward);
+    let arr = [1.0, 2.0, 3.0];
+    test_rule!(mutate_array(&mut arr, 1.5), mode = forward);
+    test_rule!(every_method(0.3, 1.7), mode = forward);
+    test_rule!(every_method_path_syntax(0.3, 1.7), mode = forward);
+    test_rule!(cross_crate(0.4, &x), mode = forward);
+    test_rule!(nested_loops_with_break(&x), mode = forward);
+    test_rule!(uses_integer_helper(0.4, 6), mode = forward);
+    let a = 0.5;
+    test_rule!(unit_return_mutates_two(&mut a, &mut x, 1.5), mode = forward);
 }
 
 #[test]
