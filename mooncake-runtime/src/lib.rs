@@ -39,7 +39,87 @@ pub mod test_utils;
 
 pub use dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 pub use float::Float;
-pub use mooncake_macros::{Tangent, differentiable, value_and_derivative};
+pub use mooncake_macros::Tangent;
+
+/// Derives the rules of a function: `NAME_frule` (forward mode) beside the function, which is
+/// left exactly as written.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn f(x: &[f64], y: f64) -> f64 {
+///     let mut s = 0.0;
+///     for (i, v) in x.iter().enumerate() {
+///         if *v > 0.0 {
+///             s += v.sin() * y;
+///         } else {
+///             s -= (i as f64) * v * v;
+///         }
+///     }
+///     s
+/// }
+///
+/// let x = vec![0.5, -2.0, 1.5];
+/// // The derived rule takes each argument paired with its tangent:
+/// let d = f_frule(Dual::new(&x[..], &[0.0, 0.0, 0.0][..]), Dual::new(2.0, 1.0));
+/// assert_eq!(d.primal, f(&x, 2.0));
+/// assert_eq!(d.tangent, 0.5_f64.sin() + 1.5_f64.sin()); // d/dy
+/// ```
+///
+/// What it accepts: arguments and results of any type with a tangent ([`Primal`]): scalars,
+/// integers, `bool`, slices, `Vec`s and arrays by value and by reference, `&mut` anything,
+/// tuples, `#[derive(Tangent)]` structs. In the body: `let` (with patterns), blocks, assignment
+/// and compound assignment to variables, indices and fields, arithmetic, comparisons, `&&`,
+/// `||`, `!`, `as` casts, every `std` float method in method or path syntax, `if`, `match` on
+/// integers, `bool`, ranges and fieldless enums (with guards), `for` over ranges,
+/// `(a..b).rev()`, `(a..b).step_by(k)`, `x.iter()`, `&x`, `.enumerate()`, `.zip()`, `while`,
+/// `loop` with `break value`, labelled `break`/`continue`, early `return`, `vec!`,
+/// `Vec::new`/`with_capacity`/`push`/`pop`, `to_vec`, `clone`, `x.iter().sum()`, calls of other
+/// differentiable functions (any path, any crate, recursion), methods, `assert!`-style macros
+/// and `panic!`. Anything else is a compile error at the offending tokens saying what to do
+/// instead.
+///
+/// Put it on an `impl` block to make its methods callable with method syntax (`p.loss(x)`)
+/// from other derived code; on a single method, its rule is an associated function
+/// (`Type::method_frule`).
+///
+/// Arguments: `#[differentiable(dump_ir)]` prints the IR of each pass at expansion time (also
+/// `MOONCAKE_DUMP_IR=1` or `MOONCAKE_DUMP_IR=name` in the environment of the build);
+/// `#[differentiable(debug)]` makes the rule panic, naming the variable, as soon as a float it
+/// computes is not finite.
+#[doc(inline)]
+pub use mooncake_macros::differentiable;
+
+/// The value of a `#[differentiable]` function and its directional derivative along the given
+/// tangents, one per argument (`NoTangent` for non-differentiable ones; a `Vec` for a slice, the
+/// derived `<Struct>Tangent` for a struct).
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn energy(x: &[f64], k: f64) -> f64 {
+///     let mut e = 0.0;
+///     for v in x.iter() {
+///         e += 0.5 * k * v * v;
+///     }
+///     e
+/// }
+///
+/// let x = vec![1.0, 2.0];
+/// // Along x only: d/dt energy(x + t v) = k <x, v>.
+/// let (value, derivative) = value_and_derivative!(energy(&x, 3.0), (vec![1.0, 0.0], 0.0));
+/// assert_eq!(value, 7.5);
+/// assert_eq!(derivative, 3.0);
+/// ```
+#[doc(inline)]
+pub use mooncake_macros::value_and_derivative;
+
+/// The examples of the README, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 pub use rng::TestRng;
 pub use shared::{SharedCell, SharedRef, SharedVec};
 pub use tangent::{FData, Primal, RData, TangentSpace};

@@ -563,3 +563,25 @@ fn value_and_derivative_api() {
     let (value, d) = value_and_derivative!(accumulate(&mut acc, 3.0), (0.0, 1.0));
     assert_eq!((value, d, acc), ((), NoTangent, 10.0));
 }
+
+// ---- debug mode -------------------------------------------------------------------------------
+
+#[differentiable(debug)]
+fn log_shifted(x: f64) -> f64 {
+    let shifted = x - 1.0;
+    let y = shifted.ln();
+    y * 2.0
+}
+
+#[test]
+fn debug_mode() {
+    // In its domain the debug checks are silent and the rule is correct.
+    test_rule!(log_shifted(2.5), mode = forward);
+}
+
+#[test]
+#[should_panic(expected = "#[differentiable(debug)]: an intermediate value (line")]
+fn debug_mode_reports_the_first_non_finite_value() {
+    // `shifted.ln()` is NaN at 0.5: reported on its line, before it reaches `y`.
+    let _ = log_shifted_frule(Dual::new(0.5, 1.0));
+}

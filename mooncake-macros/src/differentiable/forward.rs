@@ -306,7 +306,7 @@ impl<'a> Forward<'a> {
                         let rt = rt();
                         let what = match &self.locals[place.local.index()].name {
                             Some(n) => format!("`{n}`"),
-                            None => "a temporary".to_owned(),
+                            None => "an intermediate value".to_owned(),
                         };
                         quote_spanned!(span=> {
                             #[allow(unused_imports)]
