@@ -176,4 +176,10 @@ float_methods! {
     fn is_finite(self) -> bool;
     /// `is_nan`.
     fn is_nan(self) -> bool;
+    /// `is_infinite`.
+    fn is_infinite(self) -> bool;
+    /// `is_sign_positive`.
+    fn is_sign_positive(self) -> bool;
+    /// `is_sign_negative`.
+    fn is_sign_negative(self) -> bool;
 }

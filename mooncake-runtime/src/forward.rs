@@ -578,3 +578,54 @@ pub trait DebugCheckFallback {
 }
 
 impl<T> DebugCheckFallback for &T {}
+
+// ---------------------------------------------------------------------------------------------
+// Non-differentiable methods on floats (predicates) and integers.
+
+macro_rules! float_predicates {
+    ($($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &mut D {
+            type Receiver = Dual<F, F>;
+            type Rule = fn(Dual<F, F>) -> Dual<bool, NoTangent>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (self.value(), |x| Dual::new(x.primal.$name(), NoTangent))
+            }
+        }
+    )*};
+}
+
+float_predicates!(is_nan, is_finite, is_infinite, is_sign_positive, is_sign_negative);
+
+macro_rules! int_pow_abs {
+    (pow: $($t:ty),*; abs: $($s:ty),*) => {
+        $(
+            #[diagnostic::do_not_recommend]
+            impl<D: IntDual<$t>> MethodFrule<{ method_key("pow") }, IntKey<$t>> for &mut D {
+                type Receiver = Dual<$t, NoTangent>;
+                type Rule = fn(Dual<$t, NoTangent>, Dual<u32, NoTangent>) -> Dual<$t, NoTangent>;
+                #[inline(always)]
+                fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                    (self.value(), |x, n| Dual::new(x.primal.pow(n.primal), NoTangent))
+                }
+            }
+        )*
+        $(
+            #[diagnostic::do_not_recommend]
+            impl<D: IntDual<$s>> MethodFrule<{ method_key("abs") }, IntKey<$s>> for &mut D {
+                type Receiver = Dual<$s, NoTangent>;
+                type Rule = fn(Dual<$s, NoTangent>) -> Dual<$s, NoTangent>;
+                #[inline(always)]
+                fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                    (self.value(), |x| Dual::new(x.primal.abs(), NoTangent))
+                }
+            }
+        )*
+    };
+}
+
+int_pow_abs!(
+    pow: i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize;
+    abs: i8, i16, i32, i64, i128, isize
+);

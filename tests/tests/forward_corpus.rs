@@ -585,3 +585,20 @@ fn debug_mode_reports_the_first_non_finite_value() {
     // `shifted.ln()` is NaN at 0.5: reported on its line, before it reaches `y`.
     let _ = log_shifted_frule(Dual::new(0.5, 1.0));
 }
+
+// ---- non-differentiable methods in float code ----------------------------------------------
+
+#[differentiable]
+fn guarded(x: f64, k: i32, n: usize) -> f64 {
+    let safe = if x.is_nan() || !x.is_finite() { 0.0 } else { x };
+    let sign = if safe.is_sign_negative() { -1.0 } else { 1.0 };
+    safe * sign * (k.abs().pow(2) as f64) + (n.pow(2) as f64)
+}
+
+#[test]
+fn predicates_and_integer_methods() {
+    test_rule!(guarded(0.7, -3, 2), mode = forward);
+    test_rule!(guarded(-0.7, 2, 1), mode = forward);
+    let (v, d) = value_and_derivative!(guarded(f64::NAN, 2, 1), (1.0, NoTangent, NoTangent));
+    assert_eq!((v, d), (1.0, 0.0));
+}
