@@ -119,3 +119,110 @@ pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
         (__d.primal, __d.tangent)
     })
 }
+
+struct GradientInput {
+    call: syn::ExprCall,
+    ybar: Option<Expr>,
+}
+
+fn parse_gradient_input(input: ParseStream<'_>, with_ybar: bool) -> syn::Result<GradientInput> {
+    let call: Expr = input.parse()?;
+    let call = match call {
+        Expr::Call(c) => c,
+        other => {
+            return Err(syn::Error::new(
+                other.span(),
+                "expected a call of a #[differentiable] function, such as `f(&x, 2.0)`; \
+                 write a method call `s.f(x)` as `Type::f(&s, x)`",
+            ));
+        }
+    };
+    let ybar = if with_ybar {
+        input.parse::<Token![,]>()?;
+        Some(input.parse()?)
+    } else {
+        None
+    };
+    let _ = input.parse::<Option<Token![,]>>()?;
+    if !input.is_empty() {
+        return Err(input.error(if with_ybar {
+            "expected `value_and_pullback!(f(args..), ybar)`"
+        } else {
+            "expected `value_and_gradient!(f(args..))`; for a cotangent of the result use \
+             `value_and_pullback!(f(args..), ybar)`"
+        }));
+    }
+    Ok(GradientInput { call, ybar })
+}
+
+/// `value_and_gradient!(f(a, &b, &mut c))` and `value_and_pullback!(f(..), ybar)`.
+pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenStream {
+    let input = match syn::parse::Parser::parse2(
+        |s: ParseStream<'_>| parse_gradient_input(s, with_ybar),
+        input,
+    ) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let rule = match rule_path(&input.call.func, "rrule") {
+        Ok(p) => p,
+        Err(e) => return e.to_compile_error(),
+    };
+    let rt = quote!(::mooncake_runtime::__private);
+    let site = proc_macro2::Span::mixed_site();
+    let mut lets = Vec::new();
+    let mut args = Vec::new();
+    let mut grads = Vec::new();
+    for (i, arg) in input.call.args.iter().enumerate() {
+        let p = format_ident!("__p{}", i, span = site);
+        let f = format_ident!("__f{}", i, span = site);
+        let span = arg.span();
+        let idx = syn::Index::from(i);
+        match arg {
+            Expr::Reference(r) if r.mutability.is_some() => {
+                // Seen through a handle holding a copy: the caller's value is left as it was
+                // on entry, which is where a complete gradient computation leaves it.
+                let inner = &r.expr;
+                lets.push(quote_spanned!(span=>
+                    let #p = #rt::Primal::to_handle(&#inner);
+                    let #f = #rt::Primal::zero_shadow(&#inner);
+                ));
+                args.push(quote_spanned!(span=> #rt::CoDual::new(::core::clone::Clone::clone(&#p), ::core::clone::Clone::clone(&#f))));
+                grads.push(quote_spanned!(span=> #rt::api::shadow_gradient(&#inner, &#f)));
+            }
+            Expr::Reference(r) => {
+                let inner = &r.expr;
+                lets.push(quote_spanned!(span=> let #f = #rt::Primal::zero_shadow(&#inner);));
+                args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(&#inner, ::core::clone::Clone::clone(&#f)); #rt::CoDual::new(__c.primal, __c.fdata) }));
+                grads.push(quote_spanned!(span=> #rt::api::shadow_gradient(&#inner, &#f)));
+            }
+            other => {
+                let m = format_ident!("__m{}", i, span = site);
+                lets.push(quote_spanned!(span=>
+                    let #p = #other;
+                    let #f = #rt::Primal::zero_fdata(&#p);
+                    let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
+                    let #m = #rt::rev::marker(&#p);
+                ));
+                args.push(quote_spanned!(span=> #p));
+                grads.push(quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, __r.#idx)));
+            }
+        }
+    }
+    let seed = match &input.ybar {
+        None => quote!(
+            let __ybar = #rt::api::seed_one(&__y.primal);
+        ),
+        Some(ybar) => quote_spanned!(ybar.span()=>
+            let __ybar = #rt::api::seed_cotangent(&__y, #ybar);
+        ),
+    };
+    quote!({
+        #(#lets)*
+        let (__y, __pb) = #rule(#(#args),*);
+        #seed
+        let __r = __pb(__ybar);
+        let _ = &__r;
+        (__y.primal, (#(#grads,)*))
+    })
+}

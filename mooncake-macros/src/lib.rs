@@ -41,3 +41,17 @@ pub fn check_rule(input: TokenStream) -> TokenStream {
 pub fn value_and_derivative(input: TokenStream) -> TokenStream {
     api::value_and_derivative(input.into()).into()
 }
+
+/// The value of a #[differentiable] function with a scalar result and its gradient with
+/// respect to every argument: see `mooncake_runtime::value_and_gradient`.
+#[proc_macro]
+pub fn value_and_gradient(input: TokenStream) -> TokenStream {
+    api::value_and_gradient(input.into(), false).into()
+}
+
+/// The value of a #[differentiable] function and the pullback of a cotangent of its result:
+/// see `mooncake_runtime::value_and_pullback`.
+#[proc_macro]
+pub fn value_and_pullback(input: TokenStream) -> TokenStream {
+    api::value_and_gradient(input.into(), true).into()
+}

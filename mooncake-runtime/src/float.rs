@@ -17,6 +17,7 @@ macro_rules! float_methods {
             sealed::Sealed
             + crate::tangent::Primal<Tangent = Self, RData = Self, FData = crate::dual::NoFData>
             + crate::tangent::TangentSpace
+            + crate::reverse::ZeroRData
             + Copy
             + Debug
             + Display

@@ -27,10 +27,13 @@
 #[allow(unused_extern_crates)]
 extern crate self as mooncake_runtime;
 
+#[doc(hidden)]
+pub mod api;
 pub mod dual;
 pub mod float;
 pub mod forward;
 mod impls;
+pub mod reverse;
 pub mod rng;
 pub mod rules;
 pub mod shared;
@@ -116,6 +119,54 @@ pub use mooncake_macros::differentiable;
 #[doc(inline)]
 pub use mooncake_macros::value_and_derivative;
 
+/// The value of a `#[differentiable]` function with an `f64` or `f32` result and its gradient:
+/// `(value, (g1, g2, ..))`, one gradient per argument, each of its argument's tangent type
+/// (`f64` for `f64`, `Vec<f64>` for `&[f64]`, `NoTangent` for integers). Arguments are written
+/// as in the call; `&mut` arguments are left as they were on entry.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn f(x: f64, y: f64) -> f64 {
+///     let mut s = 0.0;
+///     let mut k = 0;
+///     while k < 3 {
+///         s += (x * y).sin();
+///         k += 1;
+///     }
+///     s
+/// }
+///
+/// let (value, (dx, dy)) = value_and_gradient!(f(0.5, 2.0));
+/// assert_eq!(value, 3.0 * 1.0_f64.sin());
+/// assert!((dx - 3.0 * 2.0 * 1.0_f64.cos()).abs() < 1e-12);
+/// assert!((dy - 3.0 * 0.5 * 1.0_f64.cos()).abs() < 1e-12);
+/// ```
+///
+/// For a result that is not a scalar, use [`value_and_pullback!`].
+#[doc(inline)]
+pub use mooncake_macros::value_and_gradient;
+
+/// The value of a `#[differentiable]` function and the pullback of `ybar`, a cotangent of its
+/// result (of the result's tangent type): `(value, (g1, g2, ..))`.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn scale(x: f64, a: f64) -> f64 {
+///     x * a
+/// }
+///
+/// let (value, (dx, da)) = value_and_pullback!(scale(3.0, 2.0), 10.0);
+/// assert_eq!((value, dx, da), (6.0, 20.0, 30.0));
+/// ```
+#[doc(inline)]
+pub use mooncake_macros::value_and_pullback;
+
+
+
 /// The examples of the README, compiled and run as doctests.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
@@ -131,7 +182,8 @@ pub mod prelude {
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
     pub use mooncake_macros::{
-        Tangent, check_rule, differentiable, test_rule, value_and_derivative,
+        Tangent, check_rule, differentiable, test_rule, value_and_derivative, value_and_gradient,
+        value_and_pullback,
     };
 }
 
@@ -139,8 +191,10 @@ pub mod prelude {
 /// anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::api;
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::forward as fwd;
+    pub use crate::reverse as rev;
     pub use crate::rng::TestRng;
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace, close};

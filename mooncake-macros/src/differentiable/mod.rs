@@ -12,6 +12,7 @@ pub(crate) mod forward;
 pub(crate) mod ir;
 pub(crate) mod lower;
 pub(crate) mod parse;
+pub(crate) mod reverse;
 pub(crate) mod structure;
 pub(crate) mod verify;
 
@@ -178,6 +179,73 @@ pub(crate) fn dual_type(ty: &syn::Type) -> TokenStream {
     }
 }
 
+/// The type a `CoDual` of a value of type `ty` has in a reverse-mode rule:
+/// `CoDual<T, <T as Primal>::FData>`.
+pub(crate) fn codual_type(ty: &syn::Type) -> TokenStream {
+    let rt = rt();
+    quote_spanned!(ty.span()=> #rt::CoDual<#ty, <#ty as #rt::Primal>::FData>)
+}
+
+/// The rdata type of a value of type `ty`.
+pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
+    let rt = rt();
+    quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData)
+}
+
+fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> TokenStream {
+    let rt = rt();
+    let vis = &func.vis;
+    let name = format_ident!("{}_rrule", func.sig.ident, span = func.sig.ident.span());
+    let generics = &func.sig.generics;
+    let params = sig.args.iter().enumerate().map(|(i, a)| {
+        let l = names.local(Local((i + 1) as u32));
+        let ty = codual_type(&a.ty);
+        quote!(mut #l: #ty)
+    });
+    let ret = codual_type(&sig.ret);
+    let ret_rdata = rdata_type(&sig.ret);
+    let arg_rdata = sig.args.iter().map(|a| rdata_type(&a.ty));
+    let mut bounds: Vec<TokenStream> = Vec::new();
+    for ty in sig.args.iter().map(|a| &a.ty).chain(std::iter::once(&sig.ret)) {
+        bounds.push(quote_spanned!(ty.span()=> #ty: #rt::Primal));
+        bounds.push(quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData: #rt::rev::ZeroRData));
+    }
+    let where_clause = match &generics.where_clause {
+        Some(w) => {
+            let preds = &w.predicates;
+            quote!(where #preds, #(#bounds),*)
+        }
+        None => quote!(where #(#bounds),*),
+    };
+    // The pullback captures no lifetime of the arguments: only the type and const parameters.
+    let captured = generics.params.iter().filter_map(|p| match p {
+        syn::GenericParam::Type(t) => {
+            let i = &t.ident;
+            Some(quote!(#i))
+        }
+        syn::GenericParam::Const(c) => {
+            let i = &c.ident;
+            Some(quote!(#i))
+        }
+        syn::GenericParam::Lifetime(_) => None,
+    });
+    let doc = format!(
+        "Reverse-mode rule of [`{}`], derived by `#[differentiable]`: each argument paired with \
+         its fdata; returns the result paired with its fdata, and the pullback from the result's \
+         rdata to one rdata per argument.",
+        func.sig.ident
+    );
+    let gparams = &generics.params;
+    quote!(
+        #[doc = #doc]
+        #[allow(clippy::type_complexity)]
+        #vis fn #name<#gparams>(#(#params),*) -> (
+            #ret,
+            impl ::core::ops::FnOnce(#ret_rdata) -> (#(#arg_rdata,)*) + use<#(#captured),*>
+        ) #where_clause
+    )
+}
+
 fn frule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> TokenStream {
     let rt = rt();
     let vis = &func.vis;
@@ -245,7 +313,8 @@ fn generate(
     let names = Names::new(body);
     let mut fwd = forward::Forward::new(body, &names);
     fwd.debug = args.debug;
-    let decls = local_declarations(body, &names);
+    let decls = local_declarations(body, &names, dual_type);
+    let rdecls = local_declarations(body, &names, codual_type);
     let stmts = |b: BlockId| {
         let s = body.blocks[b.index()].statements.iter().map(|s| fwd.statement(s));
         quote!(#(#s)*)
@@ -282,6 +351,27 @@ fn generate(
             #code
         }
     );
+    let rrule = match reverse::unsupported(body, sig) {
+        None => {
+            let rev = reverse::Reverse::new(body, &names, &structured);
+            let (forward_pass, pullback, _) = rev.generate(&structured);
+            let signature = rrule_signature(func, sig, &names);
+            let ret_codual = codual_type(&sig.ret);
+            let ret_rdata = rdata_type(&sig.ret);
+            quote!(
+                #allow
+                #[inline]
+                #signature {
+                    let mut #ret_local: #ret_codual;
+                    #rdecls
+                    #forward_pass
+                    (#ret_local, move |__ybar: #ret_rdata| { #pullback })
+                }
+            )
+        }
+        Some(_) => quote!(),
+    };
+    let frule = quote!(#frule #rrule);
     if args.dump_ir
         || std::env::var("MOONCAKE_DUMP_IR").is_ok_and(|v| v == "1" || func.sig.ident == v)
     {
@@ -294,7 +384,11 @@ fn generate(
 }
 
 /// `let mut __lN;` for every local that is assigned, typed where the user wrote a type.
-fn local_declarations(body: &Body, names: &Names) -> TokenStream {
+fn local_declarations(
+    body: &Body,
+    names: &Names,
+    typed: fn(&syn::Type) -> TokenStream,
+) -> TokenStream {
     let mut assigned = vec![false; body.locals.len()];
     for b in &body.blocks {
         for s in &b.statements {
@@ -310,7 +404,7 @@ fn local_declarations(body: &Body, names: &Names) -> TokenStream {
         let decl = &body.locals[l];
         match &decl.ty {
             Some(ty) => {
-                let ty = dual_type(ty);
+                let ty = typed(ty);
                 quote_spanned!(decl.span=> let mut #name: #ty;)
             }
             None => quote_spanned!(decl.span=> let mut #name;),

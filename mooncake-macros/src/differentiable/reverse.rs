@@ -1,0 +1,496 @@
+//! Reverse mode (seed 002): the forward pass and the pullback of a body, from the same IR.
+//!
+//! This first slice covers bodies over *values* (scalars, integers, `bool`, and calls to other
+//! rules): every place is a plain local, and nothing is borrowed. For such a body:
+//!
+//! * the forward pass is the primal's structured control flow over `CoDual` locals; each
+//!   statement with a derivative calls its rule and keeps the pullback: in a single slot
+//!   (`Option`) if its block runs at most once, on a typed stack (`Vec`) if its block is inside
+//!   a loop;
+//! * a block with more than one predecessor pushes the predecessor it was entered from on the
+//!   block stack, so the reverse pass knows where to go back to; blocks with one predecessor push
+//!   nothing;
+//! * the pullback walks the blocks backwards (a `loop { match block { .. } }` state machine:
+//!   the reverse of a reducible graph need not be reducible), running each statement's
+//!   pullback in reverse order on its local's adjoint and adding the results into the
+//!   operands' adjoints. The adjoint of a local is reset when the local is assigned, since the
+//!   value it had before does not reach that point.
+//!
+//! Each local's adjoint has the local's rdata type, fixed through a zero-sized marker that the
+//! forward pass assigns beside the local (a marker is always initialised, the local need not
+//! be).
+//!
+//! Calls to other functions box their pullback: the callee may (mutually) recurse, and an
+//! `impl FnOnce` pullback cannot contain itself. Operators and methods on floats do not box.
+
+use super::codegen::{Names, rt};
+use super::forward::{method_key, rule_path};
+use super::ir::*;
+use super::parse;
+use super::structure::Node;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use std::collections::BTreeSet;
+
+/// Why a body is outside the slice reverse mode covers so far, if it is.
+pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str> {
+    for a in &sig.args {
+        if matches!(a.ty, syn::Type::Reference(_)) || a.receiver.is_some() {
+            return Some("arguments behind references");
+        }
+    }
+    let plain = |p: &Place| p.projections.is_empty();
+    let operand_ok = |o: &Operand| match o {
+        Operand::Use(p) => plain(p),
+        Operand::Ref(..) => false,
+        Operand::Const(_) => true,
+    };
+    for b in &body.blocks {
+        for s in &b.statements {
+            let StatementKind::Assign(place, rv) = &s.kind else { continue };
+            if !plain(place) {
+                return Some("writes through indices, fields or references");
+            }
+            let ok = match rv {
+                Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(o, _) => operand_ok(o),
+                Rvalue::Binary(_, a, b) => operand_ok(a) && operand_ok(b),
+                Rvalue::Call { args, .. } => args.iter().all(operand_ok),
+                Rvalue::Method { receiver, args, .. } => {
+                    plain(receiver) && args.iter().all(operand_ok)
+                }
+                Rvalue::Matches(p, _) => plain(p),
+                Rvalue::Tuple(_)
+                | Rvalue::Array(_)
+                | Rvalue::Repeat(..)
+                | Rvalue::Struct { .. }
+                | Rvalue::VecList(_)
+                | Rvalue::VecRepeat(..) => false,
+            };
+            if !ok {
+                return Some("buffers, tuples, structs or borrows");
+            }
+        }
+    }
+    None
+}
+
+/// How a statement is transformed.
+enum Kind {
+    /// `x = y`: the adjoint moves from `x` to `y`.
+    Copy(Local),
+    /// `x = constant` or a value with no derivative (comparisons, `!`, bit operations,
+    /// `matches!`): the adjoint of `x` is dropped.
+    NoDerivative,
+    /// A rule with a pullback: its operands (`None` for constants), one per rdata the pullback
+    /// returns, in order.
+    Rule(Vec<Option<Local>>),
+}
+
+fn operand_local(o: &Operand) -> Option<Local> {
+    match o {
+        Operand::Use(p) if p.projections.is_empty() => Some(p.local),
+        _ => None,
+    }
+}
+
+fn kind(rv: &Rvalue) -> Kind {
+    match rv {
+        Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => Kind::Copy(p.local),
+        Rvalue::Use(_) | Rvalue::Matches(..) => Kind::NoDerivative,
+        Rvalue::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, a, b) => {
+            Kind::Rule(vec![operand_local(a), operand_local(b)])
+        }
+        Rvalue::Binary(..) => Kind::NoDerivative,
+        Rvalue::Unary(UnOp::Neg, a) | Rvalue::Cast(a, _) => Kind::Rule(vec![operand_local(a)]),
+        Rvalue::Unary(UnOp::Not, _) => Kind::NoDerivative,
+        Rvalue::Call { args, .. } => Kind::Rule(args.iter().map(operand_local).collect()),
+        Rvalue::Method { receiver, args, .. } => {
+            let mut v = vec![Some(receiver.local)];
+            v.extend(args.iter().map(operand_local));
+            Kind::Rule(v)
+        }
+        _ => Kind::NoDerivative,
+    }
+}
+
+/// Blocks inside a loop of the structured program.
+fn blocks_in_loops(node: &Node, in_loop: bool, out: &mut BTreeSet<BlockId>) {
+    match node {
+        Node::Seq(ns) => ns.iter().for_each(|n| blocks_in_loops(n, in_loop, out)),
+        Node::Block(_, n) => blocks_in_loops(n, in_loop, out),
+        Node::Loop(_, n) => blocks_in_loops(n, true, out),
+        Node::If(_, t, e) => {
+            blocks_in_loops(t, in_loop, out);
+            blocks_in_loops(e, in_loop, out);
+        }
+        Node::Statements(b) if in_loop => {
+            out.insert(*b);
+        }
+        _ => {}
+    }
+}
+
+pub(crate) struct Reverse<'a> {
+    body: &'a Body,
+    names: &'a Names,
+    in_loop: BTreeSet<BlockId>,
+    preds: Vec<Vec<BlockId>>,
+    /// Locals with an adjoint.
+    adjoint: Vec<bool>,
+}
+
+fn tape(s: (usize, usize)) -> syn::Ident {
+    format_ident!("__t{}_{}", s.0, s.1, span = Span::mixed_site())
+}
+
+fn adj(l: Local) -> syn::Ident {
+    format_ident!("__a{}", l.0, span = Span::mixed_site())
+}
+
+fn marker(l: Local) -> syn::Ident {
+    format_ident!("__m{}", l.0, span = Span::mixed_site())
+}
+
+impl<'a> Reverse<'a> {
+    pub(crate) fn new(body: &'a Body, names: &'a Names, structured: &Node) -> Self {
+        let mut in_loop = BTreeSet::new();
+        blocks_in_loops(structured, false, &mut in_loop);
+        let mut adjoint = vec![false; body.locals.len()];
+        adjoint[0] = true;
+        for l in body.args() {
+            adjoint[l.index()] = true;
+        }
+        for b in &body.blocks {
+            for s in &b.statements {
+                if let StatementKind::Assign(p, rv) = &s.kind {
+                    match kind(rv) {
+                        Kind::Copy(y) => {
+                            adjoint[p.local.index()] = true;
+                            adjoint[y.index()] = true;
+                        }
+                        Kind::Rule(ops) => {
+                            adjoint[p.local.index()] = true;
+                            for l in ops.into_iter().flatten() {
+                                adjoint[l.index()] = true;
+                            }
+                        }
+                        Kind::NoDerivative => {}
+                    }
+                }
+            }
+        }
+        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint }
+    }
+
+    fn codual_operand(&self, o: &Operand, span: Span) -> TokenStream {
+        let rt = rt();
+        match o {
+            Operand::Use(p) => {
+                let l = self.names.local(p.local);
+                quote_spanned!(span=> #l)
+            }
+            Operand::Const(c) => quote_spanned!(span=> #rt::rev::constant(#c)),
+            Operand::Ref(..) => quote!(::core::unreachable!()),
+        }
+    }
+
+    fn primal_operand(&self, o: &Operand, span: Span) -> TokenStream {
+        match o {
+            Operand::Use(p) => {
+                let l = self.names.local(p.local);
+                quote_spanned!(span=> #l.primal)
+            }
+            Operand::Const(c) => quote_spanned!(span=> (#c)),
+            Operand::Ref(..) => quote!(::core::unreachable!()),
+        }
+    }
+
+    /// The forward-pass code of statement `i` of block `b`.
+    fn forward_statement(&self, b: BlockId, i: usize, s: &Statement) -> TokenStream {
+        let rt = rt();
+        let span = s.span;
+        let (place, rv) = match &s.kind {
+            StatementKind::Assign(p, rv) => (p, rv),
+            StatementKind::Check(tokens) => {
+                let t = self.names.substitute_primals(tokens.clone());
+                return quote_spanned!(span=> #t;);
+            }
+        };
+        let x = self.names.local(place.local);
+        let mark = if self.adjoint[place.local.index()] {
+            let m = marker(place.local);
+            quote!(#m = #rt::rev::marker(&#x);)
+        } else {
+            quote!()
+        };
+        let no_derivative = |value: TokenStream| quote_spanned!(span=> #x = #rt::CoDual::new(#value, #rt::NoFData); #mark);
+        let (call, boxed) = match rv {
+            Rvalue::Use(Operand::Use(p)) => {
+                let y = self.names.local(p.local);
+                return quote_spanned!(span=> #x = #y; #mark);
+            }
+            Rvalue::Use(o) => {
+                let v = self.codual_operand(o, span);
+                return quote_spanned!(span=> #x = #v; #mark);
+            }
+            Rvalue::Matches(p, pat) => {
+                let y = self.names.local(p.local);
+                return no_derivative(quote!(::core::matches!(#y.primal, #pat)));
+            }
+            Rvalue::Unary(UnOp::Not, a) => {
+                let a = self.primal_operand(a, span);
+                return no_derivative(quote!(!#a));
+            }
+            Rvalue::Binary(op, a, c) => {
+                let (pa, pc) = (self.primal_operand(a, span), self.primal_operand(c, span));
+                let prim = |t: TokenStream| no_derivative(quote!(#pa #t #pc));
+                match op {
+                    BinOp::Eq => return prim(quote!(==)),
+                    BinOp::Ne => return prim(quote!(!=)),
+                    BinOp::Lt => return prim(quote!(<)),
+                    BinOp::Le => return prim(quote!(<=)),
+                    BinOp::Gt => return prim(quote!(>)),
+                    BinOp::Ge => return prim(quote!(>=)),
+                    BinOp::BitAnd => return prim(quote!(&)),
+                    BinOp::BitOr => return prim(quote!(|)),
+                    BinOp::BitXor => return prim(quote!(^)),
+                    BinOp::Shl => return prim(quote!(<<)),
+                    BinOp::Shr => return prim(quote!(>>)),
+                    _ => {}
+                }
+                let name = format_ident!("{}", op.name());
+                let (a, c) = (self.codual_operand(a, span), self.codual_operand(c, span));
+                (quote_spanned!(span=> #rt::rev::#name(#a, #c)), false)
+            }
+            Rvalue::Unary(UnOp::Neg, a) => {
+                let a = self.codual_operand(a, span);
+                (quote_spanned!(span=> #rt::rev::neg(#a)), false)
+            }
+            Rvalue::Cast(a, ty) => {
+                let a = self.codual_operand(a, span);
+                (quote_spanned!(span=> #rt::rev::cast::<_, #ty>(#a)), false)
+            }
+            Rvalue::Call { func, args } => {
+                let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
+                if segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") && !args.is_empty() {
+                    // `f64::sin(x)`: the method on the first argument.
+                    let recv = self.codual_operand(&args[0], span);
+                    let method = &func.segments[1].ident;
+                    let key = method_key(&method.to_string());
+                    let rest = args[1..].iter().map(|a| self.codual_operand(a, span));
+                    (
+                        quote_spanned!(method.span()=> {
+                            #rt::rev::MethodRrule::<#key, _, _>::method_rrule(#recv, (#(#rest,)*))
+                        }),
+                        false,
+                    )
+                } else {
+                    let rule = rule_path(func, "rrule");
+                    let args = args.iter().map(|a| {
+                        let v = self.codual_operand(a, span);
+                        quote_spanned!(span=> { let __c = #v; #rt::CoDual::new(__c.primal, __c.fdata) })
+                    });
+                    (quote_spanned!(span=> #rule(#(#args),*)), true)
+                }
+            }
+            Rvalue::Method { receiver, method, args } => {
+                let r = self.names.local(receiver.local);
+                let key = method_key(&method.to_string());
+                let args = args.iter().map(|a| self.codual_operand(a, span));
+                let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
+                let trait_path =
+                    quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev::MethodRrule);
+                (
+                    quote_spanned!(method.span()=> {
+                        let #recv_name = #r;
+                        #trait_path::<#key, _, _>::method_rrule(#recv_name, (#(#args,)*))
+                    }),
+                    false,
+                )
+            }
+            _ => return quote!(::core::unreachable!();),
+        };
+        let t = tape((b.index(), i));
+        let store = if self.in_loop.contains(&b) {
+            quote!(#t.push(__pb);)
+        } else {
+            quote!(#t = ::core::option::Option::Some(__pb);)
+        };
+        let boxing = if boxed {
+            quote!(let __pb: ::std::boxed::Box<dyn ::core::ops::FnOnce(_) -> _> = ::std::boxed::Box::new(__pb);)
+        } else {
+            quote!()
+        };
+        quote_spanned!(span=> {
+            let (__o, __pb) = #call;
+            #boxing
+            #x = __o;
+            #mark
+            #store
+        })
+    }
+
+    /// The reverse-pass code of statement `i` of block `b`.
+    fn reverse_statement(&self, b: BlockId, i: usize, s: &Statement) -> TokenStream {
+        let rt = rt();
+        let StatementKind::Assign(place, rv) = &s.kind else {
+            return quote!();
+        };
+        let ax = adj(place.local);
+        match kind(rv) {
+            Kind::Copy(y) => {
+                let ay = adj(y);
+                quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ay, __r); })
+            }
+            Kind::NoDerivative => {
+                if self.adjoint[place.local.index()] {
+                    quote!(let _ = #rt::rev::take(&mut #ax);)
+                } else {
+                    quote!()
+                }
+            }
+            Kind::Rule(ops) => {
+                let t = tape((b.index(), i));
+                let pop = if self.in_loop.contains(&b) {
+                    quote!(match #t.pop() { ::core::option::Option::Some(__pb) => __pb, ::core::option::Option::None => ::core::unreachable!() })
+                } else {
+                    quote!(match #t.take() { ::core::option::Option::Some(__pb) => __pb, ::core::option::Option::None => ::core::unreachable!() })
+                };
+                let accs = ops.iter().enumerate().map(|(k, o)| {
+                    let idx = syn::Index::from(k);
+                    match o {
+                        Some(l) => {
+                            let al = adj(*l);
+                            quote!(#rt::rev::accumulate(&mut #al, __r.#idx);)
+                        }
+                        None => quote!(let _ = __r.#idx;),
+                    }
+                });
+                quote!({
+                    let __pb = #pop;
+                    let __r = __pb(#rt::rev::take(&mut #ax));
+                    #(#accs)*
+                })
+            }
+        }
+    }
+
+    /// The statements of the forward pass and the pullback's block dispatch.
+    pub(crate) fn generate(&self, structured: &Node) -> (TokenStream, TokenStream, TokenStream) {
+        let rt = rt();
+        let body = self.body;
+        let needs_stack = self.preds.iter().any(|p| p.len() > 1);
+        let stmts = |b: BlockId| {
+            let block = &body.blocks[b.index()];
+            let push = if self.preds[b.index()].len() > 1 {
+                quote!(__stack.push(__prev);)
+            } else {
+                quote!()
+            };
+            let s =
+                block.statements.iter().enumerate().map(|(i, s)| self.forward_statement(b, i, s));
+            let leaves_to_merge =
+                block.terminator.kind.successors().iter().any(|t| self.preds[t.index()].len() > 1);
+            let id = b.0;
+            let prev = if leaves_to_merge { quote!(__prev = #id;) } else { quote!() };
+            quote!(#push #(#s)* #prev)
+        };
+        let exit = |b: BlockId| {
+            let t = &body.blocks[b.index()].terminator;
+            match &t.kind {
+                TerminatorKind::Return => {
+                    let id = b.0;
+                    quote_spanned!(t.span=> __exit = #id; break '__body;)
+                }
+                TerminatorKind::Panic(tokens) => {
+                    let tokens = self.names.substitute_primals(tokens.clone());
+                    quote_spanned!(t.span=> #tokens;)
+                }
+                _ => quote!(),
+            }
+        };
+        let cond = |l: Local| {
+            let l = self.names.local(l);
+            quote!(#l.primal)
+        };
+        let code = super::codegen::emit(structured, self.names, &stmts, &exit, &cond);
+
+        // Tapes and markers.
+        let mut decls = Vec::new();
+        for (bi, block) in body.blocks.iter().enumerate() {
+            for (i, s) in block.statements.iter().enumerate() {
+                if let StatementKind::Assign(_, rv) = &s.kind
+                    && matches!(kind(rv), Kind::Rule(_))
+                {
+                    let t = tape((bi, i));
+                    if self.in_loop.contains(&BlockId(bi as u32)) {
+                        decls.push(quote!(let mut #t = ::std::vec::Vec::new();));
+                    } else {
+                        decls.push(quote!(let mut #t = ::core::option::Option::None;));
+                    }
+                }
+            }
+        }
+        for l in 0..body.locals.len() {
+            if self.adjoint[l] {
+                let m = marker(Local(l as u32));
+                decls.push(quote!(let mut #m = ::core::marker::PhantomData;));
+            }
+        }
+        for l in body.args() {
+            let (m, x) = (marker(l), self.names.local(l));
+            decls.push(quote!(#m = #rt::rev::marker(&#x);));
+        }
+        let stack = if needs_stack {
+            quote!(let mut __stack: ::std::vec::Vec<u32> = ::std::vec::Vec::new(); let mut __prev: u32 = 0;)
+        } else {
+            quote!(let mut __prev: u32 = 0;)
+        };
+        let forward = quote!(
+            #(#decls)*
+            #stack
+            let mut __exit: u32 = 0;
+            '__body: { #code }
+        );
+
+        // The pullback: adjoints, then the blocks backwards.
+        let adjoints = (0..body.locals.len()).filter(|l| self.adjoint[*l] && *l != 0).map(|l| {
+            let (a, m) = (adj(Local(l as u32)), marker(Local(l as u32)));
+            quote!(let mut #a = #rt::rev::zero_of(#m);)
+        });
+        let arms = body.blocks.iter().enumerate().map(|(bi, block)| {
+            let b = BlockId(bi as u32);
+            let rev: Vec<TokenStream> =
+                block.statements.iter().enumerate().rev().map(|(i, s)| self.reverse_statement(b, i, s)).collect();
+            let preds = &self.preds[bi];
+            let next = if bi == 0 {
+                quote!(break;)
+            } else if preds.len() == 1 {
+                let p = preds[0].0;
+                quote!(__b = #p;)
+            } else {
+                quote!(__b = match __stack.pop() { ::core::option::Option::Some(p) => p, ::core::option::Option::None => ::core::unreachable!() };)
+            };
+            let id = bi as u32;
+            quote!(#id => { #(#rev)* #next })
+        });
+        let a0 = adj(Local::RETURN);
+        let m0 = marker(Local::RETURN);
+        let args: Vec<syn::Ident> = body.args().map(adj).collect();
+        let pullback = quote!(
+            let _ = #m0;
+            let mut #a0 = __ybar;
+            #(#adjoints)*
+            let mut __b: u32 = __exit;
+            loop {
+                match __b {
+                    #(#arms)*
+                    _ => ::core::unreachable!(),
+                }
+            }
+            (#(#args,)*)
+        );
+        let captures = quote!();
+        (forward, pullback, captures)
+    }
+}

@@ -1,0 +1,424 @@
+//! Reverse-mode support for the code `#[differentiable]` generates: constants, operators on
+//! [`CoDual`]s, casts, method-call dispatch ([`MethodRrule`]), and the accumulation of rdata.
+//!
+//! Every function here returns `(output, pullback)` like a rule, and calls the primitive rules
+//! of [`crate::rules`]; nothing computes a derivative of its own.
+
+use crate::dual::{CoDual, NoFData, NoRData};
+use crate::float::Float;
+use crate::forward::{FloatKey, IntKey, method_key};
+use crate::rules::scalar::{self, CastRule};
+use crate::tangent::{Primal, TangentSpace};
+
+/// A constant: fresh zero fdata; nothing flows back.
+#[inline(always)]
+pub fn constant<P: Primal>(p: P) -> CoDual<P, P::FData> {
+    let f = p.zero_fdata();
+    CoDual::new(p, f)
+}
+
+/// `x as B`, through [`scalar::cast_rrule`].
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn cast<A: CastRule<B>, B: Primal>(
+    x: CoDual<A, NoFData>,
+) -> (CoDual<B, NoFData>, impl FnOnce(<B as Primal>::RData) -> (<A as Primal>::RData,)) {
+    scalar::cast_rrule(x)
+}
+
+/// `acc += r`: the accumulation of a gradient into an rdata accumulator.
+#[inline(always)]
+pub fn accumulate<R: TangentSpace>(acc: &mut R, r: R) {
+    acc.increment(&r);
+}
+
+/// Takes the value of an accumulator, leaving zero (the adjoint of a local that is about to
+/// be overwritten, going backwards).
+#[inline(always)]
+pub fn take<R: ZeroRData>(acc: &mut R) -> R {
+    std::mem::replace(acc, R::zero())
+}
+
+/// Rdata types with a zero that does not depend on a primal's shape: every rdata type is one,
+/// because buffers (whose size varies) keep their gradient in fdata.
+pub trait ZeroRData: TangentSpace {
+    /// Zero.
+    fn zero() -> Self;
+}
+
+/// A zero accumulator, its type inferred from use.
+#[inline(always)]
+pub fn zero<R: ZeroRData>() -> R {
+    R::zero()
+}
+
+impl ZeroRData for f64 {
+    #[inline(always)]
+    fn zero() -> Self {
+        0.0
+    }
+}
+
+impl ZeroRData for f32 {
+    #[inline(always)]
+    fn zero() -> Self {
+        0.0
+    }
+}
+
+impl ZeroRData for NoRData {
+    #[inline(always)]
+    fn zero() -> Self {
+        NoRData
+    }
+}
+
+impl<T: ZeroRData, const N: usize> ZeroRData for [T; N] {
+    fn zero() -> Self {
+        std::array::from_fn(|_| T::zero())
+    }
+}
+
+impl<T: ZeroRData> ZeroRData for Option<T> {
+    fn zero() -> Self {
+        None
+    }
+}
+
+macro_rules! tuple_zero {
+    ($(($($T:ident),+))+) => {$(
+        impl<$($T: ZeroRData),+> ZeroRData for ($($T,)+) {
+            #[inline(always)]
+            fn zero() -> Self {
+                ($($T::zero(),)+)
+            }
+        }
+    )+};
+}
+
+tuple_zero! {
+    (A)
+    (A, B)
+    (A, B, C)
+    (A, B, C, D)
+    (A, B, C, D, E)
+    (A, B, C, D, E, F)
+    (A, B, C, D, E, F, G)
+    (A, B, C, D, E, F, G, H)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators on codual values: floats through the scalar rules, integers and `bool` with no
+// derivative.
+
+macro_rules! rev_binary {
+    ($($trait:ident $method:ident $rule:ident $op:tt),*) => {$(
+        /// The reverse-mode rule of this operator for operands of these types.
+        pub trait $trait<Rhs> {
+            /// The result's primal type.
+            type Out: Primal;
+            /// The rdata of the left operand.
+            type RA;
+            /// The rdata of the right operand.
+            type RB;
+            /// `(self op rhs, pullback)`.
+            #[allow(clippy::type_complexity)]
+            fn $method(
+                self,
+                rhs: Rhs,
+            ) -> (
+                CoDual<Self::Out, <Self::Out as Primal>::FData>,
+                impl FnOnce(<Self::Out as Primal>::RData) -> (Self::RA, Self::RB),
+            );
+        }
+
+        impl<T: Float> $trait<CoDual<T, NoFData>> for CoDual<T, NoFData> {
+            type Out = T;
+            type RA = T;
+            type RB = T;
+            #[inline(always)]
+            fn $method(self, rhs: Self) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (T, T)) {
+                scalar::$rule(self, rhs)
+            }
+        }
+
+        /// The free-function form generated code calls.
+        #[inline(always)]
+        #[allow(clippy::type_complexity)]
+        pub fn $method<A: $trait<B>, B>(
+            a: A,
+            b: B,
+        ) -> (
+            CoDual<A::Out, <A::Out as Primal>::FData>,
+            impl FnOnce(<A::Out as Primal>::RData) -> (A::RA, A::RB),
+        ) {
+            a.$method(b)
+        }
+
+        rev_binary!(@ints $trait $method $op: i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+    )*};
+    (@ints $trait:ident $method:ident $op:tt: $($t:ty),*) => {$(
+        impl $trait<CoDual<$t, NoFData>> for CoDual<$t, NoFData> {
+            type Out = $t;
+            type RA = NoRData;
+            type RB = NoRData;
+            #[inline(always)]
+            fn $method(self, rhs: Self) -> (CoDual<$t, NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData)) {
+                (CoDual::new(self.primal $op rhs.primal, NoFData), |_| (NoRData, NoRData))
+            }
+        }
+    )*};
+}
+
+rev_binary!(
+    RevAdd add add_rrule +,
+    RevSub sub sub_rrule -,
+    RevMul mul mul_rrule *,
+    RevDiv div div_rrule /,
+    RevRem rem rem_rrule %
+);
+
+/// The reverse-mode rule of unary minus.
+pub trait RevNeg {
+    /// The result's primal type.
+    type Out: Primal;
+    /// The operand's rdata.
+    type R;
+    /// `(-self, pullback)`.
+    #[allow(clippy::type_complexity)]
+    fn neg(
+        self,
+    ) -> (
+        CoDual<Self::Out, <Self::Out as Primal>::FData>,
+        impl FnOnce(<Self::Out as Primal>::RData) -> (Self::R,),
+    );
+}
+
+impl<T: Float> RevNeg for CoDual<T, NoFData> {
+    type Out = T;
+    type R = T;
+    #[inline(always)]
+    fn neg(self) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (T,)) {
+        scalar::neg_rrule(self)
+    }
+}
+
+macro_rules! int_neg {
+    ($($t:ty),*) => {$(
+        impl RevNeg for CoDual<$t, NoFData> {
+            type Out = $t;
+            type R = NoRData;
+            #[inline(always)]
+            fn neg(self) -> (CoDual<$t, NoFData>, impl FnOnce(NoRData) -> (NoRData,)) {
+                (CoDual::new(-self.primal, NoFData), |_| (NoRData,))
+            }
+        }
+    )*};
+}
+
+int_neg!(i8, i16, i32, i64, i128, isize);
+
+/// Unary minus, the free-function form generated code calls.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn neg<A: RevNeg>(
+    a: A,
+) -> (CoDual<A::Out, <A::Out as Primal>::FData>, impl FnOnce(<A::Out as Primal>::RData) -> (A::R,))
+{
+    a.neg()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Method calls.
+
+/// The reverse-mode rule of the method named by `M` ([`method_key`]) on a receiver of type
+/// `Self` (a `CoDual`, by value), with arguments `Args` (a tuple of `CoDual`s). The pullback maps
+/// the output's rdata to the rdata of the receiver and of each argument.
+#[diagnostic::on_unimplemented(
+    message = "no reverse-mode rule for this method call on `{Self}`",
+    label = "this method has no reverse-mode rule",
+    note = "give the method a rule: put `#[differentiable]` on its `impl` block, write a hand-written \
+            rule, or declare it with `zero_adjoint!`"
+)]
+pub trait MethodRrule<const M: u64, K, Args> {
+    /// The result's primal type.
+    type Out: Primal;
+    /// The rdata of the receiver followed by those of the arguments.
+    type Rets;
+    /// `(output, pullback)`.
+    #[allow(clippy::type_complexity)]
+    fn method_rrule(
+        self,
+        args: Args,
+    ) -> (
+        CoDual<Self::Out, <Self::Out as Primal>::FData>,
+        impl FnOnce(<Self::Out as Primal>::RData) -> Self::Rets,
+    );
+}
+
+macro_rules! float_unary_methods {
+    ($($name:ident => $rule:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<F: Float> MethodRrule<{ method_key(stringify!($name)) }, FloatKey<F>, ()> for CoDual<F, NoFData> {
+            type Out = F;
+            type Rets = (F,);
+            #[inline(always)]
+            fn method_rrule(self, _: ()) -> (CoDual<F, NoFData>, impl FnOnce(F) -> (F,)) {
+                scalar::$rule(self)
+            }
+        }
+    )*};
+}
+
+float_unary_methods!(
+    sin => sin_rrule, cos => cos_rrule, tan => tan_rrule, asin => asin_rrule, acos => acos_rrule,
+    atan => atan_rrule, sinh => sinh_rrule, cosh => cosh_rrule, tanh => tanh_rrule,
+    asinh => asinh_rrule, acosh => acosh_rrule, atanh => atanh_rrule, exp => exp_rrule,
+    exp2 => exp2_rrule, exp_m1 => exp_m1_rrule, ln => ln_rrule, ln_1p => ln_1p_rrule,
+    log2 => log2_rrule, log10 => log10_rrule, sqrt => sqrt_rrule, cbrt => cbrt_rrule,
+    abs => abs_rrule, signum => signum_rrule, recip => recip_rrule,
+    to_degrees => to_degrees_rrule, to_radians => to_radians_rrule, floor => floor_rrule,
+    ceil => ceil_rrule, round => round_rrule, trunc => trunc_rrule, fract => fract_rrule
+);
+
+macro_rules! float_binary_methods {
+    ($($name:ident => $rule:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<F: Float> MethodRrule<{ method_key(stringify!($name)) }, FloatKey<F>, (CoDual<F, NoFData>,)>
+            for CoDual<F, NoFData>
+        {
+            type Out = F;
+            type Rets = (F, F);
+            #[inline(always)]
+            fn method_rrule(self, args: (CoDual<F, NoFData>,)) -> (CoDual<F, NoFData>, impl FnOnce(F) -> (F, F)) {
+                scalar::$rule(self, args.0)
+            }
+        }
+    )*};
+}
+
+float_binary_methods!(
+    atan2 => atan2_rrule, hypot => hypot_rrule, powf => powf_rrule, log => log_rrule,
+    min => min_rrule, max => max_rrule
+);
+
+macro_rules! float_ternary_methods {
+    ($($name:ident => $rule:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<F: Float> MethodRrule<{ method_key(stringify!($name)) }, FloatKey<F>, (CoDual<F, NoFData>, CoDual<F, NoFData>)>
+            for CoDual<F, NoFData>
+        {
+            type Out = F;
+            type Rets = (F, F, F);
+            #[inline(always)]
+            fn method_rrule(
+                self,
+                args: (CoDual<F, NoFData>, CoDual<F, NoFData>),
+            ) -> (CoDual<F, NoFData>, impl FnOnce(F) -> (F, F, F)) {
+                scalar::$rule(self, args.0, args.1)
+            }
+        }
+    )*};
+}
+
+float_ternary_methods!(mul_add => mul_add_rrule, clamp => clamp_rrule);
+
+#[diagnostic::do_not_recommend]
+impl<F: Float> MethodRrule<{ method_key("powi") }, FloatKey<F>, (CoDual<i32, NoFData>,)>
+    for CoDual<F, NoFData>
+{
+    type Out = F;
+    type Rets = (F, NoRData);
+    #[inline(always)]
+    fn method_rrule(
+        self,
+        args: (CoDual<i32, NoFData>,),
+    ) -> (CoDual<F, NoFData>, impl FnOnce(F) -> (F, NoRData)) {
+        scalar::powi_rrule(self, args.0)
+    }
+}
+
+macro_rules! float_predicates {
+    ($($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<F: Float> MethodRrule<{ method_key(stringify!($name)) }, FloatKey<F>, ()> for CoDual<F, NoFData> {
+            type Out = bool;
+            type Rets = (F,);
+            #[inline(always)]
+            fn method_rrule(self, _: ()) -> (CoDual<bool, NoFData>, impl FnOnce(NoRData) -> (F,)) {
+                (CoDual::new(self.primal.$name(), NoFData), |_| (F::ZERO,))
+            }
+        }
+    )*};
+}
+
+float_predicates!(is_nan, is_finite, is_infinite, is_sign_positive, is_sign_negative);
+
+macro_rules! int_methods {
+    ($($t:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key("min") }, IntKey<$t>, (CoDual<$t, NoFData>,)> for CoDual<$t, NoFData> {
+            type Out = $t;
+            type Rets = (NoRData, NoRData);
+            #[inline(always)]
+            fn method_rrule(self, args: (CoDual<$t, NoFData>,)) -> (CoDual<$t, NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData)) {
+                (CoDual::new(self.primal.min(args.0.primal), NoFData), |_| (NoRData, NoRData))
+            }
+        }
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key("max") }, IntKey<$t>, (CoDual<$t, NoFData>,)> for CoDual<$t, NoFData> {
+            type Out = $t;
+            type Rets = (NoRData, NoRData);
+            #[inline(always)]
+            fn method_rrule(self, args: (CoDual<$t, NoFData>,)) -> (CoDual<$t, NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData)) {
+                (CoDual::new(self.primal.max(args.0.primal), NoFData), |_| (NoRData, NoRData))
+            }
+        }
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key("pow") }, IntKey<$t>, (CoDual<u32, NoFData>,)> for CoDual<$t, NoFData> {
+            type Out = $t;
+            type Rets = (NoRData, NoRData);
+            #[inline(always)]
+            fn method_rrule(self, args: (CoDual<u32, NoFData>,)) -> (CoDual<$t, NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData)) {
+                (CoDual::new(self.primal.pow(args.0.primal), NoFData), |_| (NoRData, NoRData))
+            }
+        }
+    )*};
+}
+
+int_methods!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+macro_rules! int_abs {
+    ($($t:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key("abs") }, IntKey<$t>, ()> for CoDual<$t, NoFData> {
+            type Out = $t;
+            type Rets = (NoRData,);
+            #[inline(always)]
+            fn method_rrule(self, _: ()) -> (CoDual<$t, NoFData>, impl FnOnce(NoRData) -> (NoRData,)) {
+                (CoDual::new(self.primal.abs(), NoFData), |_| (NoRData,))
+            }
+        }
+    )*};
+}
+
+int_abs!(i8, i16, i32, i64, i128, isize);
+
+// ---------------------------------------------------------------------------------------------
+// Typing the adjoints of generated code.
+
+/// A zero-sized token naming the primal type of a codual local: generated code keeps one beside
+/// each local so that the local's adjoint can be given the local's rdata type.
+#[inline(always)]
+pub fn marker<P, F>(_: &CoDual<P, F>) -> std::marker::PhantomData<fn() -> P> {
+    std::marker::PhantomData
+}
+
+/// The zero adjoint of a local whose primal type `P` the marker names.
+#[inline(always)]
+pub fn zero_of<P: Primal>(_: std::marker::PhantomData<fn() -> P>) -> P::RData
+where
+    P::RData: ZeroRData,
+{
+    <P::RData as ZeroRData>::zero()
+}

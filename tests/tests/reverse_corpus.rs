@@ -1,0 +1,289 @@
+//! Derived reverse-mode rules (`NAME_rrule`) of the value-only slice of the subset (scalars,
+//! integers, `bool`, control flow, calls, recursion), each checked by the test utility in both
+//! modes: finite differences against the forward and the reverse rule, and the two rules
+//! against each other.
+
+#![allow(clippy::neg_cmp_op_on_partial_ord, clippy::assign_op_pattern)]
+
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn branch(x: f64) -> f64 {
+    if x > 0.0 { x.sin() } else { -x }
+}
+
+#[differentiable]
+fn scalars(x: f64, y: f64) -> f64 {
+    let a = x * y + x / y - y;
+    let b = -a * 2.0 + x % 0.7;
+    a * b
+}
+
+#[differentiable]
+fn scalar_f32(x: f32, y: f32) -> f32 {
+    x * y + x.sin() - y.exp()
+}
+
+#[differentiable]
+fn lets_and_shadowing(x: f64) -> f64 {
+    let y: f64 = x * 2.0;
+    let y = y + 1.0;
+    let mut z;
+    z = y * y;
+    let w = {
+        let t = z - x;
+        t * 0.5
+    };
+    z += w;
+    z
+}
+
+#[differentiable]
+fn logic(x: f64, y: f64) -> f64 {
+    let pos = x > 0.0 && y > 0.0;
+    let either = x < -1.0 || !(y < 2.0);
+    if pos || either { x / y } else { -x % 3.0 + y }
+}
+
+#[differentiable]
+fn math(x: f64, y: f64) -> f64 {
+    let a = x.sin() * y.cos() + x.tanh() - f64::exp(y * 0.1);
+    let b = f64::sqrt(x * x + 1.0) + x.hypot(y) + x.atan2(y) + y.powf(1.5) + x.powi(3);
+    let c = x.mul_add(y, 2.0) + x.max(y) - x.min(y) + x.abs() + y.ln() + y.log10() + x.exp_m1();
+    a + b + c + std::f64::consts::PI * x + x.clamp(-0.5, 0.5) + x.to_degrees() + y.recip()
+}
+
+#[differentiable]
+fn if_chain(x: f64) -> f64 {
+    let y = if x < -1.0 {
+        x * x
+    } else if x < 1.0 {
+        x.sin()
+    } else {
+        2.0 * x
+    };
+    y + 1.0
+}
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    Square,
+    Cube,
+}
+
+#[differentiable]
+fn matches_and_guards(x: f64, n: i32, m: Mode) -> f64 {
+    let a = match n {
+        0 => x,
+        1 | 2 => x * x,
+        3..=5 if x > 0.0 => x.sqrt(),
+        k => x * (k as f64),
+    };
+    let b = match m {
+        Mode::Square => x * x,
+        Mode::Cube => x * x * x,
+    };
+    a + b
+}
+
+#[differentiable]
+fn loops(x: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += x * (i as f64);
+    }
+    for i in (0..n).rev() {
+        s = s * 0.5 + x.sin() * (i as f64);
+    }
+    for _ in (0..n).step_by(2) {
+        s += x * x;
+    }
+    for i in 1..=3 {
+        if i == 2 {
+            continue;
+        }
+        s = s * x;
+    }
+    s
+}
+
+#[differentiable]
+fn while_and_loop(x: f64) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    while k < 5 {
+        y = y * 0.9 + 0.1;
+        k += 1;
+    }
+    let r = loop {
+        y = y.sin() + 0.5;
+        k += 1;
+        if k == 9 {
+            break y * 2.0;
+        }
+    };
+    r + y
+}
+
+#[differentiable]
+fn labelled_and_early_return(x: f64, limit: f64) -> f64 {
+    let mut s = 0.0;
+    'outer: for i in 0..4 {
+        for j in 0..4 {
+            if j > i {
+                continue 'outer;
+            }
+            s += x * (j as f64) + 0.1;
+            if s > limit {
+                return s * 2.0;
+            }
+            if s > 100.0 {
+                break 'outer;
+            }
+        }
+    }
+    s
+}
+
+#[differentiable]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+mod inner {
+    use mooncake_runtime::prelude::*;
+
+    #[differentiable]
+    pub fn cube(x: f64) -> f64 {
+        x * x * x
+    }
+}
+
+#[differentiable]
+fn calls(x: f64, y: f64) -> f64 {
+    square(x) + inner::cube(y) + self::square(x * y) + mooncake_tests::softplus(x)
+}
+
+#[differentiable]
+fn factorial_like(x: f64, n: u32) -> f64 {
+    if n == 0 { 1.0 } else { x * factorial_like(x, n - 1) }
+}
+
+#[differentiable]
+fn is_even_poly(x: f64, n: u32) -> f64 {
+    if n == 0 { x } else { is_odd_poly(x * 1.1, n - 1) }
+}
+
+#[differentiable]
+fn is_odd_poly(x: f64, n: u32) -> f64 {
+    if n == 0 { x * x } else { is_even_poly(x.sin(), n - 1) }
+}
+
+#[differentiable]
+fn generic_poly<T: Float>(x: T, c: T) -> T {
+    x * x * c + x.sin()
+}
+
+#[differentiable]
+fn casts_and_integers(x: f64, y: f32, n: usize) -> f64 {
+    let mut k = n * 2 + 1;
+    k -= 1;
+    let a = (x as f32) * y;
+    (a as f64) * (k as f64) + (y as f64) * x + (n as f64) / 2.0
+}
+
+#[differentiable]
+fn checked(x: f64) -> f64 {
+    assert!(x > 0.0, "x must be positive, got {}", x);
+    debug_assert!(x < 1e6);
+    if x > 100.0 {
+        panic!("too large: {}", x);
+    }
+    x.ln()
+}
+
+#[differentiable]
+fn guarded(x: f64, k: i32) -> f64 {
+    let safe = if x.is_nan() || !x.is_finite() { 0.0 } else { x };
+    safe * (k.abs().pow(2) as f64)
+}
+
+#[test]
+fn scalar_code() {
+    test_rule!(branch(0.7));
+    test_rule!(branch(-0.7));
+    test_rule!(scalars(0.6, 1.3));
+    test_rule!(scalar_f32(0.7_f32, 1.3_f32), rtol = 1e-2, atol = 1e-2, dot_tol = 1e-4);
+    test_rule!(lets_and_shadowing(0.7));
+    for (x, y) in [(0.7, 1.3), (-2.0, 1.3), (-0.5, 3.0), (-0.5, 1.0)] {
+        test_rule!(logic(x, y));
+    }
+    test_rule!(math(0.3, 1.7));
+    test_rule!(math(-0.8, 2.5));
+    test_rule!(casts_and_integers(0.7, 1.5_f32, 4), rtol = 1e-2, atol = 1e-2, dot_tol = 1e-4);
+    test_rule!(checked(2.5));
+    test_rule!(guarded(0.7, -3));
+}
+
+#[test]
+fn branches_and_matches() {
+    for x in [-2.0, 0.3, 1.5] {
+        test_rule!(if_chain(x));
+    }
+    for n in [0, 1, 2, 4, 7] {
+        for m in [Mode::Square, Mode::Cube] {
+            test_rule!(matches_and_guards(0.7, n, m));
+            test_rule!(matches_and_guards(1.7, n, m));
+        }
+    }
+}
+
+#[test]
+fn control_flow() {
+    test_rule!(loops(0.7, 5));
+    test_rule!(loops(0.7, 0));
+    test_rule!(while_and_loop(0.3));
+    test_rule!(labelled_and_early_return(0.3, 1.0));
+    test_rule!(labelled_and_early_return(0.3, 1000.0));
+}
+
+#[test]
+fn calls_and_recursion() {
+    test_rule!(calls(0.7, -0.4));
+    test_rule!(factorial_like(0.9, 6));
+    test_rule!(is_even_poly(0.9, 7));
+    test_rule!(generic_poly(0.7, 1.5));
+    test_rule!(generic_poly(0.7_f32, 1.5_f32), rtol = 1e-2, atol = 1e-2, dot_tol = 1e-4);
+}
+
+#[test]
+fn gradient_api() {
+    let (v, (dx, dy)) = value_and_gradient!(scalars(0.6, 1.3));
+    assert_eq!(v, scalars(0.6, 1.3));
+    // Against the forward mode along each axis.
+    let (_, fx) = value_and_derivative!(scalars(0.6, 1.3), (1.0, 0.0));
+    let (_, fy) = value_and_derivative!(scalars(0.6, 1.3), (0.0, 1.0));
+    assert!((dx - fx).abs() < 1e-12 && (dy - fy).abs() < 1e-12);
+    // Integer arguments get `NoRData`-backed `NoTangent` gradients.
+    let (_, (dx, dn)) = value_and_gradient!(factorial_like(0.9, 3));
+    assert!((dx - 3.0 * 0.81).abs() < 1e-12);
+    assert_eq!(dn, NoTangent);
+    let (v, (dx, dk)) = value_and_pullback!(guarded(0.5, 3), 2.0);
+    assert_eq!((v, dx, dk), (4.5, 18.0, NoTangent));
+}
+
+#[test]
+fn deep_recursion_in_the_pullback() {
+    // 10,000 nested calls, each with a boxed pullback, so the pullback recurses as deep as the
+    // primal. Like the primal, the rule needs stack in proportion to the depth (the documented
+    // limit: see `ARCHITECTURE.md`), so this runs on a thread with a 256 MiB stack.
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(|| value_and_gradient!(factorial_like(1.00001, 10_000)))
+        .expect("spawn a thread");
+    let (v, (dx, _)) = worker.join().expect("no stack overflow");
+    let expected = 1.00001_f64.powi(10_000);
+    assert!((v - expected).abs() < 1e-9 * expected);
+    let expected_dx = 10_000.0 * 1.00001_f64.powi(9_999);
+    assert!((dx - expected_dx).abs() < 1e-6 * expected_dx);
+}
