@@ -42,6 +42,24 @@ pub fn value_and_derivative(input: TokenStream) -> TokenStream {
     api::value_and_derivative(input.into()).into()
 }
 
+mod from_rrule;
+mod rule_sig;
+mod zero_adjoint;
+
+/// Declares that existing functions have derivative zero and generates their `NAME_frule` and
+/// `NAME_rrule`: see `mooncake_runtime::zero_adjoint`.
+#[proc_macro]
+pub fn zero_adjoint(input: TokenStream) -> TokenStream {
+    zero_adjoint::expand(input.into()).into()
+}
+
+/// Adapts a ChainRules-style rule (`(value, pullback)` over tangents) into a full `NAME_rrule`:
+/// see `mooncake_runtime::from_rrule`.
+#[proc_macro]
+pub fn from_rrule(input: TokenStream) -> TokenStream {
+    from_rrule::expand(input.into()).into()
+}
+
 /// The value of a #[differentiable] function with a scalar result and its gradient with
 /// respect to every argument: see `mooncake_runtime::value_and_gradient`.
 #[proc_macro]

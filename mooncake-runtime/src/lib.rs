@@ -36,6 +36,8 @@ mod impls;
 pub mod reverse;
 pub mod rng;
 pub mod rules;
+#[path = "docs_rules.rs"]
+pub mod rules_guide;
 pub mod shared;
 pub mod tangent;
 pub mod test_utils;
@@ -165,13 +167,57 @@ pub use mooncake_macros::value_and_gradient;
 #[doc(inline)]
 pub use mooncake_macros::value_and_pullback;
 
+/// Declares that existing functions have derivative zero, and generates their rules
+/// (`NAME_frule`, `NAME_rrule`) where it is invoked: see the [`rules_guide`] for the details.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// fn count_positive(x: &[f64]) -> usize {
+///     x.iter().filter(|v| **v > 0.0).count()
+/// }
+///
+/// zero_adjoint! {
+///     fn count_positive(x: &[f64]) -> usize;
+/// }
+///
+/// let x = [1.0, -2.0, 3.0];
+/// let y = count_positive_frule(Dual::new(&x[..], &[1.0, 1.0, 1.0][..]));
+/// assert_eq!((y.primal, y.tangent), (2, NoTangent));
+/// ```
+#[doc(inline)]
+pub use mooncake_macros::zero_adjoint;
 
+/// Adapts a ChainRules-style rule, `fn NAME_chainrule(args) -> (value, pullback)` with a
+/// pullback from the output's tangent to one tangent per argument, into a full `NAME_rrule`:
+/// see the [`rules_guide`] for the details.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// fn scale(x: f64, a: f64) -> f64 {
+///     x * a
+/// }
+///
+/// fn scale_chainrule(x: f64, a: f64) -> (f64, impl FnOnce(f64) -> (f64, f64)) {
+///     (x * a, move |dy| (dy * a, dy * x))
+/// }
+///
+/// from_rrule!(fn scale(x: f64, a: f64) -> f64 => scale_chainrule);
+///
+/// let (y, pullback) = scale_rrule(CoDual::new(2.0, NoFData), CoDual::new(3.0, NoFData));
+/// assert_eq!(y.primal, 6.0);
+/// assert_eq!(pullback(1.0), (3.0, 2.0));
+/// ```
+#[doc(inline)]
+pub use mooncake_macros::from_rrule;
 
 /// The examples of the README, compiled and run as doctests.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 pub use rng::TestRng;
+pub use rules::stop_gradient::{stop_gradient, stop_gradient_frule, stop_gradient_rrule};
 pub use shared::{SharedCell, SharedRef, SharedVec};
 pub use tangent::{FData, Primal, RData, TangentSpace};
 
@@ -179,12 +225,16 @@ pub use tangent::{FData, Primal, RData, TangentSpace};
 pub mod prelude {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::float::Float;
+    pub use crate::rules::stop_gradient::{
+        stop_gradient, stop_gradient_frule, stop_gradient_rrule,
+    };
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
     pub use mooncake_macros::{
         Tangent, check_rule, differentiable, test_rule, value_and_derivative, value_and_gradient,
         value_and_pullback,
     };
+    pub use mooncake_macros::{from_rrule, zero_adjoint};
 }
 
 /// The one path through which generated code reaches the runtime. Not part of the public API:

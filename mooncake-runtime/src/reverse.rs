@@ -422,3 +422,68 @@ where
 {
     <P::RData as ZeroRData>::zero()
 }
+
+// ---------------------------------------------------------------------------------------------
+// Buffers read in derived code.
+
+/// A codual buffer that can be read: gives the buffer rules a `CoDual<&S, SharedVec<T>>` with
+/// `S` free of the borrow's lifetime, so that their pullbacks capture no borrow.
+pub trait AsRead<T> {
+    /// The buffer type behind the reference.
+    type S: crate::rules::buffer::ReadBuffer<T> + ?Sized;
+    /// The buffer by reference, with its shadow.
+    fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T>>;
+}
+
+impl<T> AsRead<T> for CoDual<&[T], crate::shared::SharedVec<T>> {
+    type S = [T];
+    #[inline(always)]
+    fn as_read(&self) -> CoDual<&[T], crate::shared::SharedVec<T>> {
+        CoDual::new(self.primal, self.fdata.clone())
+    }
+}
+
+impl<T> AsRead<T> for CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
+    type S = Vec<T>;
+    #[inline(always)]
+    fn as_read(&self) -> CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
+        CoDual::new(self.primal, self.fdata.clone())
+    }
+}
+
+impl<T, const N: usize> AsRead<T> for CoDual<&[T; N], crate::shared::SharedVec<T>> {
+    type S = [T; N];
+    #[inline(always)]
+    fn as_read(&self) -> CoDual<&[T; N], crate::shared::SharedVec<T>> {
+        CoDual::new(self.primal, self.fdata.clone())
+    }
+}
+
+impl<T> AsRead<T> for CoDual<Vec<T>, crate::shared::SharedVec<T>> {
+    type S = Vec<T>;
+    #[inline(always)]
+    fn as_read(&self) -> CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
+        CoDual::new(&self.primal, self.fdata.clone())
+    }
+}
+
+impl<T> AsRead<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+    type S = crate::shared::SharedVec<T>;
+    #[inline(always)]
+    fn as_read(&self) -> CoDual<&crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+        CoDual::new(&self.primal, self.fdata.clone())
+    }
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+pub fn as_read<T, B: AsRead<T>>(b: &B) -> CoDual<&B::S, crate::shared::SharedVec<T>> {
+    b.as_read()
+}
+
+/// A codual local passed on as an argument: cloned (a copy for values, an `Rc` increment for
+/// shadows), because a codual of a reference is not `Copy` even where the reference is.
+#[inline(always)]
+pub fn pass<P: Clone, F: Clone>(x: &CoDual<P, F>) -> CoDual<P, F> {
+    x.clone()
+}

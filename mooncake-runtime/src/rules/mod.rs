@@ -3,6 +3,8 @@
 //!
 //! * [`scalar`]: arithmetic, `std` float methods, comparisons and casts on `f32` and `f64`.
 //! * [`buffer`]: reads, writes and growth of slices, `Vec`s and arrays.
+//! * [`stop_gradient`](mod@stop_gradient): the identity with derivative zero.
 
 pub mod buffer;
 pub mod scalar;
+pub mod stop_gradient;
