@@ -202,7 +202,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                     let #p = #other;
                     let #f = #rt::Primal::zero_fdata(&#p);
                     let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
-                    let #m = #rt::rev::marker(&#p);
+                    let #m = #rt::rev::primal_marker(&#p);
                 ));
                 args.push(quote_spanned!(span=> #p));
                 grads.push(quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, __r.#idx)));

@@ -246,6 +246,7 @@ pub mod __private {
     pub use crate::forward as fwd;
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;
+    pub use crate::rules;
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace, close};
     pub use crate::test_utils;

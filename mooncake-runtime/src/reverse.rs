@@ -407,20 +407,25 @@ int_abs!(i8, i16, i32, i64, i128, isize);
 // ---------------------------------------------------------------------------------------------
 // Typing the adjoints of generated code.
 
-/// A zero-sized token naming the primal type of a codual local: generated code keeps one beside
-/// each local so that the local's adjoint can be given the local's rdata type.
+/// A zero-sized token naming the rdata type of a codual local: generated code keeps one beside
+/// each local so that the local's adjoint can be given the local's rdata type. It names the
+/// rdata type, not the primal one, so that it holds no lifetime of a borrowed argument (the
+/// rdata of any reference is `NoRData`).
 #[inline(always)]
-pub fn marker<P, F>(_: &CoDual<P, F>) -> std::marker::PhantomData<fn() -> P> {
+pub fn marker<P: Primal, F>(_: &CoDual<P, F>) -> std::marker::PhantomData<fn() -> P::RData> {
     std::marker::PhantomData
 }
 
-/// The zero adjoint of a local whose primal type `P` the marker names.
+/// A zero-sized token naming the primal type of a codual (for the high-level API).
 #[inline(always)]
-pub fn zero_of<P: Primal>(_: std::marker::PhantomData<fn() -> P>) -> P::RData
-where
-    P::RData: ZeroRData,
-{
-    <P::RData as ZeroRData>::zero()
+pub fn primal_marker<P, F>(_: &CoDual<P, F>) -> std::marker::PhantomData<fn() -> P> {
+    std::marker::PhantomData
+}
+
+/// The zero adjoint of a local whose rdata type `R` the marker names.
+#[inline(always)]
+pub fn zero_of<R: ZeroRData>(_: std::marker::PhantomData<fn() -> R>) -> R {
+    R::zero()
 }
 
 // ---------------------------------------------------------------------------------------------

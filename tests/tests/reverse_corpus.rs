@@ -3,7 +3,12 @@
 //! modes: finite differences against the forward and the reverse rule, and the two rules
 //! against each other.
 
-#![allow(clippy::neg_cmp_op_on_partial_ord, clippy::assign_op_pattern)]
+#![allow(
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::assign_op_pattern,
+    clippy::needless_range_loop,
+    clippy::ptr_arg
+)]
 
 use mooncake_runtime::prelude::*;
 
@@ -208,6 +213,83 @@ fn guarded(x: f64, k: i32) -> f64 {
     safe * (k.abs().pow(2) as f64)
 }
 
+// ---- read-only buffers -----------------------------------------------------------------------
+
+#[differentiable]
+fn slice_arg(x: &[f64]) -> f64 {
+    x[0] * x[1] - x[2]
+}
+
+#[differentiable]
+fn vec_ref_arg(x: &Vec<f64>, k: usize) -> f64 {
+    x[0] * x[0] + x[k]
+}
+
+#[differentiable]
+fn array_by_ref(x: &[f64; 2]) -> f64 {
+    x[0].exp() + x[1]
+}
+
+#[differentiable]
+fn sum_sin(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i].sin();
+    }
+    s
+}
+
+#[differentiable]
+fn iterators(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += *v * 2.0;
+    }
+    for v in x {
+        s += v.sin();
+    }
+    for (i, v) in y.iter().enumerate() {
+        s += *v * (i as f64);
+    }
+    for (a, b) in x.iter().zip(y.iter()) {
+        s += a * b;
+    }
+    s + x.iter().sum::<f64>()
+}
+
+#[differentiable]
+fn rosenbrock(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+#[differentiable]
+fn early_exit(x: &[f64], limit: f64) -> f64 {
+    let mut s = 0.0;
+    'outer: for i in 0..x.len() {
+        for j in 0..x.len() {
+            if j > i {
+                continue 'outer;
+            }
+            s += x[i] * x[j];
+            if s > limit {
+                return s * 2.0;
+            }
+        }
+    }
+    s
+}
+
+#[differentiable]
+fn slices_through_calls(x: &[f64], y: &[f64], a: f64) -> f64 {
+    sum_sin(x) * a + slice_arg(y) + mooncake_tests::mean(x) + rosenbrock(x)
+}
+
 #[test]
 fn scalar_code() {
     test_rule!(branch(0.7));
@@ -254,6 +336,42 @@ fn calls_and_recursion() {
     test_rule!(is_even_poly(0.9, 7));
     test_rule!(generic_poly(0.7, 1.5));
     test_rule!(generic_poly(0.7_f32, 1.5_f32), rtol = 1e-2, atol = 1e-2, dot_tol = 1e-4);
+}
+
+#[test]
+fn read_only_buffers() {
+    let x = vec![0.5, -1.5, 2.0, 0.25];
+    let y = vec![1.0, 0.5, -0.5, 2.0];
+    test_rule!(slice_arg(&x));
+    test_rule!(vec_ref_arg(&x, 3));
+    test_rule!(array_by_ref(&[0.5, 0.25]));
+    test_rule!(sum_sin(&x));
+    test_rule!(iterators(&x, &y));
+    test_rule!(iterators(&x, &x));
+    test_rule!(rosenbrock(&x));
+    test_rule!(early_exit(&x, 1.0));
+    test_rule!(early_exit(&x, 100.0));
+    test_rule!(slices_through_calls(&x, &y, 1.5));
+    // The same buffer passed twice shares one shadow: the gradient is the sum over both uses.
+    test_rule!(slices_through_calls(&x, &x, 1.5));
+}
+
+#[test]
+fn gradient_api_with_buffers() {
+    let x = vec![1.0, 2.0, 3.0];
+    let (v, (g,)) = value_and_gradient!(rosenbrock(&x));
+    assert_eq!(v, rosenbrock(&x));
+    // d/dx of sum_i 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2 by hand.
+    let mut expected = vec![0.0; 3];
+    for i in 0..2 {
+        let b = x[i + 1] - x[i] * x[i];
+        expected[i] += -2.0 * (1.0 - x[i]) - 400.0 * x[i] * b;
+        expected[i + 1] += 200.0 * b;
+    }
+    assert_eq!(g.len(), 3);
+    for i in 0..3 {
+        assert!((g[i] - expected[i]).abs() < 1e-10, "{g:?} vs {expected:?}");
+    }
 }
 
 #[test]

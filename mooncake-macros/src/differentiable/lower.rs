@@ -314,6 +314,36 @@ impl Lower<'_> {
         }
     }
 
+    /// Binds a `for` loop's pattern to its item: a tuple pattern against a tuple item part by
+    /// part; anything else against the item as one value.
+    fn bind_item(&mut self, pat: &Pat, item: Item, pat_span: Span, span: Span) {
+        match (pat, item) {
+            (Pat::Tuple(pt), Item::Tuple(items))
+                if pt.elems.len() == items.len()
+                    && !pt.elems.iter().any(|p| matches!(p, Pat::Rest(_))) =>
+            {
+                for (p, it) in pt.elems.iter().zip(items) {
+                    self.bind_item(p, it, p.span(), span);
+                }
+            }
+            (Pat::Paren(pp), item) => self.bind_item(&pp.pat, item, pat_span, span),
+            (pat, item) => {
+                let value = self.item_operand(item, span);
+                self.bind_pattern(pat, None, value, pat_span);
+            }
+        }
+    }
+
+    fn item_operand(&mut self, item: Item, span: Span) -> Operand {
+        match item {
+            Item::Leaf(o) => o,
+            Item::Tuple(items) => {
+                let ops = items.into_iter().map(|i| self.item_operand(i, span)).collect();
+                self.emit(Rvalue::Tuple(ops), span)
+            }
+        }
+    }
+
     /// A place holding `value`: the place itself if it is one, else a fresh local.
     fn operand_place(&mut self, value: Operand, ty: Option<syn::Type>, span: Span) -> Place {
         match value {
@@ -1164,36 +1194,29 @@ impl Lower<'_> {
         });
         self.scoped(|cx| {
             let element = match &plan {
-                ForPlan::Range { .. } => Operand::Use(Place::local(counter)),
+                ForPlan::Range { .. } => Item::Leaf(Operand::Use(Place::local(counter))),
                 ForPlan::Elements { places, enumerate, .. } => {
-                    let mut items: Vec<Operand> = places
+                    let mut items: Vec<Item> = places
                         .iter()
                         .map(|(p, kind)| {
                             let mut place = p.clone();
                             place.projections.push(Projection::Index(counter));
-                            match kind {
+                            Item::Leaf(match kind {
                                 ElemKind::Ref => Operand::Ref(place, false),
                                 ElemKind::Mut => Operand::Ref(place, true),
                                 ElemKind::Value => Operand::Use(place),
-                            }
+                            })
                         })
                         .collect();
-                    let item = if items.len() == 1 {
-                        items.remove(0)
-                    } else {
-                        cx.emit(Rvalue::Tuple(items), span)
-                    };
+                    let item = if items.len() == 1 { items.remove(0) } else { Item::Tuple(items) };
                     if *enumerate {
-                        cx.emit(
-                            Rvalue::Tuple(vec![Operand::Use(Place::local(counter)), item]),
-                            span,
-                        )
+                        Item::Tuple(vec![Item::Leaf(Operand::Use(Place::local(counter))), item])
                     } else {
                         item
                     }
                 }
             };
-            cx.bind_pattern(&f.pat, None, element, f.pat.span());
+            cx.bind_item(&f.pat, element, f.pat.span(), span);
             cx.lower_block(&f.body);
         });
         self.loops.pop();
@@ -1334,6 +1357,13 @@ impl Lower<'_> {
             }
         }
     }
+}
+
+/// What a `for` loop binds each iteration: an operand, or a tuple of them (`enumerate`,
+/// `zip`), bound part by part to a tuple pattern without building the tuple.
+enum Item {
+    Leaf(Operand),
+    Tuple(Vec<Item>),
 }
 
 #[allow(clippy::large_enum_variant)] // one per `vec!`, never stored

@@ -183,13 +183,24 @@ pub(crate) fn dual_type(ty: &syn::Type) -> TokenStream {
 /// `CoDual<T, <T as Primal>::FData>`.
 pub(crate) fn codual_type(ty: &syn::Type) -> TokenStream {
     let rt = rt();
-    quote_spanned!(ty.span()=> #rt::CoDual<#ty, <#ty as #rt::Primal>::FData>)
+    match ty {
+        // `<&T as Primal>::FData` is `<T as Primal>::Shadow`; written so, the type has one
+        // elided lifetime, not two.
+        syn::Type::Reference(r) if r.mutability.is_none() => {
+            let inner = &r.elem;
+            quote_spanned!(ty.span()=> #rt::CoDual<#ty, <#inner as #rt::Primal>::Shadow>)
+        }
+        _ => quote_spanned!(ty.span()=> #rt::CoDual<#ty, <#ty as #rt::Primal>::FData>),
+    }
 }
 
-/// The rdata type of a value of type `ty`.
+/// The rdata type of a value of type `ty` (`NoRData` for every reference).
 pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
     let rt = rt();
-    quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData)
+    match ty {
+        syn::Type::Reference(_) => quote_spanned!(ty.span()=> #rt::NoRData),
+        _ => quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData),
+    }
 }
 
 fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> TokenStream {
@@ -207,8 +218,20 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
     let arg_rdata = sig.args.iter().map(|a| rdata_type(&a.ty));
     let mut bounds: Vec<TokenStream> = Vec::new();
     for ty in sig.args.iter().map(|a| &a.ty).chain(std::iter::once(&sig.ret)) {
-        bounds.push(quote_spanned!(ty.span()=> #ty: #rt::Primal));
-        bounds.push(quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData: #rt::rev::ZeroRData));
+        match ty {
+            // A reference's rdata is `NoRData`; bound the referent (a bound on `&T` would need a
+            // named lifetime).
+            syn::Type::Reference(r) => {
+                let inner = &r.elem;
+                bounds.push(quote_spanned!(inner.span()=> #inner: #rt::Primal));
+            }
+            _ => {
+                bounds.push(quote_spanned!(ty.span()=> #ty: #rt::Primal));
+                bounds.push(
+                    quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData: #rt::rev::ZeroRData),
+                );
+            }
+        }
     }
     let where_clause = match &generics.where_clause {
         Some(w) => {
@@ -314,7 +337,7 @@ fn generate(
     let mut fwd = forward::Forward::new(body, &names);
     fwd.debug = args.debug;
     let decls = local_declarations(body, &names, dual_type);
-    let rdecls = local_declarations(body, &names, codual_type);
+    let rdecls_of = |b: &Body| local_declarations(b, &Names::new(b), codual_type);
     let stmts = |b: BlockId| {
         let s = body.blocks[b.index()].statements.iter().map(|s| fwd.statement(s));
         quote!(#(#s)*)
@@ -351,13 +374,16 @@ fn generate(
             #code
         }
     );
-    let rrule = match reverse::unsupported(body, sig) {
+    let rbody = reverse::normalise(body);
+    let rrule = match reverse::unsupported(&rbody, sig) {
         None => {
-            let rev = reverse::Reverse::new(body, &names, &structured);
+            let rnames = Names::new(&rbody);
+            let rev = reverse::Reverse::new(&rbody, &rnames, &structured);
             let (forward_pass, pullback, _) = rev.generate(&structured);
             let signature = rrule_signature(func, sig, &names);
             let ret_codual = codual_type(&sig.ret);
             let ret_rdata = rdata_type(&sig.ret);
+            let rdecls = rdecls_of(&rbody);
             quote!(
                 #allow
                 #[inline]

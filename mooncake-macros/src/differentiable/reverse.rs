@@ -32,12 +32,30 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::BTreeSet;
 
-/// Why a body is outside the slice reverse mode covers so far, if it is.
+/// Why a (normalised) body is outside the slice reverse mode covers so far, if it is.
 pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str> {
     for a in &sig.args {
-        if matches!(a.ty, syn::Type::Reference(_)) || a.receiver.is_some() {
-            return Some("arguments behind references");
+        if a.receiver.is_some() {
+            return Some("methods");
         }
+        if let syn::Type::Reference(r) = &a.ty
+            && r.mutability.is_some()
+        {
+            return Some("`&mut` arguments");
+        }
+        if matches!(a.ty, syn::Type::Array(_) | syn::Type::Tuple(_)) {
+            return Some("arrays and tuples by value");
+        }
+        if let syn::Type::Path(p) = &a.ty
+            && p.path.segments.last().is_some_and(|s| s.ident == "Vec")
+        {
+            return Some("`Vec` by value");
+        }
+    }
+    if matches!(sig.ret, syn::Type::Array(_) | syn::Type::Tuple(_))
+        || matches!(&sig.ret, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
+    {
+        return Some("arrays, tuples or `Vec`s as results");
     }
     let plain = |p: &Place| p.projections.is_empty();
     let operand_ok = |o: &Operand| match o {
@@ -52,11 +70,17 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                 return Some("writes through indices, fields or references");
             }
             let ok = match rv {
+                Rvalue::Use(Operand::Use(p)) => plain(p) || load_parts(p).is_some(),
                 Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(o, _) => operand_ok(o),
                 Rvalue::Binary(_, a, b) => operand_ok(a) && operand_ok(b),
-                Rvalue::Call { args, .. } => args.iter().all(operand_ok),
-                Rvalue::Method { receiver, args, .. } => {
-                    plain(receiver) && args.iter().all(operand_ok)
+                Rvalue::Call { func, args } => {
+                    !func.segments.first().is_some_and(|s| s.ident == "Vec" || s.ident == "std")
+                        && args.iter().all(operand_ok)
+                }
+                Rvalue::Method { receiver, method, args } => {
+                    REVERSE_METHODS.contains(&method.to_string().as_str())
+                        && plain(receiver)
+                        && args.iter().all(operand_ok)
                 }
                 Rvalue::Matches(p, _) => plain(p),
                 Rvalue::Tuple(_)
@@ -67,11 +91,195 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                 | Rvalue::VecRepeat(..) => false,
             };
             if !ok {
-                return Some("buffers, tuples, structs or borrows");
+                return Some("buffers built in the body, tuples, structs or borrows");
             }
         }
     }
     None
+}
+
+/// The methods the slice differentiates: the runtime's float and integer methods, and the
+/// read-only buffer methods. Methods of user types are not in the slice yet.
+const REVERSE_METHODS: &[&str] = &[
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "ln",
+    "ln_1p",
+    "log2",
+    "log10",
+    "sqrt",
+    "cbrt",
+    "abs",
+    "signum",
+    "recip",
+    "to_degrees",
+    "to_radians",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "atan2",
+    "hypot",
+    "powf",
+    "log",
+    "min",
+    "max",
+    "mul_add",
+    "clamp",
+    "powi",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_positive",
+    "is_sign_negative",
+    "pow",
+    "len",
+    "__iter_sum",
+];
+
+/// `base[index]` with both plain locals: the one kind of projected read the slice covers.
+fn load_parts(p: &Place) -> Option<(Local, Local)> {
+    match p.projections.as_slice() {
+        [Projection::Index(i)] => Some((p.local, *i)),
+        _ => None,
+    }
+}
+
+/// Rewrites a body for reverse mode: a borrow of a buffer element that is only read (`for v in
+/// x.iter()`) becomes a load of the element, dereferences of such locals disappear, and every
+/// read through a projection becomes a load statement of its own, so that each load has a rule
+/// and a pullback.
+pub(crate) fn normalise(body: &Body) -> Body {
+    let mut out = body.clone();
+    // 1. Locals that only ever hold a shared borrow of a buffer element.
+    let mut elem_ref = vec![false; out.locals.len()];
+    let mut other = vec![false; out.locals.len()];
+    for b in &out.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(p, rv) = &s.kind
+                && p.projections.is_empty()
+            {
+                match rv {
+                    Rvalue::Use(Operand::Ref(q, false))
+                        if matches!(q.projections.last(), Some(Projection::Index(_))) =>
+                    {
+                        elem_ref[p.local.index()] = true
+                    }
+                    _ => other[p.local.index()] = true,
+                }
+            }
+        }
+    }
+    for (e, o) in elem_ref.iter_mut().zip(&other) {
+        *e &= !*o;
+    }
+    let strip = |p: &mut Place| {
+        if elem_ref[p.local.index()] && matches!(p.projections.first(), Some(Projection::Deref)) {
+            p.projections.remove(0);
+        }
+    };
+    // 2. Loads instead of element borrows, and no dereferences of them.
+    for b in &mut out.blocks {
+        for s in &mut b.statements {
+            if let StatementKind::Assign(p, rv) = &mut s.kind {
+                if elem_ref[p.local.index()]
+                    && let Rvalue::Use(Operand::Ref(q, false)) = rv
+                {
+                    *rv = Rvalue::Use(Operand::Use(q.clone()));
+                }
+                for_each_place(rv, &mut |q| strip(q));
+            }
+        }
+    }
+    // 3. Every projected read in an operand becomes a load into a fresh temporary.
+    let mut locals = std::mem::take(&mut out.locals);
+    for b in &mut out.blocks {
+        let mut statements = Vec::with_capacity(b.statements.len());
+        for mut s in std::mem::take(&mut b.statements) {
+            if let StatementKind::Assign(_, rv) = &mut s.kind
+                && !matches!(rv, Rvalue::Use(Operand::Use(_)))
+            {
+                let span = s.span;
+                if let Rvalue::Method { receiver, .. } = rv
+                    && load_parts(receiver).is_some()
+                {
+                    // `x[i].sin()`: the element is loaded, the method called on the value.
+                    locals.push(LocalDecl { name: None, ty: None, span });
+                    let t = Local((locals.len() - 1) as u32);
+                    statements.push(Statement {
+                        kind: StatementKind::Assign(
+                            Place::local(t),
+                            Rvalue::Use(Operand::Use(receiver.clone())),
+                        ),
+                        span,
+                    });
+                    *receiver = Place::local(t);
+                }
+                for_each_operand(rv, &mut |o| {
+                    if let Operand::Use(q) = o
+                        && !q.projections.is_empty()
+                    {
+                        locals.push(LocalDecl { name: None, ty: None, span });
+                        let t = Local((locals.len() - 1) as u32);
+                        statements.push(Statement {
+                            kind: StatementKind::Assign(
+                                Place::local(t),
+                                Rvalue::Use(Operand::Use(q.clone())),
+                            ),
+                            span,
+                        });
+                        *o = Operand::Use(Place::local(t));
+                    }
+                });
+            }
+            statements.push(s);
+        }
+        b.statements = statements;
+    }
+    out.locals = locals;
+    out
+}
+
+fn for_each_operand(rv: &mut Rvalue, f: &mut dyn FnMut(&mut Operand)) {
+    match rv {
+        Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(o, _) | Rvalue::Repeat(o, _) => f(o),
+        Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => {
+            f(a);
+            f(b);
+        }
+        Rvalue::Call { args, .. }
+        | Rvalue::Tuple(args)
+        | Rvalue::Array(args)
+        | Rvalue::VecList(args) => args.iter_mut().for_each(f),
+        Rvalue::Method { args, .. } => args.iter_mut().for_each(f),
+        Rvalue::Struct { fields, .. } => fields.iter_mut().for_each(|(_, o)| f(o)),
+        Rvalue::Matches(..) => {}
+    }
+}
+
+fn for_each_place(rv: &mut Rvalue, f: &mut dyn FnMut(&mut Place)) {
+    if let Rvalue::Method { receiver, .. } | Rvalue::Matches(receiver, _) = rv {
+        f(receiver);
+    }
+    for_each_operand(rv, &mut |o| {
+        if let Operand::Use(p) | Operand::Ref(p, _) = o {
+            f(p)
+        }
+    });
 }
 
 /// How a statement is transformed.
@@ -96,6 +304,10 @@ fn operand_local(o: &Operand) -> Option<Local> {
 fn kind(rv: &Rvalue) -> Kind {
     match rv {
         Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => Kind::Copy(p.local),
+        Rvalue::Use(Operand::Use(p)) => match load_parts(p) {
+            Some((base, index)) => Kind::Rule(vec![Some(base), Some(index)]),
+            None => Kind::NoDerivative,
+        },
         Rvalue::Use(_) | Rvalue::Matches(..) => Kind::NoDerivative,
         Rvalue::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, a, b) => {
             Kind::Rule(vec![operand_local(a), operand_local(b)])
@@ -225,9 +437,19 @@ impl<'a> Reverse<'a> {
         };
         let no_derivative = |value: TokenStream| quote_spanned!(span=> #x = #rt::CoDual::new(#value, #rt::NoFData); #mark);
         let (call, boxed) = match rv {
-            Rvalue::Use(Operand::Use(p)) => {
+            Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => {
                 let y = self.names.local(p.local);
-                return quote_spanned!(span=> #x = #y; #mark);
+                return quote_spanned!(span=> #x = #rt::rev::pass(&#y); #mark);
+            }
+            Rvalue::Use(Operand::Use(p)) => {
+                let Some((base, index)) = load_parts(p) else {
+                    return quote!(::core::unreachable!(););
+                };
+                let (base, index) = (self.names.local(base), self.names.local(index));
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::index_rrule(#rt::rev::as_read(&#base), #index)),
+                    false,
+                )
             }
             Rvalue::Use(o) => {
                 let v = self.codual_operand(o, span);
@@ -287,11 +509,27 @@ impl<'a> Reverse<'a> {
                 } else {
                     let rule = rule_path(func, "rrule");
                     let args = args.iter().map(|a| {
-                        let v = self.codual_operand(a, span);
+                        let v = match a {
+                            Operand::Use(p) => {
+                                let l = self.names.local(p.local);
+                                quote_spanned!(span=> #rt::rev::pass(&#l))
+                            }
+                            other => self.codual_operand(other, span),
+                        };
                         quote_spanned!(span=> { let __c = #v; #rt::CoDual::new(__c.primal, __c.fdata) })
                     });
                     (quote_spanned!(span=> #rule(#(#args),*)), true)
                 }
+            }
+            Rvalue::Method { receiver, method, args }
+                if args.is_empty() && (method == "len" || method == "__iter_sum") =>
+            {
+                let r = self.names.local(receiver.local);
+                let rule = if method == "len" { quote!(len_rrule) } else { quote!(sum_rrule) };
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::#rule(#rt::rev::as_read(&#r))),
+                    false,
+                )
             }
             Rvalue::Method { receiver, method, args } => {
                 let r = self.names.local(receiver.local);
