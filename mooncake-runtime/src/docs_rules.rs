@@ -256,11 +256,10 @@
 //! * must not mutate its arguments: `from_rrule!` refuses `&mut` arguments, and outputs that
 //!   are or hold references, with a compile error.
 //!
-//! `from_rrule!` produces the **reverse** rule only. The forward rule comes from
-//! `#[differentiable]` on the function or is written by hand. (`#[differentiable]` derives
-//! `NAME_rrule` too, which would collide with the adapted one: when the reverse rule is adapted,
-//! write the forward rule by hand, as here.) A function of a slice and a scalar, with both rules
-//! checked, and their agreement:
+//! `from_rrule!` produces the **reverse** rule only. The forward rule is written by hand, as
+//! here, or derived by `#[differentiable(forward_only)]` on the function (plain
+//! `#[differentiable]` derives `NAME_rrule` too, which would collide with the adapted one). A
+//! function of a slice and a scalar, with both rules checked, and their agreement:
 //!
 //! ```
 //! use mooncake_runtime::prelude::*;

@@ -492,3 +492,30 @@ pub fn as_read<T, B: AsRead<T>>(b: &B) -> CoDual<&B::S, crate::shared::SharedVec
 pub fn pass<P: Clone, F: Clone>(x: &CoDual<P, F>) -> CoDual<P, F> {
     x.clone()
 }
+
+// ---------------------------------------------------------------------------------------------
+// Functions reverse mode does not cover yet.
+
+/// Implemented by nothing: the bound of the stub `NAME_rrule` that `#[differentiable]` emits
+/// for a function whose body reverse mode does not cover yet, so that calling it is a compile
+/// error naming the reason (`Reason` is one of the types in [`unsupported`]).
+#[diagnostic::on_unimplemented(
+    message = "reverse mode does not cover this function yet: it uses {Reason}",
+    label = "no reverse-mode rule for this function yet",
+    note = "forward mode covers it (`value_and_derivative!`); if a function calling it only needs forward mode, mark the caller `#[differentiable(forward_only)]`; the README's feature table lists what reverse mode covers today"
+)]
+pub trait ReverseModeNotYet<Reason> {}
+
+/// The reasons a body is outside reverse mode so far, named so that the compile error reads.
+pub mod unsupported {
+    /// `&mut` arguments.
+    pub struct MutableArguments;
+    /// Arrays, tuples or `Vec`s passed or returned by value.
+    pub struct ArraysTuplesOrVecsByValue;
+    /// Writes through indices, fields or references.
+    pub struct WritesThroughPlaces;
+    /// Buffers built in the body, tuples, structs, borrows, or methods of user types.
+    pub struct BuffersStructsOrUserMethods;
+    /// Methods (`self` arguments).
+    pub struct Methods;
+}

@@ -405,3 +405,33 @@ fn deep_recursion_in_the_pullback() {
     let expected_dx = 10_000.0 * 1.00001_f64.powi(9_999);
     assert!((dx - expected_dx).abs() < 1e-6 * expected_dx);
 }
+
+// ---- forward_only / reverse_only ------------------------------------------------------------
+
+#[differentiable]
+fn mutating_helper(x: &mut f64, a: f64) {
+    *x *= a;
+}
+
+/// Calls a function reverse mode does not cover yet; forward mode alone is derived.
+#[differentiable(forward_only)]
+fn calls_mutating_helper(x: f64, a: f64) -> f64 {
+    let mut y = x;
+    mutating_helper(&mut y, a);
+    y * y
+}
+
+#[differentiable(reverse_only)]
+fn only_reverse(x: f64) -> f64 {
+    x.sin() * x
+}
+
+fn only_reverse_frule(x: Dual<f64, f64>) -> Dual<f64, f64> {
+    Dual::new(x.primal.sin() * x.primal, (x.primal.cos() * x.primal + x.primal.sin()) * x.tangent)
+}
+
+#[test]
+fn one_mode_only() {
+    test_rule!(calls_mutating_helper(0.7, 1.5), mode = forward);
+    test_rule!(only_reverse(0.7));
+}

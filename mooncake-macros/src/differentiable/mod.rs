@@ -269,6 +269,32 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
     )
 }
 
+/// For a body reverse mode does not cover yet: a `NAME_rrule` whose every use is a compile
+/// error naming the reason (instead of a bare "cannot find function").
+fn rrule_stub(func: &FnParts<'_>, sig: &parse::Sig, reason: &str) -> TokenStream {
+    let rt = rt();
+    let vis = &func.vis;
+    let name = format_ident!("{}_rrule", func.sig.ident, span = func.sig.ident.span());
+    let reason = format_ident!("{}", reason);
+    let params: Vec<syn::Ident> =
+        (0..sig.args.len()).map(|i| format_ident!("__A{}", i, span = Span::mixed_site())).collect();
+    let doc = format!(
+        "Reverse mode does not cover [`{}`] yet (it uses {reason}); this stub makes every call a \
+         compile error that says so.",
+        func.sig.ident
+    );
+    quote!(
+        #[doc = #doc]
+        #[allow(dead_code, clippy::extra_unused_type_parameters)]
+        #vis fn #name<#(#params,)* __R>(#(_: #params),*) -> __R
+        where
+            __R: #rt::rev::ReverseModeNotYet<#rt::rev::unsupported::#reason>,
+        {
+            ::core::unreachable!()
+        }
+    )
+}
+
 fn frule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> TokenStream {
     let rt = rt();
     let vis = &func.vis;
@@ -376,6 +402,7 @@ fn generate(
     );
     let rbody = reverse::normalise(body);
     let rrule = match reverse::unsupported(&rbody, sig) {
+        _ if args.forward_only => quote!(),
         None => {
             let rnames = Names::new(&rbody);
             let rev = reverse::Reverse::new(&rbody, &rnames, &structured);
@@ -395,9 +422,15 @@ fn generate(
                 }
             )
         }
-        Some(_) => quote!(),
+        Some(reason) => rrule_stub(func, sig, reason),
     };
-    let frule = quote!(#frule #rrule);
+    if args.forward_only && args.reverse_only {
+        errors.error(
+            func.sig.ident.span(),
+            "`forward_only` and `reverse_only` exclude each other; give at most one",
+        );
+    }
+    let frule = if args.reverse_only { quote!(#rrule) } else { quote!(#frule #rrule) };
     if args.dump_ir
         || std::env::var("MOONCAKE_DUMP_IR").is_ok_and(|v| v == "1" || func.sig.ident == v)
     {

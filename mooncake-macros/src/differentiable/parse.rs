@@ -15,6 +15,13 @@ pub(crate) struct Args {
     /// Insert run-time checks (finite values) into the generated rules.
     #[darling(default)]
     pub(crate) debug: bool,
+    /// Derive `NAME_frule` only (the reverse rule is written by hand, `from_rrule!`, or not
+    /// needed).
+    #[darling(default)]
+    pub(crate) forward_only: bool,
+    /// Derive `NAME_rrule` only.
+    #[darling(default)]
+    pub(crate) reverse_only: bool,
 }
 
 impl Args {

@@ -32,30 +32,31 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::BTreeSet;
 
-/// Why a (normalised) body is outside the slice reverse mode covers so far, if it is.
+/// Why a (normalised) body is outside the slice reverse mode covers so far, if it is: the name
+/// of a type in the runtime's `reverse::unsupported`.
 pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str> {
     for a in &sig.args {
         if a.receiver.is_some() {
-            return Some("methods");
+            return Some("Methods");
         }
         if let syn::Type::Reference(r) = &a.ty
             && r.mutability.is_some()
         {
-            return Some("`&mut` arguments");
+            return Some("MutableArguments");
         }
         if matches!(a.ty, syn::Type::Array(_) | syn::Type::Tuple(_)) {
-            return Some("arrays and tuples by value");
+            return Some("ArraysTuplesOrVecsByValue");
         }
         if let syn::Type::Path(p) = &a.ty
             && p.path.segments.last().is_some_and(|s| s.ident == "Vec")
         {
-            return Some("`Vec` by value");
+            return Some("ArraysTuplesOrVecsByValue");
         }
     }
     if matches!(sig.ret, syn::Type::Array(_) | syn::Type::Tuple(_))
         || matches!(&sig.ret, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
     {
-        return Some("arrays, tuples or `Vec`s as results");
+        return Some("ArraysTuplesOrVecsByValue");
     }
     let plain = |p: &Place| p.projections.is_empty();
     let operand_ok = |o: &Operand| match o {
@@ -67,7 +68,7 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         for s in &b.statements {
             let StatementKind::Assign(place, rv) = &s.kind else { continue };
             if !plain(place) {
-                return Some("writes through indices, fields or references");
+                return Some("WritesThroughPlaces");
             }
             let ok = match rv {
                 Rvalue::Use(Operand::Use(p)) => plain(p) || load_parts(p).is_some(),
@@ -91,7 +92,7 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                 | Rvalue::VecRepeat(..) => false,
             };
             if !ok {
-                return Some("buffers built in the body, tuples, structs or borrows");
+                return Some("BuffersStructsOrUserMethods");
             }
         }
     }
