@@ -173,6 +173,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
     let mut lets = Vec::new();
     let mut args = Vec::new();
     let mut grads = Vec::new();
+    let mut restores = Vec::new();
     for (i, arg) in input.call.args.iter().enumerate() {
         let p = format_ident!("__p{}", i, span = site);
         let f = format_ident!("__f{}", i, span = site);
@@ -183,12 +184,16 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                 // Seen through a handle holding a copy: the caller's value is left as it was
                 // on entry, which is where a complete gradient computation leaves it.
                 let inner = &r.expr;
+                let m = format_ident!("__mut{}", i, span = site);
                 lets.push(quote_spanned!(span=>
-                    let #p = #rt::Primal::to_handle(&#inner);
-                    let #f = #rt::Primal::zero_shadow(&#inner);
+                    let #m = &mut #inner;
+                    let #p = #rt::Primal::to_handle(&*#m);
+                    let #f = #rt::Primal::zero_shadow(&*#m);
                 ));
                 args.push(quote_spanned!(span=> #rt::CoDual::new(::core::clone::Clone::clone(&#p), ::core::clone::Clone::clone(&#f))));
-                grads.push(quote_spanned!(span=> #rt::api::shadow_gradient(&#inner, &#f)));
+                // After the pullback the handle holds the state on entry again: write it back.
+                restores.push(quote_spanned!(span=> #rt::Primal::load_handle(&mut *#m, &#p);));
+                grads.push(quote_spanned!(span=> #rt::api::shadow_gradient(&*#m, &#f)));
             }
             Expr::Reference(r) => {
                 let inner = &r.expr;
@@ -223,6 +228,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         #seed
         let __r = __pb(__ybar);
         let _ = &__r;
+        #(#restores)*
         (__y.primal, (#(#grads,)*))
     })
 }

@@ -412,8 +412,27 @@ int_abs!(i8, i16, i32, i64, i128, isize);
 /// rdata type, not the primal one, so that it holds no lifetime of a borrowed argument (the
 /// rdata of any reference is `NoRData`).
 #[inline(always)]
-pub fn marker<P: Primal, F>(_: &CoDual<P, F>) -> std::marker::PhantomData<fn() -> P::RData> {
+pub fn marker<P: HasRData, F>(_: &CoDual<P, F>) -> std::marker::PhantomData<fn() -> P::RData> {
     std::marker::PhantomData
+}
+
+/// The rdata type of what a codual holds as its primal: a primal type's own, or `NoRData` for a
+/// handle (the primal of a `&mut` argument in a reverse rule).
+pub trait HasRData {
+    /// The rdata type.
+    type RData;
+}
+
+impl<P: Primal> HasRData for P {
+    type RData = P::RData;
+}
+
+impl<T> HasRData for crate::shared::SharedVec<T> {
+    type RData = NoRData;
+}
+
+impl<T> HasRData for crate::shared::SharedCell<T> {
+    type RData = NoRData;
 }
 
 /// A zero-sized token naming the primal type of a codual (for the high-level API).
@@ -518,4 +537,59 @@ pub mod unsupported {
     pub struct BuffersStructsOrUserMethods;
     /// Methods (`self` arguments).
     pub struct Methods;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory written in derived code: buffers and scalars behind `&mut` (seen through handles).
+
+/// A codual buffer that can be written: its handle and shadow (cloning aliases).
+pub trait AsWrite<T> {
+    /// The handle and the shadow.
+    fn as_write(&self) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>;
+}
+
+impl<T> AsWrite<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+    #[inline(always)]
+    fn as_write(&self) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+        self.clone()
+    }
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+pub fn as_write<T, B: AsWrite<T>>(
+    b: &B,
+) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+    b.as_write()
+}
+
+/// The reverse rule of reading `*x` through a `&mut` scalar's handle: the pullback adds the
+/// value's gradient into the shadow.
+#[inline]
+pub fn cell_load_rrule<T: Float>(
+    x: &CoDual<crate::shared::SharedCell<T>, crate::shared::SharedCell<T>>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T>) {
+    let shadow = x.fdata.clone();
+    (CoDual::new(x.primal.get(), NoFData), move |dy: T| {
+        shadow.add(dy);
+        (NoRData,)
+    })
+}
+
+/// The reverse rule of writing `*x = v` through a `&mut` scalar's handle (seed 000, mutation):
+/// the forward pass saves the old value and shadow, writes, and zeroes the shadow; the pullback
+/// reads `v̄` from the shadow and restores both.
+#[inline]
+pub fn cell_store_rrule<T: Float>(
+    x: &CoDual<crate::shared::SharedCell<T>, crate::shared::SharedCell<T>>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T) + use<T>) {
+    let (cell, shadow) = (x.primal.clone(), x.fdata.clone());
+    let old = cell.set(v.primal);
+    let old_shadow = shadow.set(T::ZERO);
+    (CoDual::new((), NoFData), move |_| {
+        let dv = shadow.set(old_shadow);
+        cell.set(old);
+        (NoRData, dv)
+    })
 }

@@ -290,6 +290,61 @@ fn slices_through_calls(x: &[f64], y: &[f64], a: f64) -> f64 {
     sum_sin(x) * a + slice_arg(y) + mooncake_tests::mean(x) + rosenbrock(x)
 }
 
+// ---- mutation through `&mut` ------------------------------------------------------------------
+
+#[differentiable]
+fn scale_in_place(x: &mut [f64], a: f64) {
+    for i in 0..x.len() {
+        x[i] *= a;
+    }
+}
+
+#[differentiable]
+fn accumulate(acc: &mut f64, x: f64) {
+    *acc += x * x;
+}
+
+#[differentiable]
+fn flat_2d(a: &mut [f64], n: usize, v: f64) {
+    for i in 0..n {
+        for j in 0..n {
+            a[i * n + j] += v * (i as f64) - a[j * n + i] * 0.1;
+        }
+    }
+}
+
+#[differentiable]
+fn overwrite_then_read(x: &mut Vec<f64>, y: &[f64]) -> f64 {
+    x[0] = y[1] * 2.0;
+    x[1] = x[0] * x[2];
+    x[2] = 0.5;
+    x[0] + x[1] * y[0]
+}
+
+#[differentiable]
+fn two_mutated(a: &mut f64, b: &mut [f64], s: f64) -> f64 {
+    *a = *a * s + b[0];
+    b[1] = *a - s;
+    *a * b[1]
+}
+
+#[differentiable]
+fn mutate_array(x: &mut [f64; 3], a: f64) {
+    x[0] *= a;
+    x[2] = x[1] - a;
+}
+
+#[differentiable]
+fn calls_mutating(x: &mut [f64], a: f64) -> f64 {
+    scale_in_place(x, a);
+    scale_in_place(x, a);
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i].sin();
+    }
+    s
+}
+
 #[test]
 fn scalar_code() {
     test_rule!(branch(0.7));
@@ -354,6 +409,37 @@ fn read_only_buffers() {
     test_rule!(slices_through_calls(&x, &y, 1.5));
     // The same buffer passed twice shares one shadow: the gradient is the sum over both uses.
     test_rule!(slices_through_calls(&x, &x, 1.5));
+}
+
+#[test]
+fn mutation() {
+    let x = vec![1.0, -2.0, 0.5];
+    test_rule!(scale_in_place(&mut x, 1.5));
+    test_rule!(accumulate(&mut 0.5, 1.5));
+    let a = vec![1.0, 2.0, 3.0, 4.0];
+    test_rule!(flat_2d(&mut a, 2, 0.5));
+    let v = vec![1.0, 2.0, 3.0];
+    let y = vec![0.5, -1.5];
+    test_rule!(overwrite_then_read(&mut v, &y));
+    test_rule!(two_mutated(&mut 0.5, &mut x, 1.5));
+    test_rule!(mutate_array(&mut [1.0, 2.0, 3.0], 1.5));
+    test_rule!(calls_mutating(&mut x, 0.7));
+}
+
+#[test]
+fn gradient_with_mutable_arguments_leaves_them_as_on_entry() {
+    let mut x = vec![1.0, -2.0, 0.5];
+    let (v, (g, da)) = value_and_gradient!(calls_mutating(&mut x, 0.7));
+    assert_eq!(x, vec![1.0, -2.0, 0.5]);
+    let mut y = x.clone();
+    assert_eq!(v, calls_mutating(&mut y, 0.7));
+    // sum_i sin(a^2 x_i): d/dx_i = a^2 cos(a^2 x_i), d/da = sum_i 2 a x_i cos(a^2 x_i).
+    let a2 = 0.49_f64;
+    for i in 0..3 {
+        assert!((g[i] - a2 * (a2 * x[i]).cos()).abs() < 1e-12);
+    }
+    let expected: f64 = x.iter().map(|xi| 2.0 * 0.7 * xi * (a2 * xi).cos()).sum();
+    assert!((da - expected).abs() < 1e-12);
 }
 
 #[test]

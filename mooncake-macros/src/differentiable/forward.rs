@@ -52,14 +52,18 @@ pub(crate) struct Forward<'a> {
     /// Locals known to hold shared references (arguments declared `&T`, and locals assigned a
     /// shared borrow): a method called on a field of one is given a shared receiver.
     pub(crate) shared_ref: Vec<bool>,
+    /// Arguments declared `&mut T`: passed on, they are reborrowed, as Rust does implicitly.
+    mut_ref: Vec<bool>,
 }
 
 impl<'a> Forward<'a> {
     pub(crate) fn new(body: &'a Body, names: &'a Names) -> Self {
         let mut shared_ref = vec![false; body.locals.len()];
+        let mut mut_ref = vec![false; body.locals.len()];
         for l in body.args() {
             if let Some(syn::Type::Reference(r)) = &body.locals[l.index()].ty {
                 shared_ref[l.index()] = r.mutability.is_none();
+                mut_ref[l.index()] = r.mutability.is_some();
             }
         }
         // Propagate through plain copies, to a fixed point.
@@ -87,7 +91,7 @@ impl<'a> Forward<'a> {
                 }
             }
         }
-        Forward { names, debug: false, locals: &body.locals, shared_ref }
+        Forward { names, debug: false, locals: &body.locals, shared_ref, mut_ref }
     }
 
     fn operand(&self, op: &Operand, span: Span) -> TokenStream {
@@ -119,6 +123,13 @@ impl<'a> Forward<'a> {
     /// passed to a function.
     fn argument(&self, op: &Operand, span: Span) -> TokenStream {
         let rt = rt();
+        if let Operand::Use(p) = op
+            && p.projections.is_empty()
+            && self.mut_ref[p.local.index()]
+        {
+            let l = self.names.local(p.local);
+            return quote_spanned!(span=> #rt::Dual::new(&mut *#l.primal, &mut *#l.tangent));
+        }
         let v = self.operand(op, span);
         quote_spanned!(span=> { let __d = #v; #rt::Dual::new(__d.primal, __d.tangent) })
     }

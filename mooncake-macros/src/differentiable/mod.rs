@@ -190,6 +190,11 @@ pub(crate) fn codual_type(ty: &syn::Type) -> TokenStream {
             let inner = &r.elem;
             quote_spanned!(ty.span()=> #rt::CoDual<#ty, <#inner as #rt::Primal>::Shadow>)
         }
+        // Memory behind `&mut` is seen through a shared handle, so that pullbacks can restore it.
+        syn::Type::Reference(r) => {
+            let inner = &r.elem;
+            quote_spanned!(ty.span()=> #rt::CoDual<<#inner as #rt::Primal>::Handle, <#inner as #rt::Primal>::Shadow>)
+        }
         _ => quote_spanned!(ty.span()=> #rt::CoDual<#ty, <#ty as #rt::Primal>::FData>),
     }
 }

@@ -39,11 +39,6 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         if a.receiver.is_some() {
             return Some("Methods");
         }
-        if let syn::Type::Reference(r) = &a.ty
-            && r.mutability.is_some()
-        {
-            return Some("MutableArguments");
-        }
         if matches!(a.ty, syn::Type::Array(_) | syn::Type::Tuple(_)) {
             return Some("ArraysTuplesOrVecsByValue");
         }
@@ -53,7 +48,8 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
             return Some("ArraysTuplesOrVecsByValue");
         }
     }
-    if matches!(sig.ret, syn::Type::Array(_) | syn::Type::Tuple(_))
+    if matches!(&sig.ret, syn::Type::Array(_))
+        || matches!(&sig.ret, syn::Type::Tuple(t) if !t.elems.is_empty())
         || matches!(&sig.ret, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
     {
         return Some("ArraysTuplesOrVecsByValue");
@@ -68,7 +64,13 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         for s in &b.statements {
             let StatementKind::Assign(place, rv) = &s.kind else { continue };
             if !plain(place) {
-                return Some("WritesThroughPlaces");
+                // A store: `x[i] = v` or `*x = v`, the value already a plain operand.
+                let stored_ok =
+                    load_parts(place).is_some() && matches!(rv, Rvalue::Use(o) if operand_ok(o));
+                if !stored_ok {
+                    return Some("WritesThroughPlaces");
+                }
+                continue;
             }
             let ok = match rv {
                 Rvalue::Use(Operand::Use(p)) => plain(p) || load_parts(p).is_some(),
@@ -152,12 +154,24 @@ const REVERSE_METHODS: &[&str] = &[
     "__iter_sum",
 ];
 
-/// `base[index]` with both plain locals: the one kind of projected read the slice covers.
-fn load_parts(p: &Place) -> Option<(Local, Local)> {
+/// The projected places the slice reads and writes: `base[index]` and `*base`, with plain
+/// locals.
+#[derive(Clone, Copy)]
+enum Access {
+    Index(Local, Local),
+    Deref(Local),
+}
+
+fn access(p: &Place) -> Option<Access> {
     match p.projections.as_slice() {
-        [Projection::Index(i)] => Some((p.local, *i)),
+        [Projection::Index(i)] => Some(Access::Index(p.local, *i)),
+        [Projection::Deref] => Some(Access::Deref(p.local)),
         _ => None,
     }
+}
+
+fn load_parts(p: &Place) -> Option<Access> {
+    access(p)
 }
 
 /// Rewrites a body for reverse mode: a borrow of a buffer element that is only read (`for v in
@@ -206,53 +220,74 @@ pub(crate) fn normalise(body: &Body) -> Body {
             }
         }
     }
-    // 3. Every projected read in an operand becomes a load into a fresh temporary.
+    // 3. Every projected read in an operand becomes a load into a fresh temporary, and every
+    //    store stores a plain operand.
     let mut locals = std::mem::take(&mut out.locals);
     for b in &mut out.blocks {
         let mut statements = Vec::with_capacity(b.statements.len());
         for mut s in std::mem::take(&mut b.statements) {
-            if let StatementKind::Assign(_, rv) = &mut s.kind
-                && !matches!(rv, Rvalue::Use(Operand::Use(_)))
+            if let StatementKind::Assign(p, rv) = &mut s.kind
+                && !p.projections.is_empty()
+                && !matches!(rv, Rvalue::Use(Operand::Use(q)) if q.projections.is_empty())
+                && !matches!(rv, Rvalue::Use(Operand::Const(_)))
             {
-                let span = s.span;
-                if let Rvalue::Method { receiver, .. } = rv
-                    && load_parts(receiver).is_some()
-                {
-                    // `x[i].sin()`: the element is loaded, the method called on the value.
-                    locals.push(LocalDecl { name: None, ty: None, span });
-                    let t = Local((locals.len() - 1) as u32);
-                    statements.push(Statement {
-                        kind: StatementKind::Assign(
-                            Place::local(t),
-                            Rvalue::Use(Operand::Use(receiver.clone())),
-                        ),
-                        span,
-                    });
-                    *receiver = Place::local(t);
-                }
-                for_each_operand(rv, &mut |o| {
-                    if let Operand::Use(q) = o
-                        && !q.projections.is_empty()
-                    {
-                        locals.push(LocalDecl { name: None, ty: None, span });
-                        let t = Local((locals.len() - 1) as u32);
-                        statements.push(Statement {
-                            kind: StatementKind::Assign(
-                                Place::local(t),
-                                Rvalue::Use(Operand::Use(q.clone())),
-                            ),
-                            span,
-                        });
-                        *o = Operand::Use(Place::local(t));
-                    }
-                });
+                locals.push(LocalDecl { name: None, ty: None, span: s.span });
+                let t = Local((locals.len() - 1) as u32);
+                let value = std::mem::replace(rv, Rvalue::Use(Operand::Use(Place::local(t))));
+                // The value's own projected reads are hoisted below, in its own statement.
+                let mut inner =
+                    Statement { kind: StatementKind::Assign(Place::local(t), value), span: s.span };
+                hoist(&mut inner, &mut locals, &mut statements);
+                statements.push(inner);
             }
+            hoist(&mut s, &mut locals, &mut statements);
             statements.push(s);
         }
         b.statements = statements;
     }
     out.locals = locals;
     out
+}
+
+/// Moves the projected reads of a statement's operands (and of a method's receiver) into load
+/// statements of their own, pushed on `statements` before it.
+fn hoist(s: &mut Statement, locals: &mut Vec<LocalDecl>, statements: &mut Vec<Statement>) {
+    if let StatementKind::Assign(_, rv) = &mut s.kind
+        && !matches!(rv, Rvalue::Use(Operand::Use(_)))
+    {
+        let span = s.span;
+        if let Rvalue::Method { receiver, .. } = rv
+            && load_parts(receiver).is_some()
+        {
+            // `x[i].sin()`: the element is loaded, the method called on the value.
+            locals.push(LocalDecl { name: None, ty: None, span });
+            let t = Local((locals.len() - 1) as u32);
+            statements.push(Statement {
+                kind: StatementKind::Assign(
+                    Place::local(t),
+                    Rvalue::Use(Operand::Use(receiver.clone())),
+                ),
+                span,
+            });
+            *receiver = Place::local(t);
+        }
+        for_each_operand(rv, &mut |o| {
+            if let Operand::Use(q) = o
+                && !q.projections.is_empty()
+            {
+                locals.push(LocalDecl { name: None, ty: None, span });
+                let t = Local((locals.len() - 1) as u32);
+                statements.push(Statement {
+                    kind: StatementKind::Assign(
+                        Place::local(t),
+                        Rvalue::Use(Operand::Use(q.clone())),
+                    ),
+                    span,
+                });
+                *o = Operand::Use(Place::local(t));
+            }
+        });
+    }
 }
 
 fn for_each_operand(rv: &mut Rvalue, f: &mut dyn FnMut(&mut Operand)) {
@@ -302,11 +337,24 @@ fn operand_local(o: &Operand) -> Option<Local> {
     }
 }
 
-fn kind(rv: &Rvalue) -> Kind {
+fn kind(place: &Place, rv: &Rvalue) -> Kind {
+    if !place.projections.is_empty() {
+        // A store of a plain operand.
+        let value = match rv {
+            Rvalue::Use(o) => operand_local(o),
+            _ => None,
+        };
+        return match access(place) {
+            Some(Access::Index(base, index)) => Kind::Rule(vec![Some(base), Some(index), value]),
+            Some(Access::Deref(base)) => Kind::Rule(vec![Some(base), value]),
+            None => Kind::NoDerivative,
+        };
+    }
     match rv {
         Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => Kind::Copy(p.local),
-        Rvalue::Use(Operand::Use(p)) => match load_parts(p) {
-            Some((base, index)) => Kind::Rule(vec![Some(base), Some(index)]),
+        Rvalue::Use(Operand::Use(p)) => match access(p) {
+            Some(Access::Index(base, index)) => Kind::Rule(vec![Some(base), Some(index)]),
+            Some(Access::Deref(base)) => Kind::Rule(vec![Some(base)]),
             None => Kind::NoDerivative,
         },
         Rvalue::Use(_) | Rvalue::Matches(..) => Kind::NoDerivative,
@@ -376,7 +424,7 @@ impl<'a> Reverse<'a> {
         for b in &body.blocks {
             for s in &b.statements {
                 if let StatementKind::Assign(p, rv) = &s.kind {
-                    match kind(rv) {
+                    match kind(p, rv) {
                         Kind::Copy(y) => {
                             adjoint[p.local.index()] = true;
                             adjoint[y.index()] = true;
@@ -429,6 +477,9 @@ impl<'a> Reverse<'a> {
                 return quote_spanned!(span=> #t;);
             }
         };
+        if !place.projections.is_empty() {
+            return self.forward_store(b, i, place, rv, span);
+        }
         let x = self.names.local(place.local);
         let mark = if self.adjoint[place.local.index()] {
             let m = marker(place.local);
@@ -442,16 +493,20 @@ impl<'a> Reverse<'a> {
                 let y = self.names.local(p.local);
                 return quote_spanned!(span=> #x = #rt::rev::pass(&#y); #mark);
             }
-            Rvalue::Use(Operand::Use(p)) => {
-                let Some((base, index)) = load_parts(p) else {
-                    return quote!(::core::unreachable!(););
-                };
-                let (base, index) = (self.names.local(base), self.names.local(index));
-                (
-                    quote_spanned!(span=> #rt::rules::buffer::index_rrule(#rt::rev::as_read(&#base), #index)),
-                    false,
-                )
-            }
+            Rvalue::Use(Operand::Use(p)) => match access(p) {
+                Some(Access::Index(base, index)) => {
+                    let (base, index) = (self.names.local(base), self.names.local(index));
+                    (
+                        quote_spanned!(span=> #rt::rules::buffer::index_rrule(#rt::rev::as_read(&#base), #index)),
+                        false,
+                    )
+                }
+                Some(Access::Deref(base)) => {
+                    let base = self.names.local(base);
+                    (quote_spanned!(span=> #rt::rev::cell_load_rrule(&#base)), false)
+                }
+                None => return quote!(::core::unreachable!();),
+            },
             Rvalue::Use(o) => {
                 let v = self.codual_operand(o, span);
                 return quote_spanned!(span=> #x = #v; #mark);
@@ -569,6 +624,43 @@ impl<'a> Reverse<'a> {
         })
     }
 
+    /// The forward-pass code of a store `x[i] = v` or `*x = v` (statement `i` of block `b`).
+    fn forward_store(
+        &self,
+        b: BlockId,
+        i: usize,
+        place: &Place,
+        rv: &Rvalue,
+        span: Span,
+    ) -> TokenStream {
+        let rt = rt();
+        let Rvalue::Use(value) = rv else {
+            return quote!(::core::unreachable!(););
+        };
+        let v = self.codual_operand(value, span);
+        let call = match access(place) {
+            Some(Access::Index(base, index)) => {
+                let (base, index) = (self.names.local(base), self.names.local(index));
+                quote_spanned!(span=> #rt::rules::buffer::index_set_rrule(#rt::rev::as_write(&#base), #index, #v))
+            }
+            Some(Access::Deref(base)) => {
+                let base = self.names.local(base);
+                quote_spanned!(span=> #rt::rev::cell_store_rrule(&#base, #v))
+            }
+            None => return quote!(::core::unreachable!();),
+        };
+        let t = tape((b.index(), i));
+        let store = if self.in_loop.contains(&b) {
+            quote!(#t.push(__pb);)
+        } else {
+            quote!(#t = ::core::option::Option::Some(__pb);)
+        };
+        quote_spanned!(span=> {
+            let (_, __pb) = #call;
+            #store
+        })
+    }
+
     /// The reverse-pass code of statement `i` of block `b`.
     fn reverse_statement(&self, b: BlockId, i: usize, s: &Statement) -> TokenStream {
         let rt = rt();
@@ -576,7 +668,8 @@ impl<'a> Reverse<'a> {
             return quote!();
         };
         let ax = adj(place.local);
-        match kind(rv) {
+        let store = !place.projections.is_empty();
+        match kind(place, rv) {
             Kind::Copy(y) => {
                 let ay = adj(y);
                 quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ay, __r); })
@@ -595,6 +688,9 @@ impl<'a> Reverse<'a> {
                 } else {
                     quote!(match #t.take() { ::core::option::Option::Some(__pb) => __pb, ::core::option::Option::None => ::core::unreachable!() })
                 };
+                // A store has no output value: its pullback takes `NoRData`.
+                let seed =
+                    if store { quote!(#rt::NoRData) } else { quote!(#rt::rev::take(&mut #ax)) };
                 let accs = ops.iter().enumerate().map(|(k, o)| {
                     let idx = syn::Index::from(k);
                     match o {
@@ -607,7 +703,7 @@ impl<'a> Reverse<'a> {
                 });
                 quote!({
                     let __pb = #pop;
-                    let __r = __pb(#rt::rev::take(&mut #ax));
+                    let __r = __pb(#seed);
                     #(#accs)*
                 })
             }
@@ -658,8 +754,8 @@ impl<'a> Reverse<'a> {
         let mut decls = Vec::new();
         for (bi, block) in body.blocks.iter().enumerate() {
             for (i, s) in block.statements.iter().enumerate() {
-                if let StatementKind::Assign(_, rv) = &s.kind
-                    && matches!(kind(rv), Kind::Rule(_))
+                if let StatementKind::Assign(p, rv) = &s.kind
+                    && matches!(kind(p, rv), Kind::Rule(_))
                 {
                     let t = tape((bi, i));
                     if self.in_loop.contains(&BlockId(bi as u32)) {
