@@ -95,6 +95,12 @@ impl<T> SharedVec<T> {
         f(&self.0.borrow())
     }
 
+    /// Runs `f` on a shared view of the `Vec` itself.
+    #[inline(always)]
+    pub fn with_vec<R>(&self, f: impl FnOnce(&Vec<T>) -> R) -> R {
+        f(&self.0.borrow())
+    }
+
     /// Runs `f` on a mutable view of the elements (the `Vec` itself, so it may grow).
     ///
     /// # Panics

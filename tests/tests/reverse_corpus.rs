@@ -345,6 +345,60 @@ fn calls_mutating(x: &mut [f64], a: f64) -> f64 {
     s
 }
 
+// ---- buffers built in the body ----------------------------------------------------------------
+
+#[differentiable]
+fn buffers(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut v = vec![0.0; n];
+    let w = vec![x[0], x[1], 1.0];
+    let mut u = Vec::with_capacity(n);
+    for i in 0..n {
+        v[i] = x[i] * x[i];
+        u.push(v[i] + w[i % 3]);
+    }
+    let c = x.to_vec();
+    let d = u.clone();
+    v.iter().sum::<f64>() + c.iter().sum::<f64>() * d[0] + u.iter().sum::<f64>()
+}
+
+#[differentiable]
+fn layer(w: &[f64], x: &[f64], n_out: usize) -> Vec<f64> {
+    let n_in = x.len();
+    let mut out = vec![0.0; n_out];
+    for i in 0..n_out {
+        let mut s = 0.0;
+        for j in 0..n_in {
+            s += w[i * n_in + j] * x[j];
+        }
+        out[i] = s.tanh();
+    }
+    out
+}
+
+#[differentiable]
+fn two_layer_loss(w1: &[f64], w2: &[f64], x: &[f64]) -> f64 {
+    let mut h = Vec::new();
+    for i in 0..2 {
+        let mut s = 0.0;
+        for j in 0..x.len() {
+            s += w1[i * x.len() + j] * x[j];
+        }
+        h.push(s.tanh());
+    }
+    let y = weighted(w2, &h);
+    y * y
+}
+
+#[differentiable]
+fn weighted(w: &[f64], h: &Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in w.iter().zip(h.iter()) {
+        s += a * b;
+    }
+    s
+}
+
 #[test]
 fn scalar_code() {
     test_rule!(branch(0.7));
@@ -440,6 +494,16 @@ fn gradient_with_mutable_arguments_leaves_them_as_on_entry() {
     }
     let expected: f64 = x.iter().map(|xi| 2.0 * 0.7 * xi * (a2 * xi).cos()).sum();
     assert!((da - expected).abs() < 1e-12);
+}
+
+#[test]
+fn buffers_built_in_the_body() {
+    let x = vec![0.5, -1.5, 2.0, 0.25];
+    test_rule!(buffers(&x));
+    let w1 = vec![0.1, -0.2, 0.3, 0.4, 0.5, -0.6];
+    let w2 = vec![0.7, -0.8];
+    let x = vec![1.0, 0.5, -0.5];
+    test_rule!(two_layer_loss(&w1, &w2, &x));
 }
 
 #[test]

@@ -77,8 +77,14 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                 Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(o, _) => operand_ok(o),
                 Rvalue::Binary(_, a, b) => operand_ok(a) && operand_ok(b),
                 Rvalue::Call { func, args } => {
-                    !func.segments.first().is_some_and(|s| s.ident == "Vec" || s.ident == "std")
-                        && args.iter().all(operand_ok)
+                    let segs: Vec<String> =
+                        func.segments.iter().map(|s| s.ident.to_string()).collect();
+                    let vec_ctor = matches!(segs.as_slice(), [v, f] if v == "Vec" && (f == "new" || f == "with_capacity"));
+                    let std_path = segs.first().is_some_and(|s| s == "Vec" || s == "std");
+                    (vec_ctor || !std_path)
+                        && args
+                            .iter()
+                            .all(|a| operand_ok(a) || matches!(a, Operand::Ref(p, _) if plain(p)))
                 }
                 Rvalue::Method { receiver, method, args } => {
                     REVERSE_METHODS.contains(&method.to_string().as_str())
@@ -86,12 +92,12 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                         && args.iter().all(operand_ok)
                 }
                 Rvalue::Matches(p, _) => plain(p),
+                Rvalue::VecRepeat(a, b) => operand_ok(a) && operand_ok(b),
+                Rvalue::VecList(ops) => ops.iter().all(operand_ok),
                 Rvalue::Tuple(_)
                 | Rvalue::Array(_)
                 | Rvalue::Repeat(..)
-                | Rvalue::Struct { .. }
-                | Rvalue::VecList(_)
-                | Rvalue::VecRepeat(..) => false,
+                | Rvalue::Struct { .. } => false,
             };
             if !ok {
                 return Some("BuffersStructsOrUserMethods");
@@ -152,6 +158,9 @@ const REVERSE_METHODS: &[&str] = &[
     "pow",
     "len",
     "__iter_sum",
+    "push",
+    "to_vec",
+    "clone",
 ];
 
 /// The projected places the slice reads and writes: `base[index]` and `*base`, with plain
@@ -328,6 +337,9 @@ enum Kind {
     /// A rule with a pullback: its operands (`None` for constants), one per rdata the pullback
     /// returns, in order.
     Rule(Vec<Option<Local>>),
+    /// A rule whose pullback returns one array of rdata (`vec![a, b, ..]`): its operands, one
+    /// per element.
+    RuleArray(Vec<Option<Local>>),
 }
 
 fn operand_local(o: &Operand) -> Option<Local> {
@@ -365,6 +377,8 @@ fn kind(place: &Place, rv: &Rvalue) -> Kind {
         Rvalue::Unary(UnOp::Neg, a) | Rvalue::Cast(a, _) => Kind::Rule(vec![operand_local(a)]),
         Rvalue::Unary(UnOp::Not, _) => Kind::NoDerivative,
         Rvalue::Call { args, .. } => Kind::Rule(args.iter().map(operand_local).collect()),
+        Rvalue::VecRepeat(x, n) => Kind::Rule(vec![operand_local(x), operand_local(n)]),
+        Rvalue::VecList(ops) => Kind::RuleArray(ops.iter().map(operand_local).collect()),
         Rvalue::Method { receiver, args, .. } => {
             let mut v = vec![Some(receiver.local)];
             v.extend(args.iter().map(operand_local));
@@ -429,7 +443,7 @@ impl<'a> Reverse<'a> {
                             adjoint[p.local.index()] = true;
                             adjoint[y.index()] = true;
                         }
-                        Kind::Rule(ops) => {
+                        Kind::Rule(ops) | Kind::RuleArray(ops) => {
                             adjoint[p.local.index()] = true;
                             for l in ops.into_iter().flatten() {
                                 adjoint[l.index()] = true;
@@ -488,6 +502,7 @@ impl<'a> Reverse<'a> {
             quote!()
         };
         let no_derivative = |value: TokenStream| quote_spanned!(span=> #x = #rt::CoDual::new(#value, #rt::NoFData); #mark);
+        let mut into_handle = false;
         let (call, boxed) = match rv {
             Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => {
                 let y = self.names.local(p.local);
@@ -548,6 +563,43 @@ impl<'a> Reverse<'a> {
                 let a = self.codual_operand(a, span);
                 (quote_spanned!(span=> #rt::rev::cast::<_, #ty>(#a)), false)
             }
+            Rvalue::VecRepeat(v, n) => {
+                into_handle = true;
+                let (v, n) = (self.codual_operand(v, span), self.codual_operand(n, span));
+                (quote_spanned!(span=> #rt::rules::buffer::vec_filled_rrule(#v, #n)), false)
+            }
+            Rvalue::VecList(ops) => {
+                into_handle = true;
+                let vars: Vec<syn::Ident> = (0..ops.len())
+                    .map(|i| format_ident!("__e{}", i, span = Span::mixed_site()))
+                    .collect();
+                let vals = ops.iter().map(|o| self.codual_operand(o, span));
+                let n = ops.len();
+                (
+                    quote_spanned!(span=> {
+                        #(let #vars = #vals;)*
+                        #rt::rules::buffer::vec_from_array_rrule(#rt::CoDual::new([#(#vars.primal),*], [#rt::NoFData; #n]))
+                    }),
+                    false,
+                )
+            }
+            Rvalue::Call { func, args }
+                if func.segments.len() == 2
+                    && func.segments[0].ident == "Vec"
+                    && (func.segments[1].ident == "new"
+                        || func.segments[1].ident == "with_capacity") =>
+            {
+                into_handle = true;
+                if func.segments[1].ident == "new" {
+                    (quote_spanned!(span=> #rt::rules::buffer::vec_new_rrule()), false)
+                } else {
+                    let n = args
+                        .first()
+                        .map(|a| self.codual_operand(a, span))
+                        .unwrap_or_else(|| quote!(::core::unreachable!()));
+                    (quote_spanned!(span=> #rt::rules::buffer::vec_with_capacity_rrule(#n)), false)
+                }
+            }
             Rvalue::Call { func, args } => {
                 let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
                 if segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") && !args.is_empty() {
@@ -564,17 +616,32 @@ impl<'a> Reverse<'a> {
                     )
                 } else {
                     let rule = rule_path(func, "rrule");
-                    let args = args.iter().map(|a| {
-                        let v = match a {
-                            Operand::Use(p) => {
-                                let l = self.names.local(p.local);
-                                quote_spanned!(span=> #rt::rev::pass(&#l))
-                            }
-                            other => self.codual_operand(other, span),
-                        };
-                        quote_spanned!(span=> { let __c = #v; #rt::CoDual::new(__c.primal, __c.fdata) })
-                    });
-                    (quote_spanned!(span=> #rule(#(#args),*)), true)
+                    // `&v` of a buffer held through a handle is lent for the call only.
+                    let mut loans = Vec::new();
+                    let args: Vec<TokenStream> = args
+                        .iter()
+                        .enumerate()
+                        .map(|(k, a)| {
+                            let v = match a {
+                                Operand::Use(p) | Operand::Ref(p, true) => {
+                                    let l = self.names.local(p.local);
+                                    quote_spanned!(span=> #rt::rev::pass(&#l))
+                                }
+                                Operand::Ref(p, false) => {
+                                    let b = format_ident!("__loan{}", k, span = Span::mixed_site());
+                                    loans.push((self.names.local(p.local), b.clone()));
+                                    quote_spanned!(span=> #b)
+                                }
+                                other => self.codual_operand(other, span),
+                            };
+                            quote_spanned!(span=> { let __c = #v; #rt::CoDual::new(__c.primal, __c.fdata) })
+                        })
+                        .collect();
+                    let mut call = quote_spanned!(span=> #rule(#(#args),*));
+                    for (l, b) in loans.into_iter().rev() {
+                        call = quote_spanned!(span=> #rt::rev::with_borrow(&#l, |#b| #call));
+                    }
+                    (call, true)
                 }
             }
             Rvalue::Method { receiver, method, args }
@@ -584,6 +651,24 @@ impl<'a> Reverse<'a> {
                 let rule = if method == "len" { quote!(len_rrule) } else { quote!(sum_rrule) };
                 (
                     quote_spanned!(method.span()=> #rt::rules::buffer::#rule(#rt::rev::as_read(&#r))),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args }
+                if args.is_empty() && (method == "to_vec" || method == "clone") =>
+            {
+                into_handle = true;
+                let r = self.names.local(receiver.local);
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::to_vec_rrule(#rt::rev::as_read(&#r))),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args } if args.len() == 1 && method == "push" => {
+                let r = self.names.local(receiver.local);
+                let v = self.codual_operand(&args[0], span);
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::push_rrule(#rt::rev::as_write(&#r), #v)),
                     false,
                 )
             }
@@ -615,10 +700,11 @@ impl<'a> Reverse<'a> {
         } else {
             quote!()
         };
+        let value = if into_handle { quote!(#rt::rev::into_handle(__o)) } else { quote!(__o) };
         quote_spanned!(span=> {
             let (__o, __pb) = #call;
             #boxing
-            #x = __o;
+            #x = #value;
             #mark
             #store
         })
@@ -681,7 +767,8 @@ impl<'a> Reverse<'a> {
                     quote!()
                 }
             }
-            Kind::Rule(ops) => {
+            Kind::Rule(ops) | Kind::RuleArray(ops) => {
+                let array = matches!(kind(place, rv), Kind::RuleArray(_));
                 let t = tape((b.index(), i));
                 let pop = if self.in_loop.contains(&b) {
                     quote!(match #t.pop() { ::core::option::Option::Some(__pb) => __pb, ::core::option::Option::None => ::core::unreachable!() })
@@ -693,12 +780,13 @@ impl<'a> Reverse<'a> {
                     if store { quote!(#rt::NoRData) } else { quote!(#rt::rev::take(&mut #ax)) };
                 let accs = ops.iter().enumerate().map(|(k, o)| {
                     let idx = syn::Index::from(k);
+                    let part = if array { quote!(__r.0[#k]) } else { quote!(__r.#idx) };
                     match o {
                         Some(l) => {
                             let al = adj(*l);
-                            quote!(#rt::rev::accumulate(&mut #al, __r.#idx);)
+                            quote!(#rt::rev::accumulate(&mut #al, #part);)
                         }
-                        None => quote!(let _ = __r.#idx;),
+                        None => quote!(let _ = #part;),
                     }
                 });
                 quote!({
@@ -755,7 +843,7 @@ impl<'a> Reverse<'a> {
         for (bi, block) in body.blocks.iter().enumerate() {
             for (i, s) in block.statements.iter().enumerate() {
                 if let StatementKind::Assign(p, rv) = &s.kind
-                    && matches!(kind(p, rv), Kind::Rule(_))
+                    && matches!(kind(p, rv), Kind::Rule(_) | Kind::RuleArray(_))
                 {
                     let t = tape((bi, i));
                     if self.in_loop.contains(&BlockId(bi as u32)) {
