@@ -7,7 +7,8 @@
     clippy::neg_cmp_op_on_partial_ord,
     clippy::assign_op_pattern,
     clippy::needless_range_loop,
-    clippy::ptr_arg
+    clippy::ptr_arg,
+    clippy::useless_vec
 )]
 
 use mooncake_runtime::prelude::*;
@@ -360,20 +361,6 @@ fn buffers(x: &[f64]) -> f64 {
     let c = x.to_vec();
     let d = u.clone();
     v.iter().sum::<f64>() + c.iter().sum::<f64>() * d[0] + u.iter().sum::<f64>()
-}
-
-#[differentiable]
-fn layer(w: &[f64], x: &[f64], n_out: usize) -> Vec<f64> {
-    let n_in = x.len();
-    let mut out = vec![0.0; n_out];
-    for i in 0..n_out {
-        let mut s = 0.0;
-        for j in 0..n_in {
-            s += w[i * n_in + j] * x[j];
-        }
-        out[i] = s.tanh();
-    }
-    out
 }
 
 #[differentiable]
