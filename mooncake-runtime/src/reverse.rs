@@ -635,3 +635,45 @@ pub fn with_borrow<T, B: WithBorrow<T>, R>(
 ) -> R {
     b.with_borrow(f)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fields of structs.
+
+/// The reverse rule of reading a scalar field of a struct seen through a reference: the value,
+/// and a pullback that adds its gradient into the field's shadow (a float's `SharedCell`;
+/// nothing for an integer, whose shadow is `NoFData`).
+pub trait ShadowLoad<T: Primal> {
+    /// `(value, pullback)`.
+    fn load(value: &T, shadow: &Self)
+    -> (CoDual<T, NoFData>, impl FnOnce(T::RData) + use<T, Self>);
+}
+
+impl<T: Float> ShadowLoad<T> for crate::shared::SharedCell<T> {
+    #[inline]
+    fn load(value: &T, shadow: &Self) -> (CoDual<T, NoFData>, impl FnOnce(T) + use<T>) {
+        let shadow = shadow.clone();
+        (CoDual::new(*value, NoFData), move |dy: T| shadow.add(dy))
+    }
+}
+
+impl<T: Primal<RData = NoRData> + Copy> ShadowLoad<T> for NoFData {
+    #[inline]
+    fn load(value: &T, _: &Self) -> (CoDual<T, NoFData>, impl FnOnce(NoRData) + use<T>) {
+        (CoDual::new(*value, NoFData), |_| ())
+    }
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+pub fn shadow_load_rrule<T: Primal, S: ShadowLoad<T>>(
+    value: &T,
+    shadow: &S,
+) -> (CoDual<T, NoFData>, impl FnOnce(T::RData) + use<T, S>) {
+    S::load(value, shadow)
+}
+
+/// A view of a buffer field (`&p.w`) with its shadow, for the buffer rules.
+#[inline(always)]
+pub fn field_view<'a, P: ?Sized, S: Clone>(primal: &'a P, shadow: &S) -> CoDual<&'a P, S> {
+    CoDual::new(primal, shadow.clone())
+}

@@ -386,6 +386,56 @@ fn weighted(w: &[f64], h: &Vec<f64>) -> f64 {
     s
 }
 
+// ---- structs: reading fields ------------------------------------------------------------------
+
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Params {
+    w: Vec<f64>,
+    b: f64,
+    n: usize,
+}
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Outer {
+    inner: Point,
+    scale: f64,
+    params: Params,
+}
+
+#[differentiable]
+fn predict(p: &Params, x: &[f64]) -> f64 {
+    let mut s = p.b;
+    for i in 0..p.n {
+        s += p.w[i] * x[i];
+    }
+    s + p.w.iter().sum::<f64>() * 0.1 + (p.w.len() as f64)
+}
+
+#[differentiable]
+fn norm(p: Point) -> f64 {
+    (p.x * p.x + p.y * p.y).sqrt()
+}
+
+#[differentiable]
+fn nested(o: &Outer, x: &[f64]) -> f64 {
+    let mut s = o.inner.x * o.scale + o.inner.y.sin();
+    for (w, v) in o.params.w.iter().zip(x.iter()) {
+        s += w * v;
+    }
+    s * o.params.b
+}
+
+#[differentiable]
+fn point_by_value_and_ref(p: Point, q: &Point) -> f64 {
+    p.x * q.y - p.y * q.x + norm(p)
+}
+
 #[test]
 fn scalar_code() {
     test_rule!(branch(0.7));
@@ -491,6 +541,27 @@ fn buffers_built_in_the_body() {
     let w2 = vec![0.7, -0.8];
     let x = vec![1.0, 0.5, -0.5];
     test_rule!(two_layer_loss(&w1, &w2, &x));
+}
+
+#[test]
+fn struct_fields() {
+    let p = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
+    let x = vec![1.0, 2.0, -0.5];
+    test_rule!(predict(&p, &x));
+    test_rule!(norm(Point { x: 0.3, y: -1.2 }));
+    let o = Outer {
+        inner: Point { x: 0.3, y: -1.2 },
+        scale: 2.0,
+        params: Params { w: vec![0.5, -1.0], b: 0.1, n: 2 },
+    };
+    test_rule!(nested(&o, &x));
+    test_rule!(point_by_value_and_ref(Point { x: 0.3, y: -1.2 }, &Point { x: 1.5, y: 0.5 }));
+    // The gradient of a struct is its tangent type, with the same field names.
+    let (_, (g, gx)) = value_and_gradient!(predict(&p, &x));
+    assert_eq!(g.b, 1.0);
+    assert_eq!(g.n, NoTangent);
+    assert!((g.w[0] - (x[0] + 0.1)).abs() < 1e-12);
+    assert_eq!(gx, vec![0.5, -1.0, 2.0]);
 }
 
 #[test]

@@ -65,8 +65,8 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
             let StatementKind::Assign(place, rv) = &s.kind else { continue };
             if !plain(place) {
                 // A store: `x[i] = v` or `*x = v`, the value already a plain operand.
-                let stored_ok =
-                    load_parts(place).is_some() && matches!(rv, Rvalue::Use(o) if operand_ok(o));
+                let stored_ok = matches!(access(place), Some(Access::Index(..) | Access::Deref(_)))
+                    && matches!(rv, Rvalue::Use(o) if operand_ok(o));
                 if !stored_ok {
                     return Some("WritesThroughPlaces");
                 }
@@ -87,8 +87,11 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                             .all(|a| operand_ok(a) || matches!(a, Operand::Ref(p, _) if plain(p)))
                 }
                 Rvalue::Method { receiver, method, args } => {
-                    REVERSE_METHODS.contains(&method.to_string().as_str())
-                        && plain(receiver)
+                    let name = method.to_string();
+                    let field_receiver = BUFFER_METHODS.contains(&name.as_str())
+                        && matches!(access(receiver), Some(Access::Field(..)));
+                    REVERSE_METHODS.contains(&name.as_str())
+                        && (plain(receiver) || field_receiver)
                         && args.iter().all(operand_ok)
                 }
                 Rvalue::Matches(p, _) => plain(p),
@@ -165,19 +168,50 @@ const REVERSE_METHODS: &[&str] = &[
 
 /// The projected places the slice reads and writes: `base[index]` and `*base`, with plain
 /// locals.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Access {
     Index(Local, Local),
     Deref(Local),
+    /// A scalar field, through any number of fields (`p.inner.x`).
+    Field(Local, Vec<syn::Member>),
+    /// An element of a buffer field (`p.w[i]`).
+    FieldIndex(Local, Vec<syn::Member>, Local),
 }
 
 fn access(p: &Place) -> Option<Access> {
     match p.projections.as_slice() {
         [Projection::Index(i)] => Some(Access::Index(p.local, *i)),
         [Projection::Deref] => Some(Access::Deref(p.local)),
-        _ => None,
+        projections => {
+            let (last, fields) = match projections.split_last() {
+                Some((Projection::Index(i), rest)) => (Some(*i), rest),
+                _ => (None, projections),
+            };
+            let path: Option<Vec<syn::Member>> = fields
+                .iter()
+                .map(|pr| match pr {
+                    Projection::Field(m) => Some(m.clone()),
+                    _ => None,
+                })
+                .collect();
+            match (path, last) {
+                (Some(path), None) if !path.is_empty() => Some(Access::Field(p.local, path)),
+                (Some(path), Some(i)) if !path.is_empty() => {
+                    Some(Access::FieldIndex(p.local, path, i))
+                }
+                _ => None,
+            }
+        }
     }
 }
+
+/// The fields of `path` as a token path (`.inner.x`).
+fn field_path(path: &[syn::Member]) -> TokenStream {
+    quote!(#(.#path)*)
+}
+
+/// The buffer methods, whose receiver may be a buffer field (`p.w.len()`).
+const BUFFER_METHODS: &[&str] = &["len", "__iter_sum", "to_vec", "clone"];
 
 fn load_parts(p: &Place) -> Option<Access> {
     access(p)
@@ -265,8 +299,9 @@ fn hoist(s: &mut Statement, locals: &mut Vec<LocalDecl>, statements: &mut Vec<St
         && !matches!(rv, Rvalue::Use(Operand::Use(_)))
     {
         let span = s.span;
-        if let Rvalue::Method { receiver, .. } = rv
+        if let Rvalue::Method { receiver, method, .. } = rv
             && load_parts(receiver).is_some()
+            && !BUFFER_METHODS.contains(&method.to_string().as_str())
         {
             // `x[i].sin()`: the element is loaded, the method called on the value.
             locals.push(LocalDecl { name: None, ty: None, span });
@@ -331,6 +366,9 @@ fn for_each_place(rv: &mut Rvalue, f: &mut dyn FnMut(&mut Place)) {
 enum Kind {
     /// `x = y`: the adjoint moves from `x` to `y`.
     Copy(Local),
+    /// `x = base.path` of a struct held by value: the adjoint moves into that field of the
+    /// base's adjoint.
+    FieldCopy(Local, Vec<syn::Member>),
     /// `x = constant` or a value with no derivative (comparisons, `!`, bit operations,
     /// `matches!`): the adjoint of `x` is dropped.
     NoDerivative,
@@ -349,7 +387,7 @@ fn operand_local(o: &Operand) -> Option<Local> {
     }
 }
 
-fn kind(place: &Place, rv: &Rvalue) -> Kind {
+fn kind(place: &Place, rv: &Rvalue, refs: &[bool]) -> Kind {
     if !place.projections.is_empty() {
         // A store of a plain operand.
         let value = match rv {
@@ -359,7 +397,7 @@ fn kind(place: &Place, rv: &Rvalue) -> Kind {
         return match access(place) {
             Some(Access::Index(base, index)) => Kind::Rule(vec![Some(base), Some(index), value]),
             Some(Access::Deref(base)) => Kind::Rule(vec![Some(base), value]),
-            None => Kind::NoDerivative,
+            _ => Kind::NoDerivative,
         };
     }
     match rv {
@@ -367,6 +405,10 @@ fn kind(place: &Place, rv: &Rvalue) -> Kind {
         Rvalue::Use(Operand::Use(p)) => match access(p) {
             Some(Access::Index(base, index)) => Kind::Rule(vec![Some(base), Some(index)]),
             Some(Access::Deref(base)) => Kind::Rule(vec![Some(base)]),
+            // Behind a reference the field's gradient goes into its shadow cell.
+            Some(Access::Field(base, _)) if refs[base.index()] => Kind::Rule(Vec::new()),
+            Some(Access::Field(base, path)) => Kind::FieldCopy(base, path),
+            Some(Access::FieldIndex(_, _, index)) => Kind::Rule(vec![None, Some(index)]),
             None => Kind::NoDerivative,
         },
         Rvalue::Use(_) | Rvalue::Matches(..) => Kind::NoDerivative,
@@ -380,7 +422,9 @@ fn kind(place: &Place, rv: &Rvalue) -> Kind {
         Rvalue::VecRepeat(x, n) => Kind::Rule(vec![operand_local(x), operand_local(n)]),
         Rvalue::VecList(ops) => Kind::RuleArray(ops.iter().map(operand_local).collect()),
         Rvalue::Method { receiver, args, .. } => {
-            let mut v = vec![Some(receiver.local)];
+            // A buffer field's gradient lives in its shadow: nothing to add to the base.
+            let base = if receiver.projections.is_empty() { Some(receiver.local) } else { None };
+            let mut v = vec![base];
             v.extend(args.iter().map(operand_local));
             Kind::Rule(v)
         }
@@ -412,6 +456,8 @@ pub(crate) struct Reverse<'a> {
     preds: Vec<Vec<BlockId>>,
     /// Locals with an adjoint.
     adjoint: Vec<bool>,
+    /// Locals that hold references.
+    refs: Vec<bool>,
 }
 
 fn tape(s: (usize, usize)) -> syn::Ident {
@@ -430,6 +476,29 @@ impl<'a> Reverse<'a> {
     pub(crate) fn new(body: &'a Body, names: &'a Names, structured: &Node) -> Self {
         let mut in_loop = BTreeSet::new();
         blocks_in_loops(structured, false, &mut in_loop);
+        // Locals that hold references (arguments declared `&T` or `&mut T`, and plain copies of
+        // them): a field read through one sends its gradient to the field's shadow.
+        let mut refs = vec![false; body.locals.len()];
+        for l in body.args() {
+            refs[l.index()] = matches!(body.locals[l.index()].ty, Some(syn::Type::Reference(_)));
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in &body.blocks {
+                for s in &b.statements {
+                    if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
+                        && p.projections.is_empty()
+                        && q.projections.is_empty()
+                        && refs[q.local.index()]
+                        && !refs[p.local.index()]
+                    {
+                        refs[p.local.index()] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
         let mut adjoint = vec![false; body.locals.len()];
         adjoint[0] = true;
         for l in body.args() {
@@ -438,7 +507,11 @@ impl<'a> Reverse<'a> {
         for b in &body.blocks {
             for s in &b.statements {
                 if let StatementKind::Assign(p, rv) = &s.kind {
-                    match kind(p, rv) {
+                    match kind(p, rv, &refs) {
+                        Kind::FieldCopy(base, _) => {
+                            adjoint[p.local.index()] = true;
+                            adjoint[base.index()] = true;
+                        }
                         Kind::Copy(y) => {
                             adjoint[p.local.index()] = true;
                             adjoint[y.index()] = true;
@@ -454,7 +527,7 @@ impl<'a> Reverse<'a> {
                 }
             }
         }
-        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint }
+        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint, refs }
     }
 
     fn codual_operand(&self, o: &Operand, span: Span) -> TokenStream {
@@ -519,6 +592,33 @@ impl<'a> Reverse<'a> {
                 Some(Access::Deref(base)) => {
                     let base = self.names.local(base);
                     (quote_spanned!(span=> #rt::rev::cell_load_rrule(&#base)), false)
+                }
+                Some(Access::Field(base, path)) => {
+                    let f = field_path(&path);
+                    let b = self.names.local(base);
+                    if self.refs[base.index()] {
+                        (
+                            quote_spanned!(span=> #rt::rev::shadow_load_rrule(&#b.primal #f, &#b.fdata #f)),
+                            false,
+                        )
+                    } else {
+                        // A field of a value: copied; its gradient goes into the base's adjoint.
+                        return quote_spanned!(span=>
+                            #x = #rt::CoDual::new(#b.primal #f, ::core::clone::Clone::clone(&#b.fdata #f));
+                            #mark
+                        );
+                    }
+                }
+                Some(Access::FieldIndex(base, path, index)) => {
+                    let f = field_path(&path);
+                    let (b, index) = (self.names.local(base), self.names.local(index));
+                    (
+                        quote_spanned!(span=> #rt::rules::buffer::index_rrule(
+                            #rt::rev::as_read(&#rt::rev::field_view(&#b.primal #f, &#b.fdata #f)),
+                            #index,
+                        )),
+                        false,
+                    )
                 }
                 None => return quote!(::core::unreachable!();),
             },
@@ -647,7 +747,7 @@ impl<'a> Reverse<'a> {
             Rvalue::Method { receiver, method, args }
                 if args.is_empty() && (method == "len" || method == "__iter_sum") =>
             {
-                let r = self.names.local(receiver.local);
+                let r = self.buffer_receiver(receiver, span);
                 let rule = if method == "len" { quote!(len_rrule) } else { quote!(sum_rrule) };
                 (
                     quote_spanned!(method.span()=> #rt::rules::buffer::#rule(#rt::rev::as_read(&#r))),
@@ -658,7 +758,7 @@ impl<'a> Reverse<'a> {
                 if args.is_empty() && (method == "to_vec" || method == "clone") =>
             {
                 into_handle = true;
-                let r = self.names.local(receiver.local);
+                let r = self.buffer_receiver(receiver, span);
                 (
                     quote_spanned!(method.span()=> #rt::rules::buffer::to_vec_rrule(#rt::rev::as_read(&#r))),
                     false,
@@ -710,6 +810,19 @@ impl<'a> Reverse<'a> {
         })
     }
 
+    /// A buffer method's receiver: a local, or a view of a buffer field (`p.w`).
+    fn buffer_receiver(&self, receiver: &Place, span: Span) -> TokenStream {
+        let rt = rt();
+        let b = self.names.local(receiver.local);
+        match access(receiver) {
+            Some(Access::Field(_, path)) => {
+                let f = field_path(&path);
+                quote_spanned!(span=> #rt::rev::field_view(&#b.primal #f, &#b.fdata #f))
+            }
+            _ => quote_spanned!(span=> #b),
+        }
+    }
+
     /// The forward-pass code of a store `x[i] = v` or `*x = v` (statement `i` of block `b`).
     fn forward_store(
         &self,
@@ -733,7 +846,7 @@ impl<'a> Reverse<'a> {
                 let base = self.names.local(base);
                 quote_spanned!(span=> #rt::rev::cell_store_rrule(&#base, #v))
             }
-            None => return quote!(::core::unreachable!();),
+            _ => return quote!(::core::unreachable!();),
         };
         let t = tape((b.index(), i));
         let store = if self.in_loop.contains(&b) {
@@ -755,7 +868,12 @@ impl<'a> Reverse<'a> {
         };
         let ax = adj(place.local);
         let store = !place.projections.is_empty();
-        match kind(place, rv) {
+        match kind(place, rv, &self.refs) {
+            Kind::FieldCopy(base, path) => {
+                let f = field_path(&path);
+                let ab = adj(base);
+                quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ab #f, __r); })
+            }
             Kind::Copy(y) => {
                 let ay = adj(y);
                 quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ay, __r); })
@@ -768,7 +886,7 @@ impl<'a> Reverse<'a> {
                 }
             }
             Kind::Rule(ops) | Kind::RuleArray(ops) => {
-                let array = matches!(kind(place, rv), Kind::RuleArray(_));
+                let array = matches!(kind(place, rv, &self.refs), Kind::RuleArray(_));
                 let t = tape((b.index(), i));
                 let pop = if self.in_loop.contains(&b) {
                     quote!(match #t.pop() { ::core::option::Option::Some(__pb) => __pb, ::core::option::Option::None => ::core::unreachable!() })
@@ -843,7 +961,7 @@ impl<'a> Reverse<'a> {
         for (bi, block) in body.blocks.iter().enumerate() {
             for (i, s) in block.statements.iter().enumerate() {
                 if let StatementKind::Assign(p, rv) = &s.kind
-                    && matches!(kind(p, rv), Kind::Rule(_) | Kind::RuleArray(_))
+                    && matches!(kind(p, rv, &self.refs), Kind::Rule(_) | Kind::RuleArray(_))
                 {
                     let t = tape((bi, i));
                     if self.in_loop.contains(&BlockId(bi as u32)) {

@@ -426,6 +426,27 @@ impl StructGen<'_> {
         }
     }
 
+    /// `impl ZeroRData` for the rdata struct, field-wise: reverse-mode rules zero-initialise
+    /// the adjoints of locals of this type.
+    fn zero_rdata_impl(&self) -> TokenStream {
+        let rt = &self.rt;
+        let s = Sibling::RData;
+        let name = self.name(s);
+        let (impl_generics, ty_generics) = self.generics.for_impl();
+        let where_clause = self.where_clause(Some((s, quote!(#rt::rev::ZeroRData))));
+        let value =
+            self.construct(s, self.fields.iter().map(|_| quote!(#rt::rev::ZeroRData::zero())));
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::rev::ZeroRData for #name #ty_generics #where_clause {
+                #[inline]
+                fn zero() -> Self {
+                    #value
+                }
+            }
+        }
+    }
+
     /// `impl FData`, field-wise.
     fn fdata_impl(&self, sibling: Sibling) -> TokenStream {
         let rt = &self.rt;
@@ -470,6 +491,7 @@ impl StructGen<'_> {
             self.debug_impl(s, false),
             self.partial_eq_impl(s),
             self.tangent_space_impl(s),
+            self.zero_rdata_impl(),
         ];
         quote!(#(#impls)*)
     }

@@ -5,13 +5,14 @@ struct Params {
     scale: f64,
 }
 
-// Forward mode covers structs; reverse mode does not yet, and says so.
+// Forward mode covers writes to fields; reverse mode does not yet, and says so.
 #[differentiable]
-fn scaled(p: &Params, x: f64) -> f64 {
+fn rescale(p: &mut Params, x: f64) -> f64 {
+    p.scale *= 2.0;
     p.scale * x
 }
 
 fn main() {
-    let p = Params { scale: 2.0 };
-    let _ = value_and_gradient!(scaled(&p, 3.0));
+    let mut p = Params { scale: 2.0 };
+    let _ = value_and_gradient!(rescale(&mut p, 3.0));
 }
