@@ -677,3 +677,10 @@ pub fn shadow_load_rrule<T: Primal, S: ShadowLoad<T>>(
 pub fn field_view<'a, P: ?Sized, S: Clone>(primal: &'a P, shadow: &S) -> CoDual<&'a P, S> {
     CoDual::new(primal, shadow.clone())
 }
+
+/// A view of a field of a struct seen through its handle (`&mut S`): the field's own handle
+/// and shadow, cloned (aliases).
+#[inline(always)]
+pub fn handle_view<H: Clone, S: Clone>(handle: &H, shadow: &S) -> CoDual<H, S> {
+    CoDual::new(handle.clone(), shadow.clone())
+}

@@ -436,6 +436,23 @@ fn point_by_value_and_ref(p: Point, q: &Point) -> f64 {
     p.x * q.y - p.y * q.x + norm(p)
 }
 
+#[differentiable]
+fn update(p: &mut Params, g: f64) -> f64 {
+    p.b += g * p.w[0];
+    p.w[1] = p.w[1] * g;
+    let mut s = 0.0;
+    for i in 0..p.w.len() {
+        s += p.w[i];
+    }
+    s * p.b
+}
+
+#[differentiable]
+fn update_nested(o: &mut Outer, g: f64) {
+    o.inner.x *= g;
+    o.params.w[0] += o.scale * g;
+}
+
 #[test]
 fn scalar_code() {
     test_rule!(branch(0.7));
@@ -556,6 +573,15 @@ fn struct_fields() {
     };
     test_rule!(nested(&o, &x));
     test_rule!(point_by_value_and_ref(Point { x: 0.3, y: -1.2 }, &Point { x: 1.5, y: 0.5 }));
+    let q = p.clone();
+    test_rule!(update(&mut q, 1.5));
+    let mut oo = o.clone();
+    test_rule!(update_nested(&mut oo, 1.5));
+    // A complete gradient computation leaves `&mut` arguments as they were on entry.
+    let (_, (go, gg)) = value_and_gradient!(update(&mut oo.params, 0.5));
+    assert_eq!(oo, o);
+    assert_eq!(go.n, NoTangent);
+    assert!(gg.is_finite());
     // The gradient of a struct is its tangent type, with the same field names.
     let (_, (g, gx)) = value_and_gradient!(predict(&p, &x));
     assert_eq!(g.b, 1.0);

@@ -65,8 +65,8 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
             let StatementKind::Assign(place, rv) = &s.kind else { continue };
             if !plain(place) {
                 // A store: `x[i] = v` or `*x = v`, the value already a plain operand.
-                let stored_ok = matches!(access(place), Some(Access::Index(..) | Access::Deref(_)))
-                    && matches!(rv, Rvalue::Use(o) if operand_ok(o));
+                let stored_ok =
+                    access(place).is_some() && matches!(rv, Rvalue::Use(o) if operand_ok(o));
                 if !stored_ok {
                     return Some("WritesThroughPlaces");
                 }
@@ -397,7 +397,10 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool]) -> Kind {
         return match access(place) {
             Some(Access::Index(base, index)) => Kind::Rule(vec![Some(base), Some(index), value]),
             Some(Access::Deref(base)) => Kind::Rule(vec![Some(base), value]),
-            _ => Kind::NoDerivative,
+            // A field of a struct behind `&mut`, through the field's handle.
+            Some(Access::Field(_, _)) => Kind::Rule(vec![None, value]),
+            Some(Access::FieldIndex(_, _, index)) => Kind::Rule(vec![None, Some(index), value]),
+            None => Kind::NoDerivative,
         };
     }
     match rv {
@@ -458,6 +461,8 @@ pub(crate) struct Reverse<'a> {
     adjoint: Vec<bool>,
     /// Locals that hold references.
     refs: Vec<bool>,
+    /// Arguments declared `&mut T`, seen through handles.
+    mut_refs: Vec<bool>,
 }
 
 fn tape(s: (usize, usize)) -> syn::Ident {
@@ -479,8 +484,12 @@ impl<'a> Reverse<'a> {
         // Locals that hold references (arguments declared `&T` or `&mut T`, and plain copies of
         // them): a field read through one sends its gradient to the field's shadow.
         let mut refs = vec![false; body.locals.len()];
+        let mut mut_refs = vec![false; body.locals.len()];
         for l in body.args() {
-            refs[l.index()] = matches!(body.locals[l.index()].ty, Some(syn::Type::Reference(_)));
+            if let Some(syn::Type::Reference(r)) = &body.locals[l.index()].ty {
+                refs[l.index()] = true;
+                mut_refs[l.index()] = r.mutability.is_some();
+            }
         }
         let mut changed = true;
         while changed {
@@ -527,7 +536,7 @@ impl<'a> Reverse<'a> {
                 }
             }
         }
-        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint, refs }
+        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint, refs, mut_refs }
     }
 
     fn codual_operand(&self, o: &Operand, span: Span) -> TokenStream {
@@ -592,6 +601,25 @@ impl<'a> Reverse<'a> {
                 Some(Access::Deref(base)) => {
                     let base = self.names.local(base);
                     (quote_spanned!(span=> #rt::rev::cell_load_rrule(&#base)), false)
+                }
+                Some(Access::Field(base, path)) if self.mut_refs[base.index()] => {
+                    let f = field_path(&path);
+                    let b = self.names.local(base);
+                    (
+                        quote_spanned!(span=> #rt::rev::cell_load_rrule(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f))),
+                        false,
+                    )
+                }
+                Some(Access::FieldIndex(base, path, index)) if self.mut_refs[base.index()] => {
+                    let f = field_path(&path);
+                    let (b, index) = (self.names.local(base), self.names.local(index));
+                    (
+                        quote_spanned!(span=> #rt::rules::buffer::index_rrule(
+                            #rt::rev::as_read(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f)),
+                            #index,
+                        )),
+                        false,
+                    )
                 }
                 Some(Access::Field(base, path)) => {
                     let f = field_path(&path);
@@ -815,6 +843,10 @@ impl<'a> Reverse<'a> {
         let rt = rt();
         let b = self.names.local(receiver.local);
         match access(receiver) {
+            Some(Access::Field(base, path)) if self.mut_refs[base.index()] => {
+                let f = field_path(&path);
+                quote_spanned!(span=> #rt::rev::handle_view(&#b.primal #f, &#b.fdata #f))
+            }
             Some(Access::Field(_, path)) => {
                 let f = field_path(&path);
                 quote_spanned!(span=> #rt::rev::field_view(&#b.primal #f, &#b.fdata #f))
@@ -846,7 +878,21 @@ impl<'a> Reverse<'a> {
                 let base = self.names.local(base);
                 quote_spanned!(span=> #rt::rev::cell_store_rrule(&#base, #v))
             }
-            _ => return quote!(::core::unreachable!();),
+            Some(Access::Field(base, path)) => {
+                let f = field_path(&path);
+                let b = self.names.local(base);
+                quote_spanned!(span=> #rt::rev::cell_store_rrule(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f), #v))
+            }
+            Some(Access::FieldIndex(base, path, index)) => {
+                let f = field_path(&path);
+                let (b, index) = (self.names.local(base), self.names.local(index));
+                quote_spanned!(span=> #rt::rules::buffer::index_set_rrule(
+                    #rt::rev::as_write(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f)),
+                    #index,
+                    #v,
+                ))
+            }
+            None => return quote!(::core::unreachable!();),
         };
         let t = tape((b.index(), i));
         let store = if self.in_loop.contains(&b) {

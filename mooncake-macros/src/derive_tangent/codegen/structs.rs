@@ -505,8 +505,22 @@ impl StructGen<'_> {
     fn handle_impls(&self) -> TokenStream {
         let s = Sibling::Handle;
         // A handle need not be `Debug` (`Primal::Handle: Clone` only): `Debug` where it is.
-        let impls = [self.clone_impl(s), self.debug_impl(s, true)];
+        let impls = [self.clone_impl(s), self.debug_impl(s, true), self.handle_rdata_impl()];
         quote!(#(#impls)*)
+    }
+
+    /// A handle is the primal of a `&mut S` argument in a reverse rule: its rdata is `NoRData`.
+    fn handle_rdata_impl(&self) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.name(Sibling::Handle);
+        let (impl_generics, ty_generics) = self.generics.for_impl();
+        let where_clause = self.where_clause(None);
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::rev::HasRData for #name #ty_generics #where_clause {
+                type RData = #rt::NoRData;
+            }
+        }
     }
 
     /// `impl Primal for S`.

@@ -1,18 +1,11 @@
 use mooncake_runtime::prelude::*;
 
-#[derive(Tangent, Clone, Debug)]
-struct Params {
-    scale: f64,
-}
-
-// Forward mode covers writes to fields; reverse mode does not yet, and says so.
+// Forward mode covers tuples by value; reverse mode does not yet, and says so.
 #[differentiable]
-fn rescale(p: &mut Params, x: f64) -> f64 {
-    p.scale *= 2.0;
-    p.scale * x
+fn product(t: (f64, f64)) -> f64 {
+    t.0 * t.1
 }
 
 fn main() {
-    let mut p = Params { scale: 2.0 };
-    let _ = value_and_gradient!(rescale(&mut p, 3.0));
+    let _ = value_and_gradient!(product((2.0, 3.0)));
 }
