@@ -453,6 +453,46 @@ fn update_nested(o: &mut Outer, g: f64) {
     o.params.w[0] += o.scale * g;
 }
 
+// ---- tuples, struct literals, more buffer methods ----------------------------------------------
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+struct Pair(f64, f64);
+
+#[differentiable]
+fn tuple_in_out(p: (f64, f64), n: i32) -> (f64, f64) {
+    let (a, b) = p;
+    (a * b, a.powi(n) - b)
+}
+
+#[differentiable]
+fn make_point(a: f64) -> Point {
+    Point { x: a, y: a * 2.0 }
+}
+
+#[differentiable]
+fn literals(a: f64) -> f64 {
+    let p = Pair(a, a.sin());
+    let Pair(u, v) = p;
+    let q = make_point(u);
+    let Point { x, y } = q;
+    p.0 * p.1 + u - v + x * y + norm(q)
+}
+
+#[differentiable]
+fn buffer_methods(x: &mut [f64], y: &[f64], a: f64) -> f64 {
+    let mut tmp = vec![0.0; x.len()];
+    tmp.copy_from_slice(y);
+    tmp.swap(0, 1);
+    x.copy_from_slice(&tmp);
+    x[2] *= a;
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * (i as f64 + 1.0);
+    }
+    x.fill(a);
+    s + x[0]
+}
+
 #[test]
 fn scalar_code() {
     test_rule!(branch(0.7));
@@ -588,6 +628,19 @@ fn struct_fields() {
     assert_eq!(g.n, NoTangent);
     assert!((g.w[0] - (x[0] + 0.1)).abs() < 1e-12);
     assert_eq!(gx, vec![0.5, -1.0, 2.0]);
+}
+
+#[test]
+fn tuples_literals_and_buffer_methods() {
+    test_rule!(tuple_in_out((1.5, -0.5), 3));
+    test_rule!(make_point(0.7));
+    test_rule!(literals(0.7));
+    let x = vec![1.0, -2.0, 0.5];
+    let y = vec![0.3, 0.7, -1.1];
+    test_rule!(buffer_methods(&mut x, &y, 1.5));
+    let (v, ((da, db), dn)) = value_and_pullback!(tuple_in_out((1.5, -0.5), 2), (1.0, 0.0));
+    assert_eq!(v, (-0.75, 2.75));
+    assert_eq!((da, db, dn), (-0.5, 1.5, NoTangent));
 }
 
 #[test]

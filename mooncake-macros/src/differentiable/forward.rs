@@ -354,9 +354,14 @@ pub(crate) fn rule_path(func: &syn::Path, suffix: &str) -> syn::Path {
 /// `m::S` to `m::STangent` (keeping generic arguments): the tangent type `#[derive(Tangent)]`
 /// generates.
 pub(crate) fn tangent_path(path: &syn::Path) -> syn::Path {
+    sibling_path(path, "Tangent")
+}
+
+/// `m::S` to `m::S{suffix}`: one of the types `#[derive(Tangent)]` generates beside `S`.
+pub(crate) fn sibling_path(path: &syn::Path, suffix: &str) -> syn::Path {
     let mut p = path.clone();
     if let Some(last) = p.segments.last_mut() {
-        last.ident = format_ident!("{}Tangent", last.ident, span = last.ident.span());
+        last.ident = format_ident!("{}{}", last.ident, suffix, span = last.ident.span());
     }
     p
 }

@@ -39,7 +39,7 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         if a.receiver.is_some() {
             return Some("Methods");
         }
-        if matches!(a.ty, syn::Type::Array(_) | syn::Type::Tuple(_)) {
+        if matches!(a.ty, syn::Type::Array(_)) {
             return Some("ArraysTuplesOrVecsByValue");
         }
         if let syn::Type::Path(p) = &a.ty
@@ -49,7 +49,6 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         }
     }
     if matches!(&sig.ret, syn::Type::Array(_))
-        || matches!(&sig.ret, syn::Type::Tuple(t) if !t.elems.is_empty())
         || matches!(&sig.ret, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
     {
         return Some("ArraysTuplesOrVecsByValue");
@@ -90,17 +89,22 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                     let name = method.to_string();
                     let field_receiver = BUFFER_METHODS.contains(&name.as_str())
                         && matches!(access(receiver), Some(Access::Field(..)));
+                    // `copy_from_slice(&src)` reads a buffer argument.
+                    let arg_ok = |a: &Operand| {
+                        operand_ok(a)
+                            || (name == "copy_from_slice"
+                                && matches!(a, Operand::Ref(p, false) if plain(p)))
+                    };
                     REVERSE_METHODS.contains(&name.as_str())
                         && (plain(receiver) || field_receiver)
-                        && args.iter().all(operand_ok)
+                        && args.iter().all(arg_ok)
                 }
                 Rvalue::Matches(p, _) => plain(p),
                 Rvalue::VecRepeat(a, b) => operand_ok(a) && operand_ok(b),
                 Rvalue::VecList(ops) => ops.iter().all(operand_ok),
-                Rvalue::Tuple(_)
-                | Rvalue::Array(_)
-                | Rvalue::Repeat(..)
-                | Rvalue::Struct { .. } => false,
+                Rvalue::Tuple(ops) => ops.iter().all(operand_ok),
+                Rvalue::Struct { fields, .. } => fields.iter().all(|(_, o)| operand_ok(o)),
+                Rvalue::Array(_) | Rvalue::Repeat(..) => false,
             };
             if !ok {
                 return Some("BuffersStructsOrUserMethods");
@@ -164,6 +168,9 @@ const REVERSE_METHODS: &[&str] = &[
     "push",
     "to_vec",
     "clone",
+    "fill",
+    "swap",
+    "copy_from_slice",
 ];
 
 /// The projected places the slice reads and writes: `base[index]` and `*base`, with plain
@@ -369,6 +376,9 @@ enum Kind {
     /// `x = base.path` of a struct held by value: the adjoint moves into that field of the
     /// base's adjoint.
     FieldCopy(Local, Vec<syn::Member>),
+    /// `x = (a, b, ..)` or `x = S { f: a, .. }`: linear; the adjoint of `x` is split by member
+    /// into the operands.
+    Build(Vec<(syn::Member, Option<Local>)>),
     /// `x = constant` or a value with no derivative (comparisons, `!`, bit operations,
     /// `matches!`): the adjoint of `x` is dropped.
     NoDerivative,
@@ -423,6 +433,15 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool]) -> Kind {
         Rvalue::Unary(UnOp::Not, _) => Kind::NoDerivative,
         Rvalue::Call { args, .. } => Kind::Rule(args.iter().map(operand_local).collect()),
         Rvalue::VecRepeat(x, n) => Kind::Rule(vec![operand_local(x), operand_local(n)]),
+        Rvalue::Tuple(ops) => Kind::Build(
+            ops.iter()
+                .enumerate()
+                .map(|(i, o)| (syn::Member::Unnamed(syn::Index::from(i)), operand_local(o)))
+                .collect(),
+        ),
+        Rvalue::Struct { fields, .. } => {
+            Kind::Build(fields.iter().map(|(m, o)| (m.clone(), operand_local(o))).collect())
+        }
         Rvalue::VecList(ops) => Kind::RuleArray(ops.iter().map(operand_local).collect()),
         Rvalue::Method { receiver, args, .. } => {
             // A buffer field's gradient lives in its shadow: nothing to add to the base.
@@ -521,6 +540,12 @@ impl<'a> Reverse<'a> {
                             adjoint[p.local.index()] = true;
                             adjoint[base.index()] = true;
                         }
+                        Kind::Build(parts) => {
+                            adjoint[p.local.index()] = true;
+                            for l in parts.into_iter().filter_map(|(_, l)| l) {
+                                adjoint[l.index()] = true;
+                            }
+                        }
                         Kind::Copy(y) => {
                             adjoint[p.local.index()] = true;
                             adjoint[y.index()] = true;
@@ -548,6 +573,19 @@ impl<'a> Reverse<'a> {
             }
             Operand::Const(c) => quote_spanned!(span=> #rt::rev::constant(#c)),
             Operand::Ref(..) => quote!(::core::unreachable!()),
+        }
+    }
+
+    /// An operand moved into a tuple or a struct: a local is passed (cloned: a copy for values,
+    /// an `Rc` increment for shadows), a constant built.
+    fn passed_operand(&self, o: &Operand, span: Span) -> TokenStream {
+        let rt = rt();
+        match o {
+            Operand::Use(p) => {
+                let l = self.names.local(p.local);
+                quote_spanned!(span=> #rt::rev::pass(&#l))
+            }
+            other => self.codual_operand(other, span),
         }
     }
 
@@ -691,6 +729,33 @@ impl<'a> Reverse<'a> {
                 let a = self.codual_operand(a, span);
                 (quote_spanned!(span=> #rt::rev::cast::<_, #ty>(#a)), false)
             }
+            Rvalue::Tuple(ops) => {
+                let vars: Vec<syn::Ident> = (0..ops.len())
+                    .map(|i| format_ident!("__e{}", i, span = Span::mixed_site()))
+                    .collect();
+                let vals = ops.iter().map(|o| self.passed_operand(o, span));
+                return quote_spanned!(span=> {
+                    #(let #vars = #vals;)*
+                    #x = #rt::CoDual::new((#(#vars.primal,)*), (#(#vars.fdata,)*));
+                    #mark
+                });
+            }
+            Rvalue::Struct { path, fields } => {
+                let vars: Vec<syn::Ident> = (0..fields.len())
+                    .map(|i| format_ident!("__f{}", i, span = Span::mixed_site()))
+                    .collect();
+                let vals = fields.iter().map(|(_, o)| self.passed_operand(o, span));
+                let members: Vec<&syn::Member> = fields.iter().map(|(m, _)| m).collect();
+                let fdata_path = super::forward::sibling_path(path, "FData");
+                return quote_spanned!(span=> {
+                    #(let #vars = #vals;)*
+                    #x = #rt::CoDual::new(
+                        #path { #(#members: #vars.primal),* },
+                        #fdata_path { #(#members: #vars.fdata),* },
+                    );
+                    #mark
+                });
+            }
             Rvalue::VecRepeat(v, n) => {
                 into_handle = true;
                 let (v, n) = (self.codual_operand(v, span), self.codual_operand(n, span));
@@ -789,6 +854,36 @@ impl<'a> Reverse<'a> {
                 let r = self.buffer_receiver(receiver, span);
                 (
                     quote_spanned!(method.span()=> #rt::rules::buffer::to_vec_rrule(#rt::rev::as_read(&#r))),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args } if args.len() == 1 && method == "fill" => {
+                let r = self.buffer_receiver(receiver, span);
+                let v = self.codual_operand(&args[0], span);
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::fill_rrule(#rt::rev::as_write(&#r), #v)),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args } if args.len() == 2 && method == "swap" => {
+                let r = self.buffer_receiver(receiver, span);
+                let (a, c) =
+                    (self.codual_operand(&args[0], span), self.codual_operand(&args[1], span));
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::swap_rrule(#rt::rev::as_write(&#r), #a, #c)),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 1 && method == "copy_from_slice" =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let src = match &args[0] {
+                    Operand::Use(p) | Operand::Ref(p, _) => self.names.local(p.local),
+                    Operand::Const(_) => return quote!(::core::unreachable!();),
+                };
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::copy_from_slice_rrule(#rt::rev::as_write(&#r), #rt::rev::as_read(&#src))),
                     false,
                 )
             }
@@ -915,6 +1010,16 @@ impl<'a> Reverse<'a> {
         let ax = adj(place.local);
         let store = !place.projections.is_empty();
         match kind(place, rv, &self.refs) {
+            Kind::Build(parts) => {
+                let accs = parts.iter().map(|(m, l)| match l {
+                    Some(l) => {
+                        let al = adj(*l);
+                        quote!(#rt::rev::accumulate(&mut #al, __r.#m);)
+                    }
+                    None => quote!(let _ = __r.#m;),
+                });
+                quote!({ let __r = #rt::rev::take(&mut #ax); #(#accs)* })
+            }
             Kind::FieldCopy(base, path) => {
                 let f = field_path(&path);
                 let ab = adj(base);
