@@ -209,7 +209,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                     let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
                     let #m = #rt::rev::primal_marker(&#p);
                 ));
-                args.push(quote_spanned!(span=> #p));
+                args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
                 grads.push(quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, __r.#idx)));
             }
         }
