@@ -14,9 +14,47 @@
 //! | [`zero_adjoint!`](crate::zero_adjoint) | `NAME_frule` and `NAME_rrule` of existing functions whose derivative is zero | both |
 //! | [`stop_gradient`](crate::stop_gradient) | the identity, with derivative zero | both |
 //! | [`from_rrule!`](crate::from_rrule) | `NAME_rrule` from a ChainRules-style rule | reverse |
+//! | [`#[mooncake_overlay]`](crate::mooncake_overlay) | both rules of an existing function, derived from a second body only AD sees | both |
 //!
 //! Check every hand-written or declared rule with `test_rule!` (see
 //! [`test_utils`](crate::test_utils)), in both modes where both exist.
+//!
+//! ## A body only AD sees: `#[mooncake_overlay]`
+//!
+//! When a function is written in a way `#[differentiable]` refuses (a closure, an iterator
+//! chain, a call into C), write the same computation again in a form it accepts and mark it
+//! `#[mooncake_overlay]`, beside the function (seed 004, "Simplifying Code via Overlays"). The
+//! rules `NAME_frule` / `NAME_rrule` are derived from the overlay; the function keeps its own
+//! body, and derived code that calls it uses the overlay's rules. The overlay's signature must
+//! be the function's: a mismatch is a compile error at the overlay.
+//!
+//! ```
+//! use mooncake_runtime::prelude::*;
+//!
+//! fn soft_clip(x: &[f64], limit: f64) -> f64 {
+//!     x.iter().map(|v| limit * (v / limit).tanh()).sum()
+//! }
+//!
+//! #[mooncake_overlay]
+//! fn soft_clip(x: &[f64], limit: f64) -> f64 {
+//!     let mut s = 0.0;
+//!     for v in x.iter() {
+//!         s += limit * (*v / limit).tanh();
+//!     }
+//!     s
+//! }
+//!
+//! let x = vec![0.5, -3.0];
+//! test_rule!(soft_clip(&x, 2.0));
+//! let (value, (gradient, _)) = value_and_gradient!(soft_clip(&x, 2.0));
+//! assert_eq!(value, soft_clip(&x, 2.0));
+//! assert_eq!(gradient.len(), 2);
+//! ```
+//!
+//! The rules compute the overlay, so an overlay that is not the same function changes the
+//! results (the seed shows it with `scale(x) = 2x` overlaid by `3x`: see
+//! [`mooncake_overlay`](crate::mooncake_overlay)); keep them equal and check with
+//! `test_rule!`, which compares the rules against the *function*.
 //!
 //! ## Functions with zero adjoint: `zero_adjoint!`
 //!

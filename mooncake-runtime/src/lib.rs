@@ -121,6 +121,35 @@ pub use mooncake_macros::differentiable;
 #[doc(inline)]
 pub use mooncake_macros::value_and_derivative;
 
+/// A second body of an existing function that only AD sees (seed 004, "Simplifying Code via
+/// Overlays"): the rules `NAME_frule` / `NAME_rrule` of the function are derived from the
+/// overlay, while the function keeps its own body. Write it beside the function (the rules are
+/// placed where the overlay is); its signature must be the function's, or it is a compile error
+/// at the overlay.
+///
+/// The seed's worked example: `scale(x) = 2x` overlaid with `3x` makes the rules compute `3x`
+/// and its derivative 3, while `scale` itself still returns `2x`. (Do this to replace code AD
+/// cannot handle with code it can, not to change results.)
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// fn scale(x: f64) -> f64 {
+///     2.0 * x
+/// }
+///
+/// #[mooncake_overlay]
+/// fn scale(x: f64) -> f64 {
+///     3.0 * x
+/// }
+///
+/// assert_eq!(scale(5.0), 10.0);
+/// assert_eq!(value_and_gradient!(scale(5.0)), (15.0, (3.0,)));
+/// assert_eq!(value_and_derivative!(scale(5.0), (1.0,)), (15.0, 3.0));
+/// ```
+#[doc(inline)]
+pub use mooncake_macros::mooncake_overlay;
+
 /// The value of a `#[differentiable]` function with an `f64` or `f32` result and its gradient:
 /// `(value, (g1, g2, ..))`, one gradient per argument, each of its argument's tangent type
 /// (`f64` for `f64`, `Vec<f64>` for `&[f64]`, `NoTangent` for integers). Arguments are written
@@ -231,8 +260,8 @@ pub mod prelude {
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
     pub use mooncake_macros::{
-        Tangent, check_rule, differentiable, test_rule, value_and_derivative, value_and_gradient,
-        value_and_pullback,
+        Tangent, check_rule, differentiable, mooncake_overlay, test_rule, value_and_derivative,
+        value_and_gradient, value_and_pullback,
     };
     pub use mooncake_macros::{from_rrule, zero_adjoint};
 }

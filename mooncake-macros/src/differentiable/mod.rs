@@ -100,6 +100,57 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
     }
 }
 
+/// `#[mooncake_overlay] fn name(..) { body }` (seed 004, "Simplifying Code via Overlays"): the
+/// rules of the existing function `name`, derived from this second body, which only AD sees.
+/// The function itself is not emitted (the original keeps its body); a check that the
+/// overlay's signature is the original's makes a mismatch an error at the overlay.
+pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::new();
+    let args = parse::Args::parse(attr, &mut errors);
+    let func: syn::ItemFn = match syn::parse2(item) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = errors.finish();
+            return syn::Error::new(
+                e.span(),
+                "#[mooncake_overlay] goes on a function with the same name and signature as the \
+                 function it overlays, e.g. `#[mooncake_overlay] fn scale(x: f64) -> f64 { 3.0 * x }`",
+            )
+            .to_compile_error();
+        }
+    };
+    let parts = FnParts { vis: &func.vis, sig: &func.sig, block: &func.block };
+    let (rules, _) = rules_of(&parts, &args, &mut errors);
+    // The original must exist with this signature (non-generic functions: a generic one has no
+    // single function-pointer type to check against).
+    let check = if func.sig.generics.params.is_empty() {
+        let name = &func.sig.ident;
+        let inputs = func.sig.inputs.iter().map(|a| match a {
+            syn::FnArg::Typed(pt) => {
+                let ty = &pt.ty;
+                quote!(#ty)
+            }
+            syn::FnArg::Receiver(r) => {
+                let ty = &r.ty;
+                quote!(#ty)
+            }
+        });
+        let output = match &func.sig.output {
+            syn::ReturnType::Default => quote!(()),
+            syn::ReturnType::Type(_, ty) => quote!(#ty),
+        };
+        quote_spanned!(func.sig.ident.span()=>
+            const _: fn(#(#inputs),*) -> #output = #name;
+        )
+    } else {
+        quote!()
+    };
+    match errors.finish() {
+        Ok(()) => quote!(#check #rules),
+        Err(errs) => quote!(#errs #check #rules),
+    }
+}
+
 /// An `impl` block: the block untouched, then an inherent `impl` with every method's rules and
 /// the method-call dispatch impls for the methods that take `self`.
 fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> TokenStream {
