@@ -15,6 +15,7 @@
 //! | [`stop_gradient`](crate::stop_gradient) | the identity, with derivative zero | both |
 //! | [`from_rrule!`](crate::from_rrule) | `NAME_rrule` from a ChainRules-style rule | reverse |
 //! | [`#[mooncake_overlay]`](crate::mooncake_overlay) | both rules of an existing function, derived from a second body only AD sees | both |
+//! | [`ReadBuffer`](crate::rules::buffer::ReadBuffer) / [`WriteBuffer`](crate::rules::buffer::WriteBuffer) | one rule for every way a buffer is held | both |
 //!
 //! Check every hand-written or declared rule with `test_rule!` (see
 //! [`test_utils`](crate::test_utils)), in both modes where both exist.
@@ -55,6 +56,47 @@
 //! results (the seed shows it with `scale(x) = 2x` overlaid by `3x`: see
 //! [`mooncake_overlay`](crate::mooncake_overlay)); keep them equal and check with
 //! `test_rule!`, which compares the rules against the *function*.
+//!
+//! ## One rule for every way a buffer is held: canonicalisation
+//!
+//! A buffer reaches a rule as a slice, a `Vec`, an array, a shared handle (`SharedVec`, for
+//! memory behind `&mut` in reverse mode), or a reference to any of these (seed 004,
+//! "Canonicalising Tangent Types"). Rather than one rule per combination, write the rule over
+//! [`ReadBuffer`](crate::rules::buffer::ReadBuffer) / [`WriteBuffer`](crate::rules::buffer::WriteBuffer),
+//! which give one representation inside (`len`, `get`, `with_slice`, and `set`,
+//! `with_slice_mut` for writes). The runtime's own buffer rules are written this way. A forward
+//! rule of a dot product that takes its operands and their tangents however they are held:
+//!
+//! ```
+//! use mooncake_runtime::prelude::*;
+//! use mooncake_runtime::rules::buffer::ReadBuffer;
+//!
+//! fn dot(a: &[f64], b: &[f64]) -> f64 {
+//!     a.iter().zip(b).map(|(x, y)| x * y).sum()
+//! }
+//!
+//! fn dot_frule<A, TA, B, TB>(a: Dual<A, TA>, b: Dual<B, TB>) -> Dual<f64, f64>
+//! where
+//!     A: ReadBuffer<f64>,
+//!     TA: ReadBuffer<f64>,
+//!     B: ReadBuffer<f64>,
+//!     TB: ReadBuffer<f64>,
+//! {
+//!     let (mut value, mut tangent) = (0.0, 0.0);
+//!     for i in 0..a.primal.len() {
+//!         let (x, y) = (a.primal.get(i), b.primal.get(i));
+//!         value += x * y;
+//!         tangent += a.tangent.get(i) * y + x * b.tangent.get(i);
+//!     }
+//!     Dual::new(value, tangent)
+//! }
+//!
+//! // A `Vec` and an array, each with a tangent held another way:
+//! let (x, y) = (vec![1.0, 2.0], [3.0, 4.0]);
+//! let d = dot_frule(Dual::new(&x, &[1.0, 0.0][..]), Dual::new(&y, &vec![0.0, 0.0]));
+//! assert_eq!((d.primal, d.tangent), (11.0, 3.0));
+//! test_rule!(dot(&x, &y), frule = dot_frule, mode = forward);
+//! ```
 //!
 //! ## Functions with zero adjoint: `zero_adjoint!`
 //!
