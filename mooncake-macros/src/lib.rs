@@ -43,6 +43,7 @@ pub fn value_and_derivative(input: TokenStream) -> TokenStream {
 }
 
 mod from_rrule;
+mod rule_check;
 mod rule_sig;
 mod zero_adjoint;
 
@@ -79,4 +80,18 @@ pub fn value_and_pullback(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn mooncake_overlay(attr: TokenStream, item: TokenStream) -> TokenStream {
     differentiable::expand_overlay(attr.into(), item.into()).into()
+}
+
+/// Checks a hand-written forward rule's signature against the function it is for, at the rule:
+/// see `mooncake_runtime::frule`.
+#[proc_macro_attribute]
+pub fn frule(attr: TokenStream, item: TokenStream) -> TokenStream {
+    rule_check::expand(attr.into(), item.into(), rule_check::Mode::Forward).into()
+}
+
+/// Checks a hand-written reverse rule's signature against the function it is for, at the rule:
+/// see `mooncake_runtime::rrule`.
+#[proc_macro_attribute]
+pub fn rrule(attr: TokenStream, item: TokenStream) -> TokenStream {
+    rule_check::expand(attr.into(), item.into(), rule_check::Mode::Reverse).into()
 }

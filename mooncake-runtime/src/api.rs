@@ -51,3 +51,22 @@ pub fn value_gradient<P: Primal>(
 pub fn shadow_gradient<P: Primal + ?Sized>(_: &P, shadow: &P::Shadow) -> P::Tangent {
     P::shadow_to_tangent(shadow)
 }
+
+/// Compiles only if `A` and `B` are the same type: the checks of `#[frule(for = ..)]` and
+/// `#[rrule(for = ..)]`.
+#[inline(always)]
+pub fn same_type<A, B>()
+where
+    A: ?Sized + SameType<B>,
+    B: ?Sized,
+{
+}
+
+/// Implemented only for `(A, A)`: see [`same_type`].
+#[diagnostic::on_unimplemented(
+    message = "this rule's tangent or fdata type is `{Self}`, but the primal type's is `{B}`",
+    label = "not the type `Primal` gives this argument",
+    note = "a forward rule takes `Dual<P, <P as Primal>::Tangent>` (`Dual<&P, &<P as Primal>::TangentRef>` for a reference); a reverse rule takes `CoDual<P, <P as Primal>::FData>` (`CoDual<&P, <P as Primal>::Shadow>` for a reference)"
+)]
+pub trait SameType<B: ?Sized> {}
+impl<A: ?Sized> SameType<A> for A {}

@@ -150,6 +150,41 @@ pub use mooncake_macros::value_and_derivative;
 #[doc(inline)]
 pub use mooncake_macros::mooncake_overlay;
 
+/// Checks a hand-written forward rule's signature against the function it is for, at the
+/// rule: the primal types of the rule's `Dual<P, T>` arguments and result must be the
+/// function's, and each `T` the tangent type `Primal` gives `P`.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// fn cube(x: f64) -> f64 {
+///     x * x * x
+/// }
+///
+/// #[frule(for = cube)]
+/// fn cube_frule(x: Dual<f64, f64>) -> Dual<f64, f64> {
+///     Dual::new(cube(x.primal), 3.0 * x.primal * x.primal * x.tangent)
+/// }
+///
+/// #[rrule(for = cube)]
+/// fn cube_rrule(x: CoDual<f64, NoFData>) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (f64,)) {
+///     let d = 3.0 * x.primal * x.primal;
+///     (CoDual::new(cube(x.primal), NoFData), move |dy| (d * dy,))
+/// }
+///
+/// test_rule!(cube(1.5));
+/// ```
+///
+/// A rule whose signature does not fit the function is a compile error at the rule.
+#[doc(inline)]
+pub use mooncake_macros::frule;
+
+/// Checks a hand-written reverse rule's signature against the function it is for, at the
+/// rule: the primal types of its `CoDual<P, F>` arguments and result must be the function's,
+/// and each `F` the fdata type `Primal` gives `P`. See [`frule`](macro@frule) for an example.
+#[doc(inline)]
+pub use mooncake_macros::rrule;
+
 /// The value of a `#[differentiable]` function with an `f64` or `f32` result and its gradient:
 /// `(value, (g1, g2, ..))`, one gradient per argument, each of its argument's tangent type
 /// (`f64` for `f64`, `Vec<f64>` for `&[f64]`, `NoTangent` for integers). Arguments are written
@@ -260,8 +295,8 @@ pub mod prelude {
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, Primal, RData, TangentSpace};
     pub use mooncake_macros::{
-        Tangent, check_rule, differentiable, mooncake_overlay, test_rule, value_and_derivative,
-        value_and_gradient, value_and_pullback,
+        Tangent, check_rule, differentiable, frule, mooncake_overlay, rrule, test_rule,
+        value_and_derivative, value_and_gradient, value_and_pullback,
     };
     pub use mooncake_macros::{from_rrule, zero_adjoint};
 }
