@@ -3,7 +3,7 @@
 //! `#[differentiable]` derives a function's rules from its body. Some functions are better
 //! served by a rule written or declared by hand (seed 004, "Defining Rules"): functions whose
 //! derivative is zero, values that should be treated as constants, and functions for which a
-//! simpler, ChainRules-style reverse rule is at hand. This chapter shows the three tools for
+//! simpler, ChainRules-style reverse rule is at hand. This chapter shows the tools for
 //! those cases. Every rule they produce follows the rule interface of the rest of the crate, so
 //! derived code calls them like any other rule: a call `g(x)` in a `#[differentiable]` body
 //! becomes a call of `g_frule` (forward mode) or `g_rrule` (reverse mode), resolved in the
@@ -14,11 +14,96 @@
 //! | [`zero_adjoint!`](crate::zero_adjoint) | `NAME_frule` and `NAME_rrule` of existing functions whose derivative is zero | both |
 //! | [`stop_gradient`](crate::stop_gradient) | the identity, with derivative zero | both |
 //! | [`from_rrule!`](crate::from_rrule) | `NAME_rrule` from a ChainRules-style rule | reverse |
+//! | `NAME_frule` / `NAME_rrule` written by hand, checked by [`#[frule(for = NAME)]`](crate::frule) / [`#[rrule(for = NAME)]`](crate::rrule) | a primitive: rules for a function AD does not look into | both |
 //! | [`#[mooncake_overlay]`](crate::mooncake_overlay) | both rules of an existing function, derived from a second body only AD sees | both |
 //! | [`ReadBuffer`](crate::rules::buffer::ReadBuffer) / [`WriteBuffer`](crate::rules::buffer::WriteBuffer) | one rule for every way a buffer is held | both |
 //!
 //! Check every hand-written or declared rule with `test_rule!` (see
 //! [`test_utils`](crate::test_utils)), in both modes where both exist.
+//!
+//! ## Primitives: rules written by hand
+//!
+//! A function that is not `#[differentiable]` (it calls C, uses SIMD intrinsics, or has a
+//! derivative much cheaper than its body's) becomes a *primitive* once it has rules: write
+//! `NAME_frule` and `NAME_rrule` beside it, and every derived rule that calls `NAME` uses them.
+//! Mark each with `#[frule(for = NAME)]` / `#[rrule(for = NAME)]`: the attribute leaves the
+//! rule as written and checks, at compile time, that its primal types are `NAME`'s and that
+//! each tangent or fdata type is the one [`Primal`](crate::Primal) gives, so that a wrong
+//! signature is an error at the rule instead of at a distant call in derived code.
+//!
+//! The shapes are those of the runtime's own rules:
+//!
+//! * forward: each argument `P` as `Dual<P, <P as Primal>::Tangent>`, a `&T` as
+//!   `Dual<&T, &<T as Primal>::TangentRef>` (`Dual<&[f64], &[f64]>`), a `&mut T` as
+//!   `Dual<&mut T, &mut <T as Primal>::TangentRef>`; the result a `Dual` of the output;
+//! * reverse: each argument `P` as `CoDual<P, <P as Primal>::FData>`, a `&T` as
+//!   `CoDual<&T, <T as Primal>::Shadow>` (`CoDual<&[f64], SharedVec<f64>>`), a `&mut T` as
+//!   `CoDual<H, H>` with `H = <T as Primal>::Handle` (`SharedVec<f64>` for `&mut [f64]`),
+//!   whose primal the rule mutates and its pullback restores; the result is the output's
+//!   `CoDual` and a pullback from the output's rdata to one rdata per argument (gradients of
+//!   references are added into their shadows instead, and their rdata is `NoRData`).
+//!
+//! ```
+//! use mooncake_runtime::prelude::*;
+//!
+//! /// Σ xᵢ², computed some way AD should not look into.
+//! fn sum_squares(x: &[f64]) -> f64 {
+//!     x.iter().map(|v| v * v).sum()
+//! }
+//!
+//! #[frule(for = sum_squares)]
+//! fn sum_squares_frule(x: Dual<&[f64], &[f64]>) -> Dual<f64, f64> {
+//!     let d: f64 = x.primal.iter().zip(x.tangent).map(|(v, t)| 2.0 * v * t).sum();
+//!     Dual::new(sum_squares(x.primal), d)
+//! }
+//!
+//! #[rrule(for = sum_squares)]
+//! fn sum_squares_rrule(
+//!     x: CoDual<&[f64], SharedVec<f64>>,
+//! ) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<>) {
+//!     let (values, shadow) = (x.primal.to_vec(), x.fdata);
+//!     (CoDual::new(sum_squares(&values), NoFData), move |dy: f64| {
+//!         for (i, v) in values.iter().enumerate() {
+//!             shadow.add(i, 2.0 * v * dy); // gradients of references are added
+//!         }
+//!         (NoRData,)
+//!     })
+//! }
+//!
+//! // Derived code calls the primitive's rules in both modes.
+//! #[differentiable]
+//! fn energy(x: &[f64], k: f64) -> f64 {
+//!     0.5 * k * sum_squares(x)
+//! }
+//!
+//! let x = vec![1.0, -2.0, 0.5];
+//! test_rule!(sum_squares(&x)); // the rules themselves, both modes
+//! test_rule!(energy(&x, 3.0)); // and composed with derived ones
+//! let (e, (dx, dk)) = value_and_gradient!(energy(&x, 3.0));
+//! assert_eq!(e, 0.5 * 3.0 * 5.25);
+//! assert_eq!((dx, dk), (vec![3.0, -6.0, 1.5], 0.5 * 5.25));
+//! ```
+//!
+//! A rule whose signature does not match its function does not compile, and the error points
+//! at the rule:
+//!
+//! ```compile_fail
+//! use mooncake_runtime::prelude::*;
+//! fn scale(x: f64, a: f64) -> f64 {
+//!     x * a
+//! }
+//! #[frule(for = scale)]
+//! fn scale_frule(x: Dual<f64, f64>, a: Dual<f32, f32>) -> Dual<f64, f64> {
+//!     Dual::new(x.primal * a.primal as f64, x.tangent * a.primal as f64)
+//! }
+//! ```
+//!
+//! **Overriding a derived rule.** A hand-written rule replaces what `#[differentiable]` would
+//! derive when the function carries no `#[differentiable]` (both rules by hand, as above) or
+//! derives one mode only: `#[differentiable(forward_only)]` derives `NAME_frule` and leaves
+//! `NAME_rrule` to you, `#[differentiable(reverse_only)]` the other way round. Derived callers
+//! cannot tell the difference, and `test_rule!` checks the pair against finite differences and
+//! against each other.
 //!
 //! ## A body only AD sees: `#[mooncake_overlay]`
 //!

@@ -97,3 +97,55 @@ fn checked_rules_are_right() {
     test_rule!(double(0.7_f32), mode = forward, rtol = 1e-2, atol = 1e-2);
     test_rule!(uses_hand_rules(&w, &mut x, Point { x: 0.3, y: -1.2 }, 0.7), mode = forward);
 }
+
+#[rrule(for = double)]
+fn double_rrule<T: Float>(x: CoDual<T, NoFData>) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (T,)) {
+    (CoDual::new(x.primal + x.primal, NoFData), move |dy: T| (dy + dy,))
+}
+
+/// Derived code in both modes calls the checked hand-written rules, including `weighted`'s
+/// rule for a `&mut` argument.
+#[differentiable]
+fn through_hand_rules(w: &[f64], x: &mut [f64], a: f64) -> f64 {
+    let s = weighted(w, x, a);
+    double(s) * x[0] + double(a)
+}
+
+#[test]
+fn derived_rules_compose_with_checked_hand_rules_in_both_modes() {
+    let w = vec![0.5, -1.0, 2.0];
+    let x = vec![1.0, 2.0, -0.5];
+    test_rule!(double(0.7));
+    // Both modes against finite differences, and against each other.
+    test_rule!(through_hand_rules(&w, &mut x, 1.5));
+    let mut xs = x.clone();
+    let (y, (dw, dx, da)) = value_and_gradient!(through_hand_rules(&w, &mut xs, 1.5));
+    assert!((y - (2.0 * weighted(&w, &mut x.clone(), 1.5) * 1.5 * x[0] + 3.0)).abs() < 1e-12);
+    assert_eq!((dw.len(), dx.len()), (3, 3));
+    assert!(da.is_finite());
+}
+
+/// Deliberately wrong: the signature is right (the check passes), the derivative is not.
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+#[frule(for = square)]
+fn square_frule(x: Dual<f64, f64>) -> Dual<f64, f64> {
+    Dual::new(x.primal * x.primal, x.primal * x.tangent) // should be 2x ẋ
+}
+
+#[rrule(for = square)]
+fn square_rrule(x: CoDual<f64, NoFData>) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (f64,)) {
+    (CoDual::new(x.primal * x.primal, NoFData), move |dy: f64| (2.0 * x.primal * dy,))
+}
+
+#[test]
+fn a_wrong_hand_rule_with_a_right_signature_is_caught() {
+    use mooncake_runtime::test_utils::Check;
+    let failure = check_rule!(square(1.3), mode = forward).unwrap_err();
+    assert_eq!(failure.check, Check::ForwardVsFiniteDifferences);
+    // The reverse rule alone is right; with both, the modes disagree or the forward one fails.
+    check_rule!(square(1.3), mode = reverse).unwrap();
+    assert!(check_rule!(square(1.3)).is_err());
+}
