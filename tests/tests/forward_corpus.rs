@@ -1,6 +1,8 @@
-//! Derived forward-mode rules (`NAME_frule`): one or more functions per item of the supported
-//! Rust subset (the counterpart of Mooncake's test resources), each checked by the test utility
-//! against finite differences.
+//! The corpus of derived rules: one or more functions per item of the supported Rust subset
+//! (the counterpart of Mooncake's test resources), each checked by the test utility in both
+//! modes: `NAME_frule` and `NAME_rrule` against finite differences, against each other and for
+//! restored `&mut` state. The few functions reverse mode does not cover yet are checked in
+//! forward mode only, with the reason beside them.
 
 // The corpus deliberately writes loops, borrows and comparisons the way users do, including the
 // forms clippy would rewrite, because those are what the macro must handle.
@@ -436,53 +438,53 @@ fn unit_return_mutates_two(a: &mut f64, b: &mut [f64], s: f64) {
 
 #[test]
 fn arguments_and_returns() {
-    test_rule!(scalar_f32(0.7_f32, 1.3_f32), mode = forward, rtol = 1e-2, atol = 1e-2);
+    test_rule!(scalar_f32(0.7_f32, 1.3_f32), rtol = 1e-2, atol = 1e-2);
     let x = vec![0.5, -1.5, 2.0];
-    test_rule!(slice_arg(&x), mode = forward);
-    test_rule!(vec_ref_arg(&x), mode = forward);
-    test_rule!(vec_by_value(x, 1), mode = forward);
-    test_rule!(array_by_value([1.0, 2.0, 3.0]), mode = forward);
-    test_rule!(array_by_ref(&[0.5, 0.25]), mode = forward);
+    test_rule!(slice_arg(&x));
+    test_rule!(vec_ref_arg(&x));
+    test_rule!(vec_by_value(x, 1), mode = forward); // reverse: arrays and Vecs by value not yet (issue 4)
+    test_rule!(array_by_value([1.0, 2.0, 3.0]), mode = forward); // reverse: arrays and Vecs by value not yet (issue 4)
+    test_rule!(array_by_ref(&[0.5, 0.25]));
     let y = vec![1.0, -2.0, 3.0];
-    test_rule!(scale_in_place(&mut y, 1.5), mode = forward);
+    test_rule!(scale_in_place(&mut y, 1.5));
     let acc = 0.5;
-    test_rule!(accumulate(&mut acc, 1.5), mode = forward);
+    test_rule!(accumulate(&mut acc, 1.5));
     let v = vec![1.0];
-    test_rule!(push_squares(&mut v, 0.3), mode = forward);
-    test_rule!(tuple_in_out((1.5, -0.5), 3), mode = forward);
-    test_rule!(integer_mix(0.3, 4), mode = forward);
+    test_rule!(push_squares(&mut v, 0.3));
+    test_rule!(tuple_in_out((1.5, -0.5), 3));
+    test_rule!(integer_mix(0.3, 4));
 }
 
 #[test]
 fn lets_blocks_assignment() {
-    test_rule!(lets_and_shadowing(0.7), mode = forward);
+    test_rule!(lets_and_shadowing(0.7));
     let a = vec![1.0, 2.0, 3.0, 4.0];
-    test_rule!(flat_2d(&mut a, 2, 0.5), mode = forward);
+    test_rule!(flat_2d(&mut a, 2, 0.5));
 }
 
 #[test]
 fn operators() {
-    test_rule!(logic(0.7, 1.3), mode = forward);
-    test_rule!(logic(-2.0, 1.3), mode = forward);
-    test_rule!(logic(-0.5, 3.0), mode = forward);
-    test_rule!(logic(-0.5, 1.0), mode = forward);
+    test_rule!(logic(0.7, 1.3));
+    test_rule!(logic(-2.0, 1.3));
+    test_rule!(logic(-0.5, 3.0));
+    test_rule!(logic(-0.5, 1.0));
 }
 
 #[test]
 fn float_methods() {
-    test_rule!(math(0.3, 1.7), mode = forward);
-    test_rule!(math(-0.8, 2.5), mode = forward);
+    test_rule!(math(0.3, 1.7));
+    test_rule!(math(-0.8, 2.5));
 }
 
 #[test]
 fn branches_and_matches() {
     for x in [-2.0, 0.3, 1.5] {
-        test_rule!(if_chain(x), mode = forward);
+        test_rule!(if_chain(x));
     }
     for n in [0, 1, 2, 4, 7] {
         for m in [Mode::Square, Mode::Cube, Mode::Identity] {
-            test_rule!(match_ints(0.7, n, m), mode = forward);
-            test_rule!(match_ints(1.7, n, m), mode = forward);
+            test_rule!(match_ints(0.7, n, m));
+            test_rule!(match_ints(1.7, n, m));
         }
     }
 }
@@ -491,37 +493,37 @@ fn branches_and_matches() {
 fn loops() {
     let x = vec![0.5, -1.5, 2.0, 0.25, 1.0];
     let y = vec![1.0, 0.5, -0.5, 2.0, 0.1];
-    test_rule!(ranges(&x), mode = forward);
-    test_rule!(iterators(&x, &y), mode = forward);
-    test_rule!(while_loop(0.3), mode = forward);
-    test_rule!(loop_break_value(0.3), mode = forward);
+    test_rule!(ranges(&x));
+    test_rule!(iterators(&x, &y));
+    test_rule!(while_loop(0.3));
+    test_rule!(loop_break_value(0.3));
     // Away from the `x[i] * x[j] > 4.0` threshold, where finite differences are meaningless.
     let z = vec![0.5, -1.5, 2.1, 0.25, 1.0];
-    test_rule!(labelled(&z), mode = forward);
+    test_rule!(labelled(&z));
     let z = vec![0.5, -1.5, 1.9, 0.25, 1.0];
-    test_rule!(labelled(&z), mode = forward);
-    test_rule!(early_return(&x, 3.0), mode = forward);
-    test_rule!(early_return(&x, 100.0), mode = forward);
+    test_rule!(labelled(&z));
+    test_rule!(early_return(&x, 3.0));
+    test_rule!(early_return(&x, 100.0));
 }
 
 #[test]
 fn buffer_operations() {
     let x = vec![0.5, -1.5, 2.0, 0.25];
-    test_rule!(buffers(&x), mode = forward);
+    test_rule!(buffers(&x));
 }
 
 #[test]
 fn calls_and_recursion() {
     let v = vec![0.5, -1.5, 2.0];
-    test_rule!(calls(0.7, &v), mode = forward);
-    test_rule!(factorial_like(0.9, 5), mode = forward);
-    test_rule!(is_even_poly(0.9, 6), mode = forward);
+    test_rule!(calls(0.7, &v));
+    test_rule!(factorial_like(0.9, 5));
+    test_rule!(is_even_poly(0.9, 6));
 }
 
 #[test]
 fn assertions_kept() {
     let v = vec![0.5, 1.5];
-    test_rule!(checked(0.7, &v), mode = forward);
+    test_rule!(checked(0.7, &v));
 }
 
 #[test]
@@ -533,22 +535,22 @@ fn assertion_fires_in_the_rule() {
 
 #[test]
 fn more_of_the_subset() {
-    test_rule!(bool_arg(0.7, true, 1.5), mode = forward);
-    test_rule!(bool_arg(0.7, false, 1.5), mode = forward);
-    test_rule!(generic_poly(0.7, 1.5), mode = forward);
-    test_rule!(generic_poly(0.7_f32, 1.5_f32), mode = forward, rtol = 1e-2, atol = 1e-2);
-    test_rule!(float_casts(0.7, 1.5_f32), mode = forward, rtol = 1e-2, atol = 1e-2);
+    test_rule!(bool_arg(0.7, true, 1.5));
+    test_rule!(bool_arg(0.7, false, 1.5));
+    test_rule!(generic_poly(0.7, 1.5));
+    test_rule!(generic_poly(0.7_f32, 1.5_f32), rtol = 1e-2, atol = 1e-2);
+    test_rule!(float_casts(0.7, 1.5_f32), rtol = 1e-2, atol = 1e-2);
     let x = vec![0.5, -1.5, 2.0];
-    test_rule!(returns_vec(&x, 1.5), mode = forward);
+    test_rule!(returns_vec(&x, 1.5), mode = forward); // reverse: arrays and Vecs by value not yet (issue 4)
     let arr = [1.0, 2.0, 3.0];
-    test_rule!(mutate_array(&mut arr, 1.5), mode = forward);
-    test_rule!(every_method(0.3, 1.7), mode = forward);
-    test_rule!(every_method_path_syntax(0.3, 1.7), mode = forward);
-    test_rule!(cross_crate(0.4, &x), mode = forward);
-    test_rule!(nested_loops_with_break(&x), mode = forward);
-    test_rule!(uses_integer_helper(0.4, 6), mode = forward);
+    test_rule!(mutate_array(&mut arr, 1.5));
+    test_rule!(every_method(0.3, 1.7));
+    test_rule!(every_method_path_syntax(0.3, 1.7));
+    test_rule!(cross_crate(0.4, &x));
+    test_rule!(nested_loops_with_break(&x));
+    test_rule!(uses_integer_helper(0.4, 6));
     let a = 0.5;
-    test_rule!(unit_return_mutates_two(&mut a, &mut x, 1.5), mode = forward);
+    test_rule!(unit_return_mutates_two(&mut a, &mut x, 1.5));
 }
 
 #[test]
@@ -576,7 +578,7 @@ fn log_shifted(x: f64) -> f64 {
 #[test]
 fn debug_mode() {
     // In its domain the debug checks are silent and the rule is correct.
-    test_rule!(log_shifted(2.5), mode = forward);
+    test_rule!(log_shifted(2.5));
 }
 
 #[test]
@@ -597,8 +599,8 @@ fn guarded(x: f64, k: i32, n: usize) -> f64 {
 
 #[test]
 fn predicates_and_integer_methods() {
-    test_rule!(guarded(0.7, -3, 2), mode = forward);
-    test_rule!(guarded(-0.7, 2, 1), mode = forward);
+    test_rule!(guarded(0.7, -3, 2));
+    test_rule!(guarded(-0.7, 2, 1));
     let (v, d) = value_and_derivative!(guarded(f64::NAN, 2, 1), (1.0, NoTangent, NoTangent));
     assert_eq!((v, d), (1.0, 0.0));
 }

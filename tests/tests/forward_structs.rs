@@ -1,6 +1,7 @@
-//! Derived forward-mode rules over user structs (`#[derive(Tangent)]`): by value, by `&` and by
-//! `&mut`, struct literals, tuple structs, nested fields, methods (`&self`, `&mut self`,
-//! `self`) and associated functions.
+//! Derived rules over user structs (`#[derive(Tangent)]`): by value, by `&` and by `&mut`,
+//! struct literals, tuple structs, nested fields, methods (`&self`, `&mut self`, `self`) and
+//! associated functions. Checked in both modes, except where reverse mode does not cover the
+//! function yet (user methods, nested field places), as noted beside those checks.
 
 // The corpus deliberately writes loops, borrows and comparisons the way users do, including the
 // forms clippy would rewrite, because those are what the macro must handle.
@@ -142,17 +143,17 @@ fn params_methods(p: &mut Params, x: &[f64]) -> f64 {
 fn structs_by_reference() {
     let p = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
     let x = vec![1.0, 2.0, -0.5];
-    test_rule!(predict(&p, &x), mode = forward);
+    test_rule!(predict(&p, &x));
     let q = p.clone();
-    test_rule!(update(&mut q, 1.5), mode = forward);
+    test_rule!(update(&mut q, 1.5));
 }
 
 #[test]
 fn structs_by_value_and_literals() {
-    test_rule!(norm(Point { x: 0.3, y: -1.2 }), mode = forward);
-    test_rule!(make_point(0.7), mode = forward);
-    test_rule!(pair_product(0.7), mode = forward);
-    test_rule!(destructure(Point { x: 0.3, y: -1.2 }), mode = forward);
+    test_rule!(norm(Point { x: 0.3, y: -1.2 }));
+    test_rule!(make_point(0.7));
+    test_rule!(pair_product(0.7));
+    test_rule!(destructure(Point { x: 0.3, y: -1.2 }));
 }
 
 #[test]
@@ -163,12 +164,12 @@ fn nested_fields() {
         params: Params { w: vec![0.5, -1.0], b: 0.1, n: 2 },
     };
     let x = vec![1.0, 2.0];
-    test_rule!(nested(&o, &x), mode = forward);
+    test_rule!(nested(&o, &x), mode = forward); // reverse: nested field places (`o.inner.x`) not yet (issue 4)
 }
 
 #[test]
 fn methods_and_associated_functions() {
-    test_rule!(use_methods(0.7, -0.4), mode = forward);
+    test_rule!(use_methods(0.7, -0.4), mode = forward); // reverse: user methods not yet (issue 4)
     let p = Point { x: 0.3, y: -1.2 };
     let q = Point { x: 1.5, y: 0.5 };
     test_rule!(Point::dot(&p, &q), frule = Point::dot_frule, mode = forward);
@@ -176,7 +177,7 @@ fn methods_and_associated_functions() {
     test_rule!(Point::scale(&mut r, 1.5), frule = Point::scale_frule, mode = forward);
     let params = Params { w: vec![0.5, -1.0, 2.0], b: 0.3, n: 3 };
     let x = vec![1.0, 2.0, -0.5];
-    test_rule!(params_methods(&mut params, &x), mode = forward);
+    test_rule!(params_methods(&mut params, &x), mode = forward); // reverse: user methods not yet (issue 4)
 }
 
 #[test]
