@@ -164,7 +164,13 @@ fn nested_fields() {
         params: Params { w: vec![0.5, -1.0], b: 0.1, n: 2 },
     };
     let x = vec![1.0, 2.0];
-    test_rule!(nested(&o, &x), mode = forward); // reverse: nested field places (`o.inner.x`) not yet (issue 4)
+    test_rule!(nested(&o, &x));
+    let (v, (go, gx)) = value_and_gradient!(nested(&o, &x));
+    assert_eq!(v, nested(&o, &x));
+    // d/d(inner.x) = scale, d/d(inner.y) = 1, d/d(scale) = inner.x; predict is b + w·x.
+    assert_eq!((go.inner.x, go.inner.y, go.scale), (2.0, 1.0, 0.3));
+    assert_eq!((go.params.w.clone(), go.params.b), (x.clone(), 1.0));
+    assert_eq!(gx, o.params.w);
 }
 
 #[test]

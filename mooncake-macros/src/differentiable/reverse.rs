@@ -54,6 +54,13 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         return Some("ArraysTuplesOrVecsByValue");
     }
     let plain = |p: &Place| p.projections.is_empty();
+    // `&r.field` of an argument `r: &T`: lent to a call as the field with its shadow.
+    let field_of_ref = |p: &Place| {
+        matches!(access(p), Some(Access::Field(base, _))
+            if body.args().any(|a| a == base)
+                && matches!(&body.locals[base.index()].ty,
+                    Some(syn::Type::Reference(r)) if r.mutability.is_none()))
+    };
     let operand_ok = |o: &Operand| match o {
         Operand::Use(p) => plain(p),
         Operand::Ref(..) => false,
@@ -81,9 +88,11 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                     let vec_ctor = matches!(segs.as_slice(), [v, f] if v == "Vec" && (f == "new" || f == "with_capacity"));
                     let std_path = segs.first().is_some_and(|s| s == "Vec" || s == "std");
                     (vec_ctor || !std_path)
-                        && args
-                            .iter()
-                            .all(|a| operand_ok(a) || matches!(a, Operand::Ref(p, _) if plain(p)))
+                        && args.iter().all(|a| {
+                            operand_ok(a)
+                                || matches!(a, Operand::Ref(p, _) if plain(p))
+                                || matches!(a, Operand::Ref(p, false) if field_of_ref(p))
+                        })
                 }
                 Rvalue::Method { receiver, method, args } => {
                     let name = method.to_string();
@@ -222,6 +231,38 @@ const BUFFER_METHODS: &[&str] = &["len", "__iter_sum", "to_vec", "clone"];
 
 fn load_parts(p: &Place) -> Option<Access> {
     access(p)
+}
+
+/// Locals that hold references (arguments declared `&T` or `&mut T`, and plain copies of
+/// them), and which of those are `&mut`: a field read through one sends its gradient to the
+/// field's shadow.
+fn ref_locals(body: &Body) -> (Vec<bool>, Vec<bool>) {
+    let mut refs = vec![false; body.locals.len()];
+    let mut mut_refs = vec![false; body.locals.len()];
+    for l in body.args() {
+        if let Some(syn::Type::Reference(r)) = &body.locals[l.index()].ty {
+            refs[l.index()] = true;
+            mut_refs[l.index()] = r.mutability.is_some();
+        }
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in &body.blocks {
+            for s in &b.statements {
+                if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
+                    && p.projections.is_empty()
+                    && q.projections.is_empty()
+                    && refs[q.local.index()]
+                    && !refs[p.local.index()]
+                {
+                    refs[p.local.index()] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    (refs, mut_refs)
 }
 
 /// Rewrites a body for reverse mode: a borrow of a buffer element that is only read (`for v in
@@ -500,33 +541,7 @@ impl<'a> Reverse<'a> {
     pub(crate) fn new(body: &'a Body, names: &'a Names, structured: &Node) -> Self {
         let mut in_loop = BTreeSet::new();
         blocks_in_loops(structured, false, &mut in_loop);
-        // Locals that hold references (arguments declared `&T` or `&mut T`, and plain copies of
-        // them): a field read through one sends its gradient to the field's shadow.
-        let mut refs = vec![false; body.locals.len()];
-        let mut mut_refs = vec![false; body.locals.len()];
-        for l in body.args() {
-            if let Some(syn::Type::Reference(r)) = &body.locals[l.index()].ty {
-                refs[l.index()] = true;
-                mut_refs[l.index()] = r.mutability.is_some();
-            }
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for b in &body.blocks {
-                for s in &b.statements {
-                    if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
-                        && p.projections.is_empty()
-                        && q.projections.is_empty()
-                        && refs[q.local.index()]
-                        && !refs[p.local.index()]
-                    {
-                        refs[p.local.index()] = true;
-                        changed = true;
-                    }
-                }
-            }
-        }
+        let (refs, mut_refs) = ref_locals(body);
         let mut adjoint = vec![false; body.locals.len()];
         adjoint[0] = true;
         for l in body.args() {
@@ -819,6 +834,15 @@ impl<'a> Reverse<'a> {
                                 Operand::Use(p) | Operand::Ref(p, true) => {
                                     let l = self.names.local(p.local);
                                     quote_spanned!(span=> #rt::rev::pass(&#l))
+                                }
+                                Operand::Ref(p, false)
+                                    if let Some(Access::Field(base, path)) = access(p) =>
+                                {
+                                    // `&r.field` of a shared reference `r`: the field and its
+                                    // shadow.
+                                    let r = self.names.local(base);
+                                    let f = field_path(&path);
+                                    quote_spanned!(span=> #rt::rev::field_view(&#r.primal #f, &#r.fdata #f))
                                 }
                                 Operand::Ref(p, false) => {
                                     let b = format_ident!("__loan{}", k, span = Span::mixed_site());
