@@ -6,7 +6,7 @@ use super::errors::Errors;
 use super::lower::{Signature, lower};
 use super::{forward, parse, structure, verify};
 
-fn passes(src: &str) -> String {
+fn lowered(src: &str) -> super::ir::Body {
     let f: syn::ItemFn = syn::parse_str(src).expect("test source parses");
     let mut errors = Errors::new();
     let sig = parse::signature(&f.sig, &mut errors);
@@ -23,6 +23,11 @@ fn passes(src: &str) -> String {
     assert!(errors.finish().is_ok(), "lowering reported errors");
     let problems = verify::verify(&body);
     assert!(problems.is_empty(), "verifier: {problems:?}");
+    body
+}
+
+fn passes(src: &str) -> String {
+    let body = lowered(src);
     let structured = structure::structure(&body).expect("reducible");
     format!(
         "== primal IR\n{body}\n== structured\n{structured}\n== forward\n{}",
@@ -90,4 +95,19 @@ fn golden_short_circuit_and_casts() {
         "short_circuit_casts",
         "fn c(x: f64, n: i32) -> f64 { let ok = x > 0.0 && n > 1 || !(x < -5.0); if ok { x * (n as f64) } else { vec![x; 3][0] } }",
     );
+}
+
+/// Integer arithmetic (loop counters, index computations) gets no reverse code; float
+/// arithmetic keeps its rules.
+#[test]
+fn integer_arithmetic_has_no_reverse_code() {
+    let body = super::reverse::normalise(&lowered(
+        "fn f(x: &[f64], n: usize) -> f64 { let mut s = 0.0; for i in 0..n { let j = i * 2 + 1; let k = (j as f64) as u32; s += x[j % n] * 2.0 + (k as f64); } s }",
+    ));
+    let (ints, floats) = super::reverse::arithmetic_kinds(&body);
+    // `i * 2`, `+ 1`, `j % n`, `as u32`, and the counter's `+ 1`.
+    assert_eq!(ints, (5, 0), "(integer statements without, with reverse code)");
+    // `* 2.0`, `+ k as f64` (the sum), `s + ..` (the compound assignment), and `as f64` twice.
+    assert_eq!(floats.0, 0, "float arithmetic must keep its rules");
+    assert!(floats.1 >= 4, "float statements with rules: {}", floats.1);
 }

@@ -265,6 +265,94 @@ fn ref_locals(body: &Body) -> (Vec<bool>, Vec<bool>) {
     (refs, mut_refs)
 }
 
+/// The integer types, whose arithmetic has no derivative.
+const INT_TYPES: &[&str] =
+    &["usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128"];
+
+fn is_int_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| INT_TYPES.iter().any(|t| i == t)))
+}
+
+/// An integer literal: unsuffixed (Rust never gives one a float type) or with an integer suffix.
+fn is_int_literal(c: &TokenStream) -> bool {
+    syn::parse2::<syn::LitInt>(c.clone())
+        .is_ok_and(|l| l.suffix().is_empty() || INT_TYPES.contains(&l.suffix()))
+}
+
+/// Locals known to be integers, from syntax alone: declared with an integer type, assigned an
+/// integer literal, a `len()`, a cast to an integer type, or arithmetic with an integer operand
+/// (Rust has no mixed integer / float arithmetic, and a local has one type). Their arithmetic
+/// statements get no reverse code: no pullback, no tape. The others keep their rules, whose
+/// pullbacks on integers carry `NoRData`.
+fn int_locals(body: &Body) -> Vec<bool> {
+    let mut ints: Vec<bool> =
+        body.locals.iter().map(|d| d.ty.as_ref().is_some_and(is_int_type)).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in &body.blocks {
+            for s in &b.statements {
+                let StatementKind::Assign(p, rv) = &s.kind else { continue };
+                if !p.projections.is_empty() || ints[p.local.index()] {
+                    continue;
+                }
+                let int_operand = |o: &Operand| match o {
+                    Operand::Use(q) => q.projections.is_empty() && ints[q.local.index()],
+                    Operand::Const(c) => is_int_literal(c),
+                    Operand::Ref(..) => false,
+                };
+                let int = match rv {
+                    Rvalue::Use(o) => int_operand(o),
+                    Rvalue::Binary(
+                        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem,
+                        a,
+                        c,
+                    ) => int_operand(a) || int_operand(c),
+                    Rvalue::Unary(UnOp::Neg, a) => int_operand(a),
+                    Rvalue::Cast(_, ty) => is_int_type(ty),
+                    Rvalue::Method { method, args, .. } => method == "len" && args.is_empty(),
+                    _ => false,
+                };
+                if int {
+                    ints[p.local.index()] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    ints
+}
+
+/// For tests: of the arithmetic statements (`+ - * / %`, unary `-`, `as`), how many of those
+/// on integers, and how many of the others, get no reverse code and how many get a rule.
+#[cfg(test)]
+pub(crate) fn arithmetic_kinds(body: &Body) -> ((usize, usize), (usize, usize)) {
+    let (refs, _) = ref_locals(body);
+    let ints = int_locals(body);
+    let (mut on_ints, mut others) = ((0, 0), (0, 0));
+    for b in &body.blocks {
+        for s in &b.statements {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            let arithmetic = matches!(
+                rv,
+                Rvalue::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..)
+                    | Rvalue::Unary(UnOp::Neg, _)
+                    | Rvalue::Cast(..)
+            );
+            if !arithmetic || !p.projections.is_empty() {
+                continue;
+            }
+            let count = if ints[p.local.index()] { &mut on_ints } else { &mut others };
+            match kind(p, rv, &refs, &ints) {
+                Kind::NoDerivative => count.0 += 1,
+                _ => count.1 += 1,
+            }
+        }
+    }
+    (on_ints, others)
+}
+
 /// Rewrites a body for reverse mode: a borrow of a buffer element that is only read (`for v in
 /// x.iter()`) becomes a load of the element, dereferences of such locals disappear, and every
 /// read through a projection becomes a load statement of its own, so that each load has a rule
@@ -438,7 +526,7 @@ fn operand_local(o: &Operand) -> Option<Local> {
     }
 }
 
-fn kind(place: &Place, rv: &Rvalue, refs: &[bool]) -> Kind {
+fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
     if !place.projections.is_empty() {
         // A store of a plain operand.
         let value = match rv {
@@ -453,6 +541,17 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool]) -> Kind {
             Some(Access::FieldIndex(_, _, index)) => Kind::Rule(vec![None, Some(index), value]),
             None => Kind::NoDerivative,
         };
+    }
+    if ints[place.local.index()]
+        && matches!(
+            rv,
+            Rvalue::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..)
+                | Rvalue::Unary(UnOp::Neg, _)
+                | Rvalue::Cast(..)
+        )
+    {
+        // Integer arithmetic: no reverse code at all.
+        return Kind::NoDerivative;
     }
     match rv {
         Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => Kind::Copy(p.local),
@@ -523,6 +622,8 @@ pub(crate) struct Reverse<'a> {
     refs: Vec<bool>,
     /// Arguments declared `&mut T`, seen through handles.
     mut_refs: Vec<bool>,
+    /// Locals known to be integers (see [`int_locals`]).
+    ints: Vec<bool>,
 }
 
 fn tape(s: (usize, usize)) -> syn::Ident {
@@ -542,6 +643,7 @@ impl<'a> Reverse<'a> {
         let mut in_loop = BTreeSet::new();
         blocks_in_loops(structured, false, &mut in_loop);
         let (refs, mut_refs) = ref_locals(body);
+        let ints = int_locals(body);
         let mut adjoint = vec![false; body.locals.len()];
         adjoint[0] = true;
         for l in body.args() {
@@ -550,7 +652,7 @@ impl<'a> Reverse<'a> {
         for b in &body.blocks {
             for s in &b.statements {
                 if let StatementKind::Assign(p, rv) = &s.kind {
-                    match kind(p, rv, &refs) {
+                    match kind(p, rv, &refs, &ints) {
                         Kind::FieldCopy(base, _) => {
                             adjoint[p.local.index()] = true;
                             adjoint[base.index()] = true;
@@ -576,7 +678,7 @@ impl<'a> Reverse<'a> {
                 }
             }
         }
-        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint, refs, mut_refs }
+        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint, refs, mut_refs, ints }
     }
 
     fn codual_operand(&self, o: &Operand, span: Span) -> TokenStream {
@@ -732,9 +834,27 @@ impl<'a> Reverse<'a> {
                     BinOp::Shr => return prim(quote!(>>)),
                     _ => {}
                 }
+                if self.ints[place.local.index()] {
+                    let t = match op {
+                        BinOp::Add => quote!(+),
+                        BinOp::Sub => quote!(-),
+                        BinOp::Mul => quote!(*),
+                        BinOp::Div => quote!(/),
+                        _ => quote!(%),
+                    };
+                    return prim(t);
+                }
                 let name = format_ident!("{}", op.name());
                 let (a, c) = (self.codual_operand(a, span), self.codual_operand(c, span));
                 (quote_spanned!(span=> #rt::rev::#name(#a, #c)), false)
+            }
+            Rvalue::Unary(UnOp::Neg, a) if self.ints[place.local.index()] => {
+                let a = self.primal_operand(a, span);
+                return no_derivative(quote!(-#a));
+            }
+            Rvalue::Cast(a, ty) if self.ints[place.local.index()] => {
+                let a = self.primal_operand(a, span);
+                return no_derivative(quote!(#a as #ty));
             }
             Rvalue::Unary(UnOp::Neg, a) => {
                 let a = self.codual_operand(a, span);
@@ -1033,7 +1153,7 @@ impl<'a> Reverse<'a> {
         };
         let ax = adj(place.local);
         let store = !place.projections.is_empty();
-        match kind(place, rv, &self.refs) {
+        match kind(place, rv, &self.refs, &self.ints) {
             Kind::Build(parts) => {
                 let accs = parts.iter().map(|(m, l)| match l {
                     Some(l) => {
@@ -1061,7 +1181,7 @@ impl<'a> Reverse<'a> {
                 }
             }
             Kind::Rule(ops) | Kind::RuleArray(ops) => {
-                let array = matches!(kind(place, rv, &self.refs), Kind::RuleArray(_));
+                let array = matches!(kind(place, rv, &self.refs, &self.ints), Kind::RuleArray(_));
                 let t = tape((b.index(), i));
                 let pop = if self.in_loop.contains(&b) {
                     quote!(match #t.pop() { ::core::option::Option::Some(__pb) => __pb, ::core::option::Option::None => ::core::unreachable!() })
@@ -1136,7 +1256,10 @@ impl<'a> Reverse<'a> {
         for (bi, block) in body.blocks.iter().enumerate() {
             for (i, s) in block.statements.iter().enumerate() {
                 if let StatementKind::Assign(p, rv) = &s.kind
-                    && matches!(kind(p, rv, &self.refs), Kind::Rule(_) | Kind::RuleArray(_))
+                    && matches!(
+                        kind(p, rv, &self.refs, &self.ints),
+                        Kind::Rule(_) | Kind::RuleArray(_)
+                    )
                 {
                     let t = tape((bi, i));
                     if self.in_loop.contains(&BlockId(bi as u32)) {
