@@ -196,3 +196,51 @@ fn struct_tangents_from_the_high_level_api() {
     assert_eq!(d, 1.0);
     assert!((v - (0.3 + 0.5 - 2.0 - 1.0)).abs() < 1e-12);
 }
+
+#[differentiable]
+fn stretch(p: &mut Point, a: f64) {
+    p.x *= a;
+    p.y = p.y * a + p.x;
+}
+
+#[differentiable]
+fn squares(w: &[f64]) -> f64 {
+    let mut t = 0.0;
+    for v in w.iter() {
+        t += *v * *v;
+    }
+    t
+}
+
+/// A field lent to a callee that mutates it: `&mut o.inner` of `o: &mut Outer`.
+#[differentiable]
+fn fields_lent_mut(o: &mut Outer, a: f64) -> f64 {
+    stretch(&mut o.inner, a);
+    o.inner.x * o.scale + o.inner.y
+}
+
+/// Fields lent to callees that read them: `&o.params` and `&o.params.w` of `o: &Outer`.
+#[differentiable]
+fn fields_lent(o: &Outer, x: &[f64]) -> f64 {
+    predict(&o.params, x) * o.scale + squares(&o.params.w)
+}
+
+#[test]
+fn fields_lent_to_calls() {
+    let o = Outer {
+        inner: Point { x: 0.3, y: -1.2 },
+        scale: 2.0,
+        params: Params { w: vec![0.5, -1.0], b: 0.1, n: 2 },
+    };
+    let x = vec![1.0, 2.0];
+    // Both modes, finite differences, their agreement, and `o` restored after the pullback.
+    test_rule!(fields_lent_mut(&mut o, 1.5));
+    test_rule!(fields_lent(&o, &x));
+    let mut m = o.clone();
+    let (_, (go, _)) = value_and_gradient!(fields_lent_mut(&mut m, 1.5));
+    assert_eq!(m, o, "value_and_gradient! leaves `&mut` arguments as on entry");
+    // y' = y a + x a; f = x a s + y'  =>  df/dx = a s + a, df/dy = a, df/ds = x a.
+    assert!((go.inner.x - (1.5 * 2.0 + 1.5)).abs() < 1e-12);
+    assert!((go.inner.y - 1.5).abs() < 1e-12);
+    assert!((go.scale - 0.3 * 1.5).abs() < 1e-12);
+}

@@ -54,12 +54,13 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         return Some("ArraysTuplesOrVecsByValue");
     }
     let plain = |p: &Place| p.projections.is_empty();
-    // `&r.field` of an argument `r: &T`: lent to a call as the field with its shadow.
-    let field_of_ref = |p: &Place| {
+    // `&r.field` of an argument `r: &T`, `&mut r.field` of an argument `r: &mut T`: lent to a
+    // call as the field with its shadow (and its handle, behind `&mut`).
+    let field_of_ref = |p: &Place, mutable: bool| {
         matches!(access(p), Some(Access::Field(base, _))
             if body.args().any(|a| a == base)
                 && matches!(&body.locals[base.index()].ty,
-                    Some(syn::Type::Reference(r)) if r.mutability.is_none()))
+                    Some(syn::Type::Reference(r)) if r.mutability.is_some() == mutable))
     };
     let operand_ok = |o: &Operand| match o {
         Operand::Use(p) => plain(p),
@@ -91,7 +92,7 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                         && args.iter().all(|a| {
                             operand_ok(a)
                                 || matches!(a, Operand::Ref(p, _) if plain(p))
-                                || matches!(a, Operand::Ref(p, false) if field_of_ref(p))
+                                || matches!(a, Operand::Ref(p, m) if field_of_ref(p, *m))
                         })
                 }
                 Rvalue::Method { receiver, method, args } => {
@@ -951,6 +952,15 @@ impl<'a> Reverse<'a> {
                         .enumerate()
                         .map(|(k, a)| {
                             let v = match a {
+                                Operand::Ref(p, true)
+                                    if let Some(Access::Field(base, path)) = access(p) =>
+                                {
+                                    // `&mut r.field` of `r: &mut T`: the field's handle and
+                                    // shadow.
+                                    let r = self.names.local(base);
+                                    let f = field_path(&path);
+                                    quote_spanned!(span=> #rt::rev::handle_view(&#r.primal #f, &#r.fdata #f))
+                                }
                                 Operand::Use(p) | Operand::Ref(p, true) => {
                                     let l = self.names.local(p.local);
                                     quote_spanned!(span=> #rt::rev::pass(&#l))
