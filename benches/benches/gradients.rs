@@ -8,10 +8,38 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mooncake_benches::{
     inputs, least_squares, least_squares_frule, least_squares_gradient, least_squares_rrule,
-    sum_sin, sum_sin_frule, sum_sin_gradient, sum_sin_rrule,
+    sum_gradient, sum_iter, sum_iter_frule, sum_iter_rrule, sum_loop, sum_loop_frule,
+    sum_loop_rrule, sum_sin, sum_sin_frule, sum_sin_gradient, sum_sin_rrule,
 };
 use mooncake_runtime::prelude::*;
 use std::hint::black_box;
+
+fn bench_sums(c: &mut Criterion) {
+    let n = 1000;
+    let x = inputs(n, 1);
+    let dx = inputs(n, 2);
+    let mut g = vec![0.0; n];
+    let mut group = c.benchmark_group("sum_1000");
+    group.bench_function("primal", |b| b.iter(|| sum_iter(black_box(&x))));
+    group.bench_function("hand_gradient", |b| b.iter(|| sum_gradient(black_box(&x), &mut g)));
+    group.bench_function("derived_forward", |b| {
+        b.iter(|| sum_iter_frule(Dual::new(black_box(&x[..]), &dx[..])).tangent)
+    });
+    group.bench_function("derived_reverse", |b| {
+        b.iter(|| value_and_gradient!(sum_iter(black_box(&x))))
+    });
+    group.finish();
+    let mut group = c.benchmark_group("_sum_1000");
+    group.bench_function("primal", |b| b.iter(|| sum_loop(black_box(&x))));
+    group.bench_function("hand_gradient", |b| b.iter(|| sum_gradient(black_box(&x), &mut g)));
+    group.bench_function("derived_forward", |b| {
+        b.iter(|| sum_loop_frule(Dual::new(black_box(&x[..]), &dx[..])).tangent)
+    });
+    group.bench_function("derived_reverse", |b| {
+        b.iter(|| value_and_gradient!(sum_loop(black_box(&x))))
+    });
+    group.finish();
+}
 
 fn bench_sum_sin(c: &mut Criterion) {
     let mut group = c.benchmark_group("sum_sin");
@@ -65,5 +93,5 @@ fn bench_least_squares(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_sum_sin, bench_least_squares);
+criterion_group!(benches, bench_sums, bench_sum_sin, bench_least_squares);
 criterion_main!(benches);

@@ -6,6 +6,28 @@
 
 use mooncake_runtime::prelude::*;
 
+/// `Σ xᵢ` through `iter().sum()` (Mooncake.jl's `sum_1000`).
+#[differentiable]
+pub fn sum_iter(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>()
+}
+
+/// `Σ xᵢ` as a written loop (Mooncake.jl's `_sum_1000`).
+#[differentiable]
+pub fn sum_loop(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += *v;
+    }
+    s
+}
+
+/// The gradient of [`sum_iter`] and [`sum_loop`] by hand: ones.
+pub fn sum_gradient(x: &[f64], grad: &mut [f64]) -> f64 {
+    grad.fill(1.0);
+    x.iter().sum()
+}
+
 /// `Σ sin xᵢ`: one load and one cheap operation per element.
 #[differentiable]
 pub fn sum_sin(x: &[f64]) -> f64 {
@@ -74,6 +96,19 @@ pub fn inputs(n: usize, seed: u64) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sum_hand_gradient_is_the_derived_one() {
+        let x = inputs(50, 1);
+        test_rule!(sum_iter(&x));
+        test_rule!(sum_loop(&x));
+        let mut g = vec![0.0; x.len()];
+        let v = sum_gradient(&x, &mut g);
+        let (v1, (g1,)) = value_and_gradient!(sum_iter(&x));
+        let (v2, (g2,)) = value_and_gradient!(sum_loop(&x));
+        assert!((v - v1).abs() < 1e-12 && (v - v2).abs() < 1e-12);
+        assert_eq!((&g1, &g2), (&g, &g));
+    }
 
     #[test]
     fn sum_sin_hand_gradient_is_the_derived_one() {
