@@ -14,19 +14,21 @@ struct DerivativeInput {
     tangents: Vec<Expr>,
 }
 
+/// The call the API macros start with: `f(args..)`, by path.
+fn parse_call(input: ParseStream<'_>) -> syn::Result<syn::ExprCall> {
+    match input.parse::<Expr>()? {
+        Expr::Call(c) => Ok(c),
+        other => Err(syn::Error::new(
+            other.span(),
+            "expected a call of a #[differentiable] function, such as `f(&x, 2.0)`; write a \
+             method call `s.f(x)` as `Type::f(&s, x)`",
+        )),
+    }
+}
+
 impl Parse for DerivativeInput {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let call: Expr = input.parse()?;
-        let call = match call {
-            Expr::Call(c) => c,
-            other => {
-                return Err(syn::Error::new(
-                    other.span(),
-                    "expected a call of a #[differentiable] function, such as `f(&x, 2.0)`; \
-                     write a method call `s.f(x)` as `Type::f(&s, x)`",
-                ));
-            }
-        };
+        let call = parse_call(input)?;
         input.parse::<Token![,]>()?;
         let tangents: Expr = input.parse()?;
         let _ = input.parse::<Option<Token![,]>>()?;
@@ -126,17 +128,7 @@ struct GradientInput {
 }
 
 fn parse_gradient_input(input: ParseStream<'_>, with_ybar: bool) -> syn::Result<GradientInput> {
-    let call: Expr = input.parse()?;
-    let call = match call {
-        Expr::Call(c) => c,
-        other => {
-            return Err(syn::Error::new(
-                other.span(),
-                "expected a call of a #[differentiable] function, such as `f(&x, 2.0)`; \
-                 write a method call `s.f(x)` as `Type::f(&s, x)`",
-            ));
-        }
-    };
+    let call = parse_call(input)?;
     let ybar = if with_ybar {
         input.parse::<Token![,]>()?;
         Some(input.parse()?)

@@ -99,20 +99,7 @@ fn rrule(sig: &RuleSig, chain: &syn::Path) -> TokenStream {
     let r = syn::Ident::new("__r", site);
     let captured = sig.type_and_const_params();
 
-    let rparams = sig.args.iter().zip(&args).map(|(arg, a)| match arg.referent() {
-        Some(inner) => quote!(#a: #rt::CoDual<&#inner, <#inner as #rt::Primal>::Shadow>),
-        None => {
-            let ty = &arg.ty;
-            quote!(#a: #rt::CoDual<#ty, <#ty as #rt::Primal>::FData>)
-        }
-    });
-    let rtypes = sig.args.iter().map(|arg| match arg.referent() {
-        Some(_) => quote!(#rt::NoRData),
-        None => {
-            let ty = &arg.ty;
-            quote!(<#ty as #rt::Primal>::RData)
-        }
-    });
+    let (rparams, rtypes) = (sig.reverse_params(&args), sig.rdata_types());
     let splits =
         sig.args.iter().zip(&fdata).zip(&tangents).map(|((arg, fd), t)| match arg.referent() {
             Some(inner) => quote!({

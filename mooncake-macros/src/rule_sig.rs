@@ -336,6 +336,39 @@ impl RuleSig {
             .collect()
     }
 
+    /// The reverse rule's parameters, named `args`: `CoDual<&T, <T as Primal>::Shadow>` for
+    /// `&T`, `CoDual<A, <A as Primal>::FData>` otherwise.
+    pub(crate) fn reverse_params(&self, args: &[Ident]) -> Vec<TokenStream> {
+        let rt = rt();
+        self.args
+            .iter()
+            .zip(args)
+            .map(|(arg, a)| match arg.referent() {
+                Some(inner) => quote!(#a: #rt::CoDual<&#inner, <#inner as #rt::Primal>::Shadow>),
+                None => {
+                    let ty = &arg.ty;
+                    quote!(#a: #rt::CoDual<#ty, <#ty as #rt::Primal>::FData>)
+                }
+            })
+            .collect()
+    }
+
+    /// The rdata types the reverse rule's pullback returns: `NoRData` for a reference,
+    /// `<A as Primal>::RData` otherwise.
+    pub(crate) fn rdata_types(&self) -> Vec<TokenStream> {
+        let rt = rt();
+        self.args
+            .iter()
+            .map(|arg| match arg.referent() {
+                Some(_) => quote!(#rt::NoRData),
+                None => {
+                    let ty = &arg.ty;
+                    quote!(<#ty as #rt::Primal>::RData)
+                }
+            })
+            .collect()
+    }
+
     /// A documentation line naming the primal as the user wrote it.
     pub(crate) fn display_path(&self) -> String {
         self.path.to_token_stream().to_string().replace(' ', "")

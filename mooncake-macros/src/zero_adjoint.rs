@@ -102,20 +102,7 @@ fn rules(sig: &RuleSig) -> TokenStream {
          zero tangent."
     );
     // Reverse mode.
-    let rparams = sig.args.iter().zip(&args).map(|(arg, a)| match arg.referent() {
-        Some(inner) => quote!(#a: #rt::CoDual<&#inner, <#inner as #rt::Primal>::Shadow>),
-        None => {
-            let ty = &arg.ty;
-            quote!(#a: #rt::CoDual<#ty, <#ty as #rt::Primal>::FData>)
-        }
-    });
-    let rtypes = sig.args.iter().map(|arg| match arg.referent() {
-        Some(_) => quote!(#rt::NoRData),
-        None => {
-            let ty = &arg.ty;
-            quote!(<#ty as #rt::Primal>::RData)
-        }
-    });
+    let (rparams, rtypes) = (sig.reverse_params(&args), sig.rdata_types());
     let rvalues =
         sig.args.iter().zip(&args).zip(&rdata).map(|((arg, a), r)| match arg.referent() {
             Some(_) => quote!(let #r = #rt::NoRData;),

@@ -10,15 +10,7 @@ fn lowered(src: &str) -> super::ir::Body {
     let f: syn::ItemFn = syn::parse_str(src).expect("test source parses");
     let mut errors = Errors::new();
     let sig = parse::signature(&f.sig, &mut errors);
-    let lsig = Signature {
-        name: &f.sig.ident,
-        args: sig
-            .args
-            .iter()
-            .map(|a| (a.name.clone(), a.ty.clone(), a.receiver.is_some()))
-            .collect(),
-        ret_ty: sig.ret.clone(),
-    };
+    let lsig = Signature::of(&f.sig.ident, &sig);
     let body = lower(&lsig, &f.block, &mut errors);
     assert!(errors.finish().is_ok(), "lowering reported errors");
     let problems = verify::verify(&body);

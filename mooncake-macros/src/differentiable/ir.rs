@@ -322,6 +322,11 @@ impl fmt::Display for Operand {
 }
 
 impl BinOp {
+    /// `+ - * / %`: the operators with a derivative (on floats).
+    pub(crate) fn is_arithmetic(self) -> bool {
+        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem)
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             BinOp::Add => "add",

@@ -21,6 +21,21 @@ pub(crate) struct Signature<'a> {
     pub(crate) ret_ty: syn::Type,
 }
 
+impl<'a> Signature<'a> {
+    /// The signature of a function named `name`, from its parsed signature.
+    pub(crate) fn of(name: &'a syn::Ident, sig: &super::parse::Sig) -> Self {
+        Signature {
+            name,
+            args: sig
+                .args
+                .iter()
+                .map(|a| (a.name.clone(), a.ty.clone(), a.receiver.is_some()))
+                .collect(),
+            ret_ty: sig.ret.clone(),
+        }
+    }
+}
+
 /// Lowers `body` (the function's block) with the argument names of `sig` in scope.
 pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors) -> Body {
     let mut cx = Lower {

@@ -189,15 +189,7 @@ fn rules_of(
 ) -> (TokenStream, Option<parse::Sig>) {
     let before = errors.has_errors();
     let sig = parse::signature(parts.sig, errors);
-    let lsig = lower::Signature {
-        name: &parts.sig.ident,
-        args: sig
-            .args
-            .iter()
-            .map(|a| (a.name.clone(), a.ty.clone(), a.receiver.is_some()))
-            .collect(),
-        ret_ty: sig.ret.clone(),
-    };
+    let lsig = lower::Signature::of(&parts.sig.ident, &sig);
     let failed_signature = errors.has_errors() && !before;
     if failed_signature {
         return (stubs(parts, &sig), None);

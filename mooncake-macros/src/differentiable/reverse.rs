@@ -266,6 +266,16 @@ fn ref_locals(body: &Body) -> (Vec<bool>, Vec<bool>) {
     (refs, mut_refs)
 }
 
+/// `+ - * / %`, unary `-` and `as`: the statements that are arithmetic on floats and carry no
+/// derivative on integers.
+fn is_arithmetic(rv: &Rvalue) -> bool {
+    match rv {
+        Rvalue::Binary(op, ..) => op.is_arithmetic(),
+        Rvalue::Unary(UnOp::Neg, _) | Rvalue::Cast(..) => true,
+        _ => false,
+    }
+}
+
 /// The integer types, whose arithmetic has no derivative.
 const INT_TYPES: &[&str] =
     &["usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128"];
@@ -305,11 +315,9 @@ fn int_locals(body: &Body) -> Vec<bool> {
                 };
                 let int = match rv {
                     Rvalue::Use(o) => int_operand(o),
-                    Rvalue::Binary(
-                        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem,
-                        a,
-                        c,
-                    ) => int_operand(a) || int_operand(c),
+                    Rvalue::Binary(op, a, c) if op.is_arithmetic() => {
+                        int_operand(a) || int_operand(c)
+                    }
                     Rvalue::Unary(UnOp::Neg, a) => int_operand(a),
                     Rvalue::Cast(_, ty) => is_int_type(ty),
                     Rvalue::Method { method, args, .. } => method == "len" && args.is_empty(),
@@ -335,13 +343,7 @@ pub(crate) fn arithmetic_kinds(body: &Body) -> ((usize, usize), (usize, usize)) 
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
-            let arithmetic = matches!(
-                rv,
-                Rvalue::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..)
-                    | Rvalue::Unary(UnOp::Neg, _)
-                    | Rvalue::Cast(..)
-            );
-            if !arithmetic || !p.projections.is_empty() {
+            if !is_arithmetic(rv) || !p.projections.is_empty() {
                 continue;
             }
             let count = if ints[p.local.index()] { &mut on_ints } else { &mut others };
@@ -543,14 +545,7 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
             None => Kind::NoDerivative,
         };
     }
-    if ints[place.local.index()]
-        && matches!(
-            rv,
-            Rvalue::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, ..)
-                | Rvalue::Unary(UnOp::Neg, _)
-                | Rvalue::Cast(..)
-        )
-    {
+    if ints[place.local.index()] && is_arithmetic(rv) {
         // Integer arithmetic: no reverse code at all.
         return Kind::NoDerivative;
     }
@@ -566,7 +561,7 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
             None => Kind::NoDerivative,
         },
         Rvalue::Use(_) | Rvalue::Matches(..) => Kind::NoDerivative,
-        Rvalue::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, a, b) => {
+        Rvalue::Binary(op, a, b) if op.is_arithmetic() => {
             Kind::Rule(vec![operand_local(a), operand_local(b)])
         }
         Rvalue::Binary(..) => Kind::NoDerivative,
@@ -759,23 +754,8 @@ impl<'a> Reverse<'a> {
                     (quote_spanned!(span=> #rt::rev::cell_load_rrule(&#base)), false)
                 }
                 Some(Access::Field(base, path)) if self.mut_refs[base.index()] => {
-                    let f = field_path(&path);
-                    let b = self.names.local(base);
-                    (
-                        quote_spanned!(span=> #rt::rev::cell_load_rrule(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f))),
-                        false,
-                    )
-                }
-                Some(Access::FieldIndex(base, path, index)) if self.mut_refs[base.index()] => {
-                    let f = field_path(&path);
-                    let (b, index) = (self.names.local(base), self.names.local(index));
-                    (
-                        quote_spanned!(span=> #rt::rules::buffer::index_rrule(
-                            #rt::rev::as_read(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f)),
-                            #index,
-                        )),
-                        false,
-                    )
+                    let view = self.field_view(base, &path, span);
+                    (quote_spanned!(span=> #rt::rev::cell_load_rrule(&#view)), false)
                 }
                 Some(Access::Field(base, path)) => {
                     let f = field_path(&path);
@@ -794,13 +774,10 @@ impl<'a> Reverse<'a> {
                     }
                 }
                 Some(Access::FieldIndex(base, path, index)) => {
-                    let f = field_path(&path);
-                    let (b, index) = (self.names.local(base), self.names.local(index));
+                    let view = self.field_view(base, &path, span);
+                    let index = self.names.local(index);
                     (
-                        quote_spanned!(span=> #rt::rules::buffer::index_rrule(
-                            #rt::rev::as_read(&#rt::rev::field_view(&#b.primal #f, &#b.fdata #f)),
-                            #index,
-                        )),
+                        quote_spanned!(span=> #rt::rules::buffer::index_rrule(#rt::rev::as_read(&#view), #index)),
                         false,
                     )
                 }
@@ -952,27 +929,15 @@ impl<'a> Reverse<'a> {
                         .enumerate()
                         .map(|(k, a)| {
                             let v = match a {
-                                Operand::Ref(p, true)
+                                // `&r.field` of `r: &T`, `&mut r.field` of `r: &mut T`.
+                                Operand::Ref(p, _)
                                     if let Some(Access::Field(base, path)) = access(p) =>
                                 {
-                                    // `&mut r.field` of `r: &mut T`: the field's handle and
-                                    // shadow.
-                                    let r = self.names.local(base);
-                                    let f = field_path(&path);
-                                    quote_spanned!(span=> #rt::rev::handle_view(&#r.primal #f, &#r.fdata #f))
+                                    self.field_view(base, &path, span)
                                 }
                                 Operand::Use(p) | Operand::Ref(p, true) => {
                                     let l = self.names.local(p.local);
                                     quote_spanned!(span=> #rt::rev::pass(&#l))
-                                }
-                                Operand::Ref(p, false)
-                                    if let Some(Access::Field(base, path)) = access(p) =>
-                                {
-                                    // `&r.field` of a shared reference `r`: the field and its
-                                    // shadow.
-                                    let r = self.names.local(base);
-                                    let f = field_path(&path);
-                                    quote_spanned!(span=> #rt::rev::field_view(&#r.primal #f, &#r.fdata #f))
                                 }
                                 Operand::Ref(p, false) => {
                                     let b = format_ident!("__loan{}", k, span = Span::mixed_site());
@@ -1089,18 +1054,31 @@ impl<'a> Reverse<'a> {
 
     /// A buffer method's receiver: a local, or a view of a buffer field (`p.w`).
     fn buffer_receiver(&self, receiver: &Place, span: Span) -> TokenStream {
-        let rt = rt();
-        let b = self.names.local(receiver.local);
         match access(receiver) {
-            Some(Access::Field(base, path)) if self.mut_refs[base.index()] => {
-                let f = field_path(&path);
-                quote_spanned!(span=> #rt::rev::handle_view(&#b.primal #f, &#b.fdata #f))
+            Some(Access::Field(base, path)) => self.field_view(base, &path, span),
+            _ => {
+                let b = self.names.local(receiver.local);
+                quote_spanned!(span=> #b)
             }
-            Some(Access::Field(_, path)) => {
-                let f = field_path(&path);
-                quote_spanned!(span=> #rt::rev::field_view(&#b.primal #f, &#b.fdata #f))
-            }
-            _ => quote_spanned!(span=> #b),
+        }
+    }
+
+    /// The `CoDual` of a field `base.path` of a reference argument: through the field's handle
+    /// behind `&mut` (`rev::handle_view`), in place behind `&` (`rev::field_view`); each with
+    /// the field's own shadow.
+    fn field_view(&self, base: Local, path: &[syn::Member], span: Span) -> TokenStream {
+        self.view(self.mut_refs[base.index()], base, path, span)
+    }
+
+    /// [`Self::field_view`] with the choice made by the caller: stores always go through the
+    /// field's handle.
+    fn view(&self, handle: bool, base: Local, path: &[syn::Member], span: Span) -> TokenStream {
+        let rt = rt();
+        let (b, f) = (self.names.local(base), field_path(path));
+        if handle {
+            quote_spanned!(span=> #rt::rev::handle_view(&#b.primal #f, &#b.fdata #f))
+        } else {
+            quote_spanned!(span=> #rt::rev::field_view(&#b.primal #f, &#b.fdata #f))
         }
     }
 
@@ -1128,18 +1106,13 @@ impl<'a> Reverse<'a> {
                 quote_spanned!(span=> #rt::rev::cell_store_rrule(&#base, #v))
             }
             Some(Access::Field(base, path)) => {
-                let f = field_path(&path);
-                let b = self.names.local(base);
-                quote_spanned!(span=> #rt::rev::cell_store_rrule(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f), #v))
+                let view = self.view(true, base, &path, span);
+                quote_spanned!(span=> #rt::rev::cell_store_rrule(&#view, #v))
             }
             Some(Access::FieldIndex(base, path, index)) => {
-                let f = field_path(&path);
-                let (b, index) = (self.names.local(base), self.names.local(index));
-                quote_spanned!(span=> #rt::rules::buffer::index_set_rrule(
-                    #rt::rev::as_write(&#rt::rev::handle_view(&#b.primal #f, &#b.fdata #f)),
-                    #index,
-                    #v,
-                ))
+                let view = self.view(true, base, &path, span);
+                let index = self.names.local(index);
+                quote_spanned!(span=> #rt::rules::buffer::index_set_rrule(#rt::rev::as_write(&#view), #index, #v))
             }
             None => return quote!(::core::unreachable!();),
         };
