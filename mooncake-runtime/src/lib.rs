@@ -46,8 +46,8 @@ pub use dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 pub use float::Float;
 pub use mooncake_macros::Tangent;
 
-/// Derives the rules of a function: `NAME_frule` (forward mode) beside the function, which is
-/// left exactly as written.
+/// Derives the rules of a function: `NAME_frule` (forward mode) and `NAME_rrule` (reverse mode)
+/// beside the function, which is left exactly as written.
 ///
 /// ```
 /// use mooncake_runtime::prelude::*;
@@ -92,7 +92,33 @@ pub use mooncake_macros::Tangent;
 /// Arguments: `#[differentiable(dump_ir)]` prints the IR of each pass at expansion time (also
 /// `MOONCAKE_DUMP_IR=1` or `MOONCAKE_DUMP_IR=name` in the environment of the build);
 /// `#[differentiable(debug)]` makes the rule panic, naming the variable, as soon as a float it
-/// computes is not finite.
+/// computes is not finite; `forward_only` / `reverse_only` derive one rule only;
+/// `recursive` boxes the pullback of every call in the body.
+///
+/// Recursion: a function that calls itself needs nothing (those calls box their pullbacks). In
+/// a cycle of *mutual* recursion (`f` calls `g`, `g` calls `f`) put `#[differentiable(recursive)]`
+/// on one function of the cycle; without it, rustc reports `error[E0720]: cannot resolve opaque
+/// type` ("recursive opaque type") at the functions' attributes, because each reverse rule's
+/// pullback would contain the other's. Other calls keep unboxed pullbacks, which the compiler
+/// inlines.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable(recursive)]
+/// fn even(x: f64, n: u32) -> f64 {
+///     if n == 0 { x } else { odd(x * 1.5, n - 1) }
+/// }
+///
+/// #[differentiable]
+/// fn odd(x: f64, n: u32) -> f64 {
+///     if n == 0 { x * x } else { even(x.sin(), n - 1) }
+/// }
+///
+/// let (_, (dx, _)) = value_and_gradient!(even(0.5, 3));
+/// let (y, dy) = value_and_derivative!(even(0.5, 3), (1.0, NoTangent));
+/// assert!((dx - dy).abs() < 1e-12, "{dx} {dy} {y}");
+/// ```
 #[doc(inline)]
 pub use mooncake_macros::differentiable;
 

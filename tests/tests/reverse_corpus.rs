@@ -136,7 +136,8 @@ fn factorial_like(x: f64, n: u32) -> f64 {
     if n == 0 { 1.0 } else { x * factorial_like(x, n - 1) }
 }
 
-#[differentiable]
+// One function of a cycle of mutual recursion boxes its calls' pullbacks.
+#[differentiable(recursive)]
 fn is_even_poly(x: f64, n: u32) -> f64 {
     if n == 0 { x } else { is_odd_poly(x * 1.1, n - 1) }
 }

@@ -453,7 +453,13 @@ fn generate(
         _ if args.forward_only => quote!(),
         None => {
             let rnames = Names::new(&rbody);
-            let rev = reverse::Reverse::new(&rbody, &rnames, &structured);
+            let rev = reverse::Reverse::new(
+                &rbody,
+                &rnames,
+                &structured,
+                &func.sig.ident,
+                args.recursive,
+            );
             let (forward_pass, pullback, _) = rev.generate(&structured);
             let signature = rrule_signature(func, sig, &names);
             let ret_codual = codual_type(&sig.ret);

@@ -22,6 +22,11 @@ pub(crate) struct Args {
     /// Derive `NAME_rrule` only.
     #[darling(default)]
     pub(crate) reverse_only: bool,
+    /// Box the pullback of every call in the body (reverse mode), not only of calls of the
+    /// function itself: needed on one function of each cycle of mutual recursion, whose
+    /// pullback types would otherwise contain themselves.
+    #[darling(default)]
+    pub(crate) recursive: bool,
 }
 
 impl Args {

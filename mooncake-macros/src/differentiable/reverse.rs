@@ -20,8 +20,10 @@
 //! forward pass assigns beside the local (a marker is always initialised, the local need not
 //! be).
 //!
-//! Calls to other functions box their pullback: the callee may (mutually) recurse, and an
-//! `impl FnOnce` pullback cannot contain itself. Operators and methods on floats do not box.
+//! A call keeps its callee's pullback unboxed (an `impl FnOnce` the compiler can inline), except
+//! where the call can recurse: a call of the function itself, and every call in a function
+//! marked `#[differentiable(recursive)]` (one function of each cycle of mutual recursion), since
+//! an `impl FnOnce` pullback cannot contain itself.
 
 use super::codegen::{Names, rt};
 use super::forward::{method_key, rule_path};
@@ -620,6 +622,10 @@ pub(crate) struct Reverse<'a> {
     mut_refs: Vec<bool>,
     /// Locals known to be integers (see [`int_locals`]).
     ints: Vec<bool>,
+    /// The function's name: its calls of itself box their pullbacks.
+    name: &'a syn::Ident,
+    /// `#[differentiable(recursive)]`: every call boxes its pullback.
+    box_all_calls: bool,
 }
 
 fn tape(s: (usize, usize)) -> syn::Ident {
@@ -635,7 +641,13 @@ fn marker(l: Local) -> syn::Ident {
 }
 
 impl<'a> Reverse<'a> {
-    pub(crate) fn new(body: &'a Body, names: &'a Names, structured: &Node) -> Self {
+    pub(crate) fn new(
+        body: &'a Body,
+        names: &'a Names,
+        structured: &Node,
+        name: &'a syn::Ident,
+        box_all_calls: bool,
+    ) -> Self {
         let mut in_loop = BTreeSet::new();
         blocks_in_loops(structured, false, &mut in_loop);
         let (refs, mut_refs) = ref_locals(body);
@@ -674,7 +686,18 @@ impl<'a> Reverse<'a> {
                 }
             }
         }
-        Reverse { body, names, in_loop, preds: body.predecessors(), adjoint, refs, mut_refs, ints }
+        Reverse {
+            body,
+            names,
+            in_loop,
+            preds: body.predecessors(),
+            adjoint,
+            refs,
+            mut_refs,
+            ints,
+            name,
+            box_all_calls,
+        }
     }
 
     fn codual_operand(&self, o: &Operand, span: Span) -> TokenStream {
@@ -953,7 +976,7 @@ impl<'a> Reverse<'a> {
                     for (l, b) in loans.into_iter().rev() {
                         call = quote_spanned!(span=> #rt::rev::with_borrow(&#l, |#b| #call));
                     }
-                    (call, true)
+                    (call, self.box_all_calls || self.calls_itself(func))
                 }
             }
             Rvalue::Method { receiver, method, args }
@@ -1050,6 +1073,17 @@ impl<'a> Reverse<'a> {
             #mark
             #store
         })
+    }
+
+    /// Whether `func` names the function being differentiated (`f`, `self::f`, `Self::f`): a
+    /// call that recurses, whose pullback must be boxed.
+    fn calls_itself(&self, func: &syn::Path) -> bool {
+        let segs: Vec<&syn::Ident> = func.segments.iter().map(|s| &s.ident).collect();
+        match segs.as_slice() {
+            [f] => *f == self.name,
+            [q, f] => *f == self.name && (*q == "self" || *q == "Self"),
+            _ => false,
+        }
     }
 
     /// A buffer method's receiver: a local, or a view of a buffer field (`p.w`).
