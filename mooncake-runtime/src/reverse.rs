@@ -684,3 +684,34 @@ pub fn field_view<'a, P: ?Sized, S: Clone>(primal: &'a P, shadow: &S) -> CoDual<
 pub fn handle_view<H: Clone, S: Clone>(handle: &H, shadow: &S) -> CoDual<H, S> {
     CoDual::new(handle.clone(), shadow.clone())
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tape pools: a tape (the stack of one statement's pullbacks inside a loop, or the block stack)
+// is taken from a thread-local pool at the start of a reverse rule and given back, empty but
+// with its capacity, at the end of the pullback. Repeated gradients then reuse the memory the
+// first one grew: no allocation, and no fresh pages to fault in.
+
+/// The pool of one tape site (declared by generated code as a `thread_local!` static inside the
+/// rule, one per site): type-erased, since a tape holds closures, whose types have no names.
+pub type TapePool = std::cell::RefCell<Vec<Box<dyn std::any::Any>>>;
+
+/// A tape from `pool`, or a new, empty one. A tape held by the pool always has the type `T`
+/// (a site belongs to one non-generic function); one of another type is dropped.
+#[inline]
+pub fn take_tape<T: 'static>(pool: &'static std::thread::LocalKey<TapePool>) -> Box<Vec<T>> {
+    pool.with(|p| match p.borrow_mut().pop().map(|b| b.downcast::<Vec<T>>()) {
+        Some(Ok(tape)) => tape,
+        _ => Box::new(Vec::new()),
+    })
+}
+
+/// Gives a tape back to `pool`, emptied, keeping its capacity for the next gradient.
+#[inline]
+pub fn give_tape<T: 'static>(
+    pool: &'static std::thread::LocalKey<TapePool>,
+    mut tape: Box<Vec<T>>,
+) {
+    tape.clear();
+    // The pool may be gone if this runs while the thread's statics are being destroyed.
+    let _ = pool.try_with(|p| p.borrow_mut().push(tape));
+}

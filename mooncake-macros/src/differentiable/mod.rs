@@ -88,11 +88,14 @@ pub(crate) struct FnParts<'a> {
     pub(crate) vis: &'a syn::Visibility,
     pub(crate) sig: &'a syn::Signature,
     pub(crate) block: &'a syn::Block,
+    /// Inside an `impl` block with type or const parameters.
+    pub(crate) in_generic_impl: bool,
 }
 
 /// A free function, or a method given on its own: the function, then its rules.
 fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> TokenStream {
-    let parts = FnParts { vis: &func.vis, sig: &func.sig, block: &func.block };
+    let parts =
+        FnParts { vis: &func.vis, sig: &func.sig, block: &func.block, in_generic_impl: false };
     let (rules, _) = rules_of(&parts, args, &mut errors);
     match errors.finish() {
         Ok(()) => quote!(#func #rules),
@@ -119,7 +122,8 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
             .to_compile_error();
         }
     };
-    let parts = FnParts { vis: &func.vis, sig: &func.sig, block: &func.block };
+    let parts =
+        FnParts { vis: &func.vis, sig: &func.sig, block: &func.block, in_generic_impl: false };
     let (rules, _) = rules_of(&parts, &args, &mut errors);
     // The original must exist with this signature (non-generic functions: a generic one has no
     // single function-pointer type to check against).
@@ -158,7 +162,16 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
     let mut dispatch = Vec::new();
     for item in &imp.items {
         if let syn::ImplItem::Fn(f) = item {
-            let parts = FnParts { vis: &f.vis, sig: &f.sig, block: &f.block };
+            let parts = FnParts {
+                vis: &f.vis,
+                sig: &f.sig,
+                block: &f.block,
+                in_generic_impl: imp
+                    .generics
+                    .params
+                    .iter()
+                    .any(|p| !matches!(p, syn::GenericParam::Lifetime(_))),
+            };
             let (r, sig) = rules_of(&parts, args, &mut errors);
             rules.push(r);
             if let Some(sig) = sig {
@@ -453,13 +466,20 @@ fn generate(
         _ if args.forward_only => quote!(),
         None => {
             let rnames = Names::new(&rbody);
-            let rev = reverse::Reverse::new(
+            let mut rev = reverse::Reverse::new(
                 &rbody,
                 &rnames,
                 &structured,
                 &func.sig.ident,
                 args.recursive,
             );
+            rev.pool_tapes = !func.in_generic_impl
+                && func
+                    .sig
+                    .generics
+                    .params
+                    .iter()
+                    .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
             let (forward_pass, pullback, _) = rev.generate(&structured);
             let signature = rrule_signature(func, sig, &names);
             let ret_codual = codual_type(&sig.ret);

@@ -626,10 +626,19 @@ pub(crate) struct Reverse<'a> {
     name: &'a syn::Ident,
     /// `#[differentiable(recursive)]`: every call boxes its pullback.
     box_all_calls: bool,
+    /// Whether tapes come from thread-local pools (`rev::take_tape`): only in functions without
+    /// type or const parameters, since a pooled tape's type must be `'static` and a `static`
+    /// cannot depend on a parameter.
+    pub(crate) pool_tapes: bool,
 }
 
 fn tape(s: (usize, usize)) -> syn::Ident {
     format_ident!("__t{}_{}", s.0, s.1, span = Span::mixed_site())
+}
+
+/// The thread-local pool of a tape (see `rev::take_tape`).
+fn pool(s: (usize, usize)) -> syn::Ident {
+    format_ident!("__POOL{}_{}", s.0, s.1, span = Span::mixed_site())
 }
 
 fn adj(l: Local) -> syn::Ident {
@@ -697,6 +706,7 @@ impl<'a> Reverse<'a> {
             ints,
             name,
             box_all_calls,
+            pool_tapes: false,
         }
     }
 
@@ -1270,6 +1280,7 @@ impl<'a> Reverse<'a> {
 
         // Tapes and markers.
         let mut decls = Vec::new();
+        let mut give_back = Vec::new();
         for (bi, block) in body.blocks.iter().enumerate() {
             for (i, s) in block.statements.iter().enumerate() {
                 if let StatementKind::Assign(p, rv) = &s.kind
@@ -1280,7 +1291,18 @@ impl<'a> Reverse<'a> {
                 {
                     let t = tape((bi, i));
                     if self.in_loop.contains(&BlockId(bi as u32)) {
-                        decls.push(quote!(let mut #t = ::std::vec::Vec::new();));
+                        if self.pool_tapes {
+                            let p = pool((bi, i));
+                            decls.push(quote!(
+                                ::std::thread_local! {
+                                    static #p: #rt::rev::TapePool = const { ::core::cell::RefCell::new(::std::vec::Vec::new()) };
+                                }
+                                let mut #t = #rt::rev::take_tape(&#p);
+                            ));
+                            give_back.push(quote!(#rt::rev::give_tape(&#p, #t);));
+                        } else {
+                            decls.push(quote!(let mut #t = ::std::vec::Vec::new();));
+                        }
                     } else {
                         decls.push(quote!(let mut #t = ::core::option::Option::None;));
                     }
@@ -1297,7 +1319,17 @@ impl<'a> Reverse<'a> {
             let (m, x) = (marker(l), self.names.local(l));
             decls.push(quote!(#m = #rt::rev::marker(&#x);));
         }
-        let stack = if needs_stack {
+        let stack = if needs_stack && self.pool_tapes {
+            let p = pool((usize::MAX, 0));
+            give_back.push(quote!(#rt::rev::give_tape(&#p, __stack);));
+            quote!(
+                ::std::thread_local! {
+                    static #p: #rt::rev::TapePool = const { ::core::cell::RefCell::new(::std::vec::Vec::new()) };
+                }
+                let mut __stack: ::std::boxed::Box<::std::vec::Vec<u32>> = #rt::rev::take_tape(&#p);
+                let mut __prev: u32 = 0;
+            )
+        } else if needs_stack {
             quote!(let mut __stack: ::std::vec::Vec<u32> = ::std::vec::Vec::new(); let mut __prev: u32 = 0;)
         } else {
             quote!(let mut __prev: u32 = 0;)
@@ -1344,6 +1376,7 @@ impl<'a> Reverse<'a> {
                     _ => ::core::unreachable!(),
                 }
             }
+            #(#give_back)*
             (#(#args,)*)
         );
         let captures = quote!();
