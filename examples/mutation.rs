@@ -1,0 +1,257 @@
+//! Mutation: the example function of Mooncake's rule system ("The Model", seed 000) written in
+//! Rust with `&mut` arguments,
+//!
+//! ```julia
+//! function f(x, y, z, s::Ref{Vector{Float64}})
+//!     z .*= y .* x
+//!     s[] = 2z
+//!     return sum(z)
+//! end
+//! ```
+//!
+//! `z` is mutated in place, `s` is made to hold freshly built data (of a length other than its
+//! own), and a value is returned. Mooncake models such a function as a map from the state of
+//! its arguments *on entry* to their state *after the call* and its result:
+//! `f(x, y, z, s) = ((x, y, x⊙y⊙z, 2·x⊙y⊙z), Σ x⊙y⊙z)`. A gradient is with respect to the state
+//! on entry, and a complete gradient computation leaves the arguments as they were on entry.
+//!
+//! The example shows both, first through `value_and_gradient!` (a cotangent on the result only),
+//! then through the derived `f_rrule` itself with cotangents on the state after the call as well,
+//! and checks the gradients against their closed form and, through the dot-product identity,
+//! against the derived forward rule `f_frule`. Exits non-zero if anything disagrees.
+//!
+//! Run with `cargo run --release --example mutation`.
+
+// The body is written the way the seed's Julia reads, index by index.
+#![allow(clippy::needless_range_loop)]
+
+use mooncake_runtime::prelude::*;
+
+/// Seed 000's `f`, with `s: &mut Vec<f64>` for the seed's `s::Ref{Vector{Float64}}`.
+#[differentiable]
+fn f(x: &[f64], y: &[f64], z: &mut [f64], s: &mut Vec<f64>) -> f64 {
+    // z .*= y .* x
+    for i in 0..z.len() {
+        z[i] *= y[i] * x[i];
+    }
+    // s[] = 2z. Plain Rust would say `*s = z.iter().map(|v| 2.0 * v).collect()`; reverse mode
+    // does not cover assigning a whole `Vec` through `&mut` yet, so `s` is emptied by `clear`
+    // (rules by hand, below) and refilled by `push` (a runtime rule).
+    clear(s);
+    for i in 0..z.len() {
+        s.push(2.0 * z[i]);
+    }
+    // return sum(z)
+    z.iter().sum::<f64>()
+}
+
+/// `s.clear()`: a primitive with rules written by hand, since `#[differentiable]` reverse mode
+/// has no rule for `Vec::clear` yet.
+fn clear(s: &mut Vec<f64>) {
+    s.clear();
+}
+
+/// Forward rule of [`clear`]: the primal and its tangent are both emptied.
+#[frule(for = clear)]
+fn clear_frule(s: Dual<&mut Vec<f64>, &mut Vec<f64>>) -> Dual<(), NoTangent> {
+    s.primal.clear();
+    s.tangent.clear();
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of [`clear`]. The old contents no longer reach anything, so their gradient from
+/// what follows is zero: the forward pass keeps the contents and the shadow and empties both;
+/// the pullback puts both back (restoring the state on entry, seed 000's rule for overwrites).
+#[rrule(for = clear)]
+fn clear_rrule(
+    s: CoDual<SharedVec<f64>, SharedVec<f64>>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData,) + use<>) {
+    let (s, ds) = s.into_parts();
+    let contents = s.replace(Vec::new());
+    let shadow = ds.replace(Vec::new());
+    let pullback = move |_: NoRData| {
+        s.replace(contents);
+        ds.replace(shadow);
+        (NoRData,)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(u, v)| u * v).sum()
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    a.iter().zip(b).map(|(u, v)| (u - v).abs()).fold(0.0, f64::max)
+}
+
+fn show(v: &[f64]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| format!("{x:.4}")).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn main() {
+    let x = vec![1.0, 2.0, 3.0];
+    let y = vec![0.5, -1.0, 2.0];
+    let z0 = vec![1.5, 0.25, -1.0];
+    let s0 = vec![7.0, 8.0]; // S = 2 elements on entry, D = 3 after the call
+    let n = x.len();
+    let mut failures = Vec::new();
+
+    // ---- the primal: it mutates `z` and `s` -----------------------------------------------
+    let (mut z, mut s) = (z0.clone(), s0.clone());
+    let value = f(&x, &y, &mut z, &mut s);
+    println!("x = {}, y = {}, z = {}, s = {}", show(&x), show(&y), show(&z0), show(&s0));
+    println!("f(x, y, z, s) = {value:.4}; after the call z = {}, s = {}", show(&z), show(&s));
+    let xyz: Vec<f64> = (0..n).map(|i| x[i] * y[i] * z0[i]).collect();
+    let twice: Vec<f64> = xyz.iter().map(|v| 2.0 * v).collect();
+    if max_diff(&z, &xyz) > 0.0 || max_diff(&s, &twice) > 0.0 {
+        failures.push("the primal's state after the call is not (x⊙y⊙z, 2·x⊙y⊙z)");
+    }
+
+    // ---- value_and_gradient!: the gradient of the result w.r.t. the state on entry ----------
+    let (mut z, mut s) = (z0.clone(), s0.clone());
+    let (v, (gx, gy, gz, gs)) = value_and_gradient!(f(&x, &y, &mut z, &mut s));
+    println!();
+    println!("value_and_gradient!(f(&x, &y, &mut z, &mut s)):");
+    println!("  value {v:.4}");
+    println!("  d/dx = {} (y⊙z on entry)", show(&gx));
+    println!("  d/dy = {} (x⊙z on entry)", show(&gy));
+    println!("  d/dz = {} (x⊙y)", show(&gz));
+    println!("  d/ds = {} (s's entry contents reach nothing)", show(&gs));
+    println!("  afterwards z = {}, s = {} (as on entry)", show(&z), show(&s));
+    let yz: Vec<f64> = (0..n).map(|i| y[i] * z0[i]).collect();
+    let xz: Vec<f64> = (0..n).map(|i| x[i] * z0[i]).collect();
+    let xy: Vec<f64> = (0..n).map(|i| x[i] * y[i]).collect();
+    let gradient_error = max_diff(&gx, &yz)
+        .max(max_diff(&gy, &xz))
+        .max(max_diff(&gz, &xy))
+        .max(max_diff(&gs, &[0.0, 0.0]));
+    if (v - value).abs() > 0.0 || gradient_error > 1e-12 {
+        failures.push("value_and_gradient! disagrees with the closed form");
+    }
+    if z != z0 || s != s0 {
+        failures.push("value_and_gradient! did not leave z and s as on entry");
+    }
+
+    // ---- the whole model: cotangents of the result and of the state after the call ----------
+    // The derived reverse rule, called directly: `&mut` arguments are seen through shared
+    // handles, each argument has a shadow; the caller seeds the shadows with the cotangent of
+    // the state *after* the call, runs the pullback with the result's cotangent, and reads the
+    // gradient w.r.t. the state *on entry* from the same shadows.
+    let (x_after_bar, y_after_bar) = (vec![0.1, 0.2, 0.3], vec![-0.5, 0.5, 1.0]);
+    let (z_after_bar, s_after_bar, a_bar) = (vec![1.0, -1.0, 0.5], vec![0.25, 2.0, -1.5], 2.0);
+    let (x_shadow, y_shadow) = (SharedVec::zeros(n), SharedVec::zeros(n));
+    let (z_handle, z_shadow) = (SharedVec::from_slice(&z0), SharedVec::zeros(n));
+    let (s_handle, s_shadow) = (SharedVec::from_slice(&s0), SharedVec::zeros(s0.len()));
+    let (out, pullback) = f_rrule(
+        CoDual::new(&x[..], x_shadow.clone()),
+        CoDual::new(&y[..], y_shadow.clone()),
+        CoDual::new(z_handle.clone(), z_shadow.clone()),
+        CoDual::new(s_handle.clone(), s_shadow.clone()),
+    );
+    let (z_after, s_after) = (z_handle.to_vec(), s_handle.to_vec());
+    for i in 0..n {
+        x_shadow.add(i, x_after_bar[i]);
+        y_shadow.add(i, y_after_bar[i]);
+        z_shadow.add(i, z_after_bar[i]);
+        s_shadow.add(i, s_after_bar[i]); // `s` now has n elements, and so has its shadow
+    }
+    let _: (NoRData, NoRData, NoRData, NoRData) = pullback(a_bar);
+    let (x_bar, y_bar) = (x_shadow.to_vec(), y_shadow.to_vec());
+    let (z_bar, s_bar) = (z_shadow.to_vec(), s_shadow.to_vec());
+    println!();
+    println!("f_rrule with cotangents ā = {a_bar} of the result and, of the state after the call,");
+    println!("  x̄' = {}, ȳ' = {},", show(&x_after_bar), show(&y_after_bar));
+    println!("  z̄' = {}, s̄' = {}:", show(&z_after_bar), show(&s_after_bar));
+    println!(
+        "  forward pass: value {:.4}, z = {}, s = {}",
+        out.primal,
+        show(&z_after),
+        show(&s_after)
+    );
+    println!("  x̄ = {} (x̄' + w⊙y⊙z, w = ā + z̄' + 2s̄')", show(&x_bar));
+    println!("  ȳ = {} (ȳ' + w⊙x⊙z)", show(&y_bar));
+    println!("  z̄ = {} (w⊙x⊙y)", show(&z_bar));
+    println!("  s̄ = {} (zero, of s's length on entry)", show(&s_bar));
+    println!(
+        "  after the pullback z = {}, s = {}",
+        show(&z_handle.to_vec()),
+        show(&s_handle.to_vec())
+    );
+    let w: Vec<f64> = (0..n).map(|i| a_bar + z_after_bar[i] + 2.0 * s_after_bar[i]).collect();
+    let expected_x: Vec<f64> = (0..n).map(|i| x_after_bar[i] + w[i] * y[i] * z0[i]).collect();
+    let expected_y: Vec<f64> = (0..n).map(|i| y_after_bar[i] + w[i] * x[i] * z0[i]).collect();
+    let expected_z: Vec<f64> = (0..n).map(|i| w[i] * x[i] * y[i]).collect();
+    let model_error = max_diff(&x_bar, &expected_x)
+        .max(max_diff(&y_bar, &expected_y))
+        .max(max_diff(&z_bar, &expected_z))
+        .max(max_diff(&s_bar, &vec![0.0; s0.len()]));
+    if max_diff(&z_after, &xyz) > 0.0 || max_diff(&s_after, &twice) > 0.0 {
+        failures.push("f_rrule's forward pass does not leave the primal's state");
+    }
+    if model_error > 1e-12 {
+        failures.push("f_rrule's gradient disagrees with the closed form");
+    }
+    if z_handle.to_vec() != z0 || s_handle.to_vec() != s0 {
+        failures.push("f_rrule's pullback did not restore z and s");
+    }
+
+    // ---- forward mode, and the dot-product identity <ȳ, J ẋ> = <Jᵀ ȳ, ẋ> --------------------
+    // The derived forward rule carries tangents of the state on entry to tangents of the state
+    // after the call (updated in place beside the primal) and of the result.
+    let (x_dot, y_dot) = (vec![0.3, -0.7, 1.1], vec![1.0, 0.4, -0.2]);
+    let (z_dot, s_dot) = (vec![-0.6, 0.9, 0.5], vec![1.5, -2.5]);
+    let (mut z_f, mut s_f) = (z0.clone(), s0.clone());
+    let (mut z_t, mut s_t) = (z_dot.clone(), s_dot.clone());
+    let out = f_frule(
+        Dual::new(&x[..], &x_dot[..]),
+        Dual::new(&y[..], &y_dot[..]),
+        Dual::new(&mut z_f[..], &mut z_t[..]),
+        Dual::new(&mut s_f, &mut s_t),
+    );
+    let forward_side = a_bar * out.tangent
+        + dot(&x_after_bar, &x_dot)
+        + dot(&y_after_bar, &y_dot)
+        + dot(&z_after_bar, &z_t)
+        + dot(&s_after_bar, &s_t);
+    let reverse_side =
+        dot(&x_bar, &x_dot) + dot(&y_bar, &y_dot) + dot(&z_bar, &z_dot) + dot(&s_bar, &s_dot);
+    println!();
+    println!(
+        "f_frule along ẋ = {}, ẏ = {}, ż = {}, ṡ = {}:",
+        show(&x_dot),
+        show(&y_dot),
+        show(&z_dot),
+        show(&s_dot)
+    );
+    println!(
+        "  result tangent {:.4}; after the call ż = {}, ṡ = {}",
+        out.tangent,
+        show(&z_t),
+        show(&s_t)
+    );
+    println!("  <cotangent, forward tangent> = {forward_side:.10}");
+    println!("  <reverse gradient, ẋ>        = {reverse_side:.10}");
+    if (forward_side - reverse_side).abs() > 1e-12 * (1.0 + forward_side.abs()) {
+        failures.push("forward and reverse mode disagree (dot-product identity)");
+    }
+
+    println!();
+    if failures.is_empty() {
+        println!(
+            "agreement: ok (closed form {:.1e}, whole model {:.1e}, forward/reverse {:.1e}; arguments restored)",
+            gradient_error,
+            model_error,
+            (forward_side - reverse_side).abs()
+        );
+    } else {
+        for failure in &failures {
+            println!("FAILED: {failure}");
+        }
+        std::process::exit(1);
+    }
+}
