@@ -16,8 +16,13 @@ struct DerivativeInput {
 
 /// The call the API macros start with: `f(args..)`, by path.
 fn parse_call(input: ParseStream<'_>) -> syn::Result<syn::ExprCall> {
-    match input.parse::<Expr>()? {
-        Expr::Call(c) => Ok(c),
+    match ungroup(input.parse::<Expr>()?) {
+        Expr::Call(mut c) => {
+            // Arguments passed through a `macro_rules!` fragment arrive in invisible groups;
+            // how each is passed (`&`, `&mut`, by value) must still be seen.
+            c.args = c.args.into_iter().map(ungroup).collect();
+            Ok(c)
+        }
         other => Err(syn::Error::new(
             other.span(),
             "expected a call of a #[differentiable] function, such as `f(&x, 2.0)`; write a \
@@ -43,6 +48,14 @@ impl Parse for DerivativeInput {
             }
         };
         Ok(DerivativeInput { call, tangents })
+    }
+}
+
+/// An expression without the invisible group a `macro_rules!` fragment puts around it.
+fn ungroup(e: Expr) -> Expr {
+    match e {
+        Expr::Group(g) => ungroup(*g.expr),
+        other => other,
     }
 }
 
@@ -125,6 +138,8 @@ pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
 struct GradientInput {
     call: syn::ExprCall,
     ybar: Option<Expr>,
+    /// `cache = expr`: the prepared form.
+    cache: Option<Expr>,
 }
 
 fn parse_gradient_input(input: ParseStream<'_>, with_ybar: bool) -> syn::Result<GradientInput> {
@@ -136,15 +151,29 @@ fn parse_gradient_input(input: ParseStream<'_>, with_ybar: bool) -> syn::Result<
         None
     };
     let _ = input.parse::<Option<Token![,]>>()?;
+    let mut cache = None;
+    if !with_ybar && input.peek(syn::Ident) && input.peek2(Token![=]) {
+        let key: syn::Ident = input.parse()?;
+        if key != "cache" {
+            return Err(syn::Error::new(
+                key.span(),
+                "expected `cache = &mut cache` (a `GradientCache`) after the call",
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        cache = Some(input.parse()?);
+        let _ = input.parse::<Option<Token![,]>>()?;
+    }
     if !input.is_empty() {
         return Err(input.error(if with_ybar {
             "expected `value_and_pullback!(f(args..), ybar)`"
         } else {
-            "expected `value_and_gradient!(f(args..))`; for a cotangent of the result use \
-             `value_and_pullback!(f(args..), ybar)`"
+            "expected `value_and_gradient!(f(args..))` or `value_and_gradient!(f(args..), cache \
+             = &mut cache)`; for a cotangent of the result use `value_and_pullback!(f(args..), \
+             ybar)`"
         }));
     }
-    Ok(GradientInput { call, ybar })
+    Ok(GradientInput { call, ybar, cache })
 }
 
 /// `value_and_gradient!(f(a, &b, &mut c))` and `value_and_pullback!(f(..), ybar)`.
@@ -160,6 +189,9 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         Ok(p) => p,
         Err(e) => return e.to_compile_error(),
     };
+    if let Some(cache) = &input.cache {
+        return value_and_gradient_cached(&input.call, &rule, cache);
+    }
     let rt = quote!(::mooncake_runtime::__private);
     let site = proc_macro2::Span::mixed_site();
     let mut lets = Vec::new();
@@ -221,6 +253,75 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         let __r = __pb(__ybar);
         let _ = &__r;
         #(#restores)*
+        (__y.primal, (#(#grads,)*))
+    })
+}
+
+/// `value_and_gradient!(f(a, &b, &mut c), cache = &mut cache)`: the prepared form, whose
+/// shadows, handles and gradients live in a `GradientCache` and are reused.
+fn value_and_gradient_cached(call: &syn::ExprCall, rule: &syn::Path, cache: &Expr) -> TokenStream {
+    let rt = quote!(::mooncake_runtime::__private);
+    let site = proc_macro2::Span::mixed_site();
+    let func = &call.func;
+    let name = quote!(#func).to_string().replace(' ', "");
+    let n = call.args.len();
+    let c = format_ident!("__cache", span = site);
+    let mut lets = Vec::new();
+    let mut args = Vec::new();
+    let mut done = Vec::new();
+    let mut grads = Vec::new();
+    for (k, arg) in call.args.iter().enumerate() {
+        let p = format_ident!("__p{}", k, span = site);
+        let f = format_ident!("__f{}", k, span = site);
+        let span = arg.span();
+        let idx = syn::Index::from(k);
+        match arg {
+            Expr::Reference(r) if r.mutability.is_some() => {
+                let inner = &r.expr;
+                let m = format_ident!("__mut{}", k, span = site);
+                lets.push(quote_spanned!(span=>
+                    let #m = &mut #inner;
+                    let (#p, #f) = #c.mut_handle(#k, &*#m);
+                ));
+                args.push(quote_spanned!(span=> #rt::CoDual::new(#p, #f)));
+                done.push(quote_spanned!(span=> #c.mut_done(#k, &mut *#m);));
+                grads.push(quote_spanned!(span=> #c.mut_gradient(#k, &*#m)));
+            }
+            Expr::Reference(r) => {
+                let inner = &r.expr;
+                let m = format_ident!("__ref{}", k, span = site);
+                lets.push(quote_spanned!(span=>
+                    let #m = &#inner;
+                    let #f = #c.ref_shadow(#k, #m);
+                ));
+                args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(#m, #f); #rt::CoDual::new(__c.primal, __c.fdata) }));
+                done.push(quote_spanned!(span=> #c.ref_done(#k, #m);));
+                grads.push(quote_spanned!(span=> #c.ref_gradient(#k, #m)));
+            }
+            other => {
+                let mk = format_ident!("__m{}", k, span = site);
+                lets.push(quote_spanned!(span=>
+                    let #p = #other;
+                    let #f = #rt::Primal::zero_fdata(&#p);
+                    let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
+                    let #mk = #rt::rev::primal_marker(&#p);
+                ));
+                args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
+                done.push(quote_spanned!(span=> #c.value_done(#k, #mk, &#f, __r.#idx);));
+                grads.push(quote_spanned!(span=> #c.value_gradient(#k, #mk)));
+            }
+        }
+    }
+    quote!({
+        let #c: &mut #rt::GradientCache = #cache;
+        let #c = #c.begin(#name, #n);
+        #(#lets)*
+        let (__y, __pb) = #rule(#(#args),*);
+        let __ybar = #rt::api::seed_one(&__y.primal);
+        let __r = __pb(__ybar);
+        let _ = &__r;
+        #(#done)*
+        let #c: &#rt::GradientCache = #c;
         (__y.primal, (#(#grads,)*))
     })
 }

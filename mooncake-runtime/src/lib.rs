@@ -29,6 +29,7 @@ extern crate self as mooncake_runtime;
 
 #[doc(hidden)]
 pub mod api;
+pub mod cache;
 pub mod dual;
 pub mod float;
 pub mod forward;
@@ -42,6 +43,7 @@ pub mod shared;
 pub mod tangent;
 pub mod test_utils;
 
+pub use cache::GradientCache;
 pub use dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 pub use float::Float;
 pub use mooncake_macros::Tangent;
@@ -237,6 +239,12 @@ pub use mooncake_macros::rrule;
 /// ```
 ///
 /// For a result that is not a scalar, use [`value_and_pullback!`].
+///
+/// The prepared form, `value_and_gradient!(f(a, &b), cache = &mut cache)` with a
+/// [`GradientCache`], reuses the shadows and gradients of the first call, so that repeated
+/// gradients at the same sizes allocate nothing; it returns each gradient borrowed from the
+/// cache (`&Vec<f64>` for a slice, `&f64` for a scalar), and refuses other sizes with a message
+/// naming the argument.
 #[doc(inline)]
 pub use mooncake_macros::value_and_gradient;
 
@@ -309,17 +317,18 @@ pub struct ReadmeDoctests;
 pub use rng::TestRng;
 pub use rules::stop_gradient::{stop_gradient, stop_gradient_frule, stop_gradient_rrule};
 pub use shared::{SharedCell, SharedRef, SharedVec};
-pub use tangent::{FData, Primal, RData, TangentSpace};
+pub use tangent::{FData, Primal, RData, ShapeMismatch, TangentSpace};
 
 /// Everything a user of Mooncake needs in scope: `use mooncake_runtime::prelude::*;`.
 pub mod prelude {
+    pub use crate::cache::GradientCache;
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::float::Float;
     pub use crate::rules::stop_gradient::{
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,
     };
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
-    pub use crate::tangent::{FData, Primal, RData, TangentSpace};
+    pub use crate::tangent::{FData, Primal, RData, ShapeMismatch, TangentSpace};
     pub use mooncake_macros::{
         Tangent, check_rule, differentiable, frule, mooncake_overlay, rrule, test_rule,
         value_and_derivative, value_and_gradient, value_and_pullback,
@@ -332,13 +341,14 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::api;
+    pub use crate::cache::GradientCache;
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::forward as fwd;
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;
     pub use crate::rules;
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
-    pub use crate::tangent::{FData, Primal, RData, TangentSpace, close};
+    pub use crate::tangent::{FData, Primal, RData, ShapeMismatch, TangentSpace, close};
     pub use crate::test_utils;
     pub use core;
     pub use std;

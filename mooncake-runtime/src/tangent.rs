@@ -103,9 +103,48 @@ pub trait Primal {
     /// `<tangent, a - b>`, accumulated in `f64`: the inner product of a tangent with the
     /// difference of two primals, for finite differences.
     fn inner_difference(tangent: &Self::Tangent, a: &Self, b: &Self) -> f64;
+    /// Makes `shadow`, a shadow of an earlier value of this type, a zero shadow of `self`, in
+    /// place: what a prepared gradient ([`crate::GradientCache`]) does instead of allocating.
+    /// An error if the shapes differ (a buffer of another length). The default allocates a
+    /// new shadow; buffers, scalars, references and derived structs reuse the old one.
+    fn reset_shadow(&self, shadow: &mut Self::Shadow) -> Result<(), ShapeMismatch> {
+        *shadow = self.zero_shadow();
+        Ok(())
+    }
+    /// Makes `handle`, a handle of an earlier value of this type, hold a copy of `self`, in
+    /// place (see [`Primal::reset_shadow`]). The default allocates a new handle.
+    fn reset_handle(&self, handle: &mut Self::Handle) -> Result<(), ShapeMismatch> {
+        *handle = self.to_handle();
+        Ok(())
+    }
+    /// Copies the tangent held by `shadow` into `out`, reusing `out`'s memory where it can
+    /// (the default allocates, as [`Primal::shadow_to_tangent`]).
+    fn shadow_into_tangent(shadow: &Self::Shadow, out: &mut Self::Tangent) {
+        *out = Self::shadow_to_tangent(shadow);
+    }
     /// Whether `self` and `other` are equal up to `|a - b| <= atol + rtol * max(|a|, |b|)` in
     /// every differentiable component, and exactly equal in every other.
     fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool;
+}
+
+/// A value whose shape (a buffer's length) differs from the one a prepared gradient was made
+/// for: see [`Primal::reset_shadow`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeMismatch {
+    /// The length the prepared buffers have.
+    pub prepared: usize,
+    /// The length of the value given now.
+    pub given: usize,
+}
+
+impl std::fmt::Display for ShapeMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a buffer of length {}, where the cache was prepared for length {}",
+            self.given, self.prepared
+        )
+    }
 }
 
 /// `|a - b| <= atol + rtol * max(|a|, |b|)`, treating two NaNs (or two equal infinities) as equal.

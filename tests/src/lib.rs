@@ -18,3 +18,54 @@ pub fn mean(x: &[f64]) -> f64 {
     }
     s / (x.len() as f64)
 }
+
+/// A linear model: the parameters of [`prepared::loss`].
+pub mod prepared {
+    use mooncake_runtime::prelude::*;
+
+    /// Weights and a bias.
+    #[derive(Tangent, Clone, Debug)]
+    pub struct Model {
+        /// The weights, one per column.
+        pub w: Vec<f64>,
+        /// The bias.
+        pub b: f64,
+    }
+
+    /// The model's prediction for row `row` of the row-major matrix `x`.
+    #[differentiable]
+    pub fn predict(m: &Model, x: &[f64], row: usize) -> f64 {
+        let n = m.w.len();
+        let mut s = m.b;
+        for j in 0..n {
+            s += m.w[j] * x[row * n + j];
+        }
+        s
+    }
+
+    /// A loss with a nested loop, a branch, a call, a `&mut` state argument and a scalar: what
+    /// the prepared-gradient tests differentiate.
+    #[differentiable]
+    pub fn loss(m: &Model, x: &[f64], y: &[f64], state: &mut [f64], scale: f64) -> f64 {
+        let mut total = 0.0;
+        for r in 0..y.len() {
+            let e = predict(m, x, r) - y[r];
+            if e > 0.0 {
+                total += e * e;
+            } else {
+                total += 0.5 * e * e;
+            }
+            state[r] = state[r] * 0.9 + e;
+        }
+        scale * total + state[0] * state[0]
+    }
+
+    /// A model with `cols` weights, `rows` rows of data and a state, all deterministic.
+    pub fn data(rows: usize, cols: usize) -> (Model, Vec<f64>, Vec<f64>, Vec<f64>) {
+        let m = Model { w: (0..cols).map(|j| 0.3 - 0.1 * j as f64).collect(), b: 0.2 };
+        let x = (0..rows * cols).map(|i| ((i * 7 % 11) as f64 - 5.0) / 4.0).collect();
+        let y = (0..rows).map(|r| (r as f64 * 0.37).sin()).collect();
+        let state = (0..rows).map(|r| 0.1 * r as f64).collect();
+        (m, x, y, state)
+    }
+}

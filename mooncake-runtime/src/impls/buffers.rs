@@ -4,7 +4,7 @@
 use crate::dual::NoRData;
 use crate::rng::TestRng;
 use crate::shared::SharedVec;
-use crate::tangent::{Primal, TangentSpace};
+use crate::tangent::{Primal, ShapeMismatch, TangentSpace};
 
 impl<T: TangentSpace> TangentSpace for Vec<T> {
     fn increment(&mut self, other: &Self) {
@@ -70,6 +70,18 @@ macro_rules! buffer_primal_common {
         fn to_handle(&self) -> SharedVec<$elem> {
             SharedVec::from_vec(self.to_vec())
         }
+        fn reset_shadow(&self, shadow: &mut Self::Shadow) -> Result<(), ShapeMismatch> {
+            shadow.with_mut(|v| {
+                if v.len() != self.len() {
+                    return Err(ShapeMismatch { prepared: v.len(), given: self.len() });
+                }
+                v.iter_mut().zip(self.iter()).for_each(|(d, p)| *d = p.zero_tangent());
+                Ok(())
+            })
+        }
+        fn shadow_into_tangent(shadow: &Self::Shadow, out: &mut Vec<$elem::Tangent>) {
+            shadow.with_vec(|s| out.clone_from(s))
+        }
         fn perturb(&mut self, tangent: &Vec<$elem::Tangent>, h: f64) {
             assert_eq!(self.len(), tangent.len(), "mooncake: tangent of the wrong length");
             self.iter_mut().zip(tangent).for_each(|(x, t)| x.perturb(t, h));
@@ -107,6 +119,11 @@ impl<T: Primal + Clone> Primal for Vec<T> {
     fn load_handle(&mut self, handle: &SharedVec<T>) {
         handle.with(|s| self.clone_from_slice_or_resize(s));
     }
+    fn reset_handle(&self, handle: &mut SharedVec<T>) -> Result<(), ShapeMismatch> {
+        // A `Vec` behind `&mut` may change length (`push`): the handle adopts the new one.
+        handle.with_mut(|h| h.clone_from_slice_or_resize(self));
+        Ok(())
+    }
 }
 
 impl<T: Primal + Clone> Primal for [T] {
@@ -134,6 +151,15 @@ impl<T: Primal + Clone> Primal for [T] {
             );
             self.clone_from_slice(s)
         });
+    }
+    fn reset_handle(&self, handle: &mut SharedVec<T>) -> Result<(), ShapeMismatch> {
+        handle.with_mut(|h| {
+            if h.len() != self.len() {
+                return Err(ShapeMismatch { prepared: h.len(), given: self.len() });
+            }
+            h.clone_from_slice(self);
+            Ok(())
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::rng::TestRng;
 use crate::shared::{SharedRef, SharedVec};
-use crate::tangent::{FData, Primal, TangentSpace};
+use crate::tangent::{FData, Primal, ShapeMismatch, TangentSpace};
 
 fn vec_to_array<T, const N: usize>(v: Vec<T>) -> [T; N] {
     let len = v.len();
@@ -88,6 +88,27 @@ impl<T: Primal + Clone, const N: usize> Primal for [T; N] {
             assert_eq!(s.len(), N, "mooncake: an array handle changed length");
             self.clone_from_slice(s)
         })
+    }
+    fn reset_shadow(&self, shadow: &mut Self::Shadow) -> Result<(), ShapeMismatch> {
+        shadow.with_mut(|v| {
+            if v.len() != N {
+                return Err(ShapeMismatch { prepared: v.len(), given: N });
+            }
+            v.iter_mut().zip(self.iter()).for_each(|(d, p)| *d = p.zero_tangent());
+            Ok(())
+        })
+    }
+    fn reset_handle(&self, handle: &mut SharedVec<T>) -> Result<(), ShapeMismatch> {
+        handle.with_mut(|h| {
+            if h.len() != N {
+                return Err(ShapeMismatch { prepared: h.len(), given: N });
+            }
+            h.clone_from_slice(self);
+            Ok(())
+        })
+    }
+    fn shadow_into_tangent(shadow: &Self::Shadow, out: &mut Self::Tangent) {
+        shadow.with(|s| out.clone_from_slice(s))
     }
     fn perturb(&mut self, tangent: &Self::Tangent, h: f64) {
         self.iter_mut().zip(tangent).for_each(|(x, t)| x.perturb(t, h));

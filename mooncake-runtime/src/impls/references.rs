@@ -4,7 +4,7 @@
 
 use crate::dual::NoRData;
 use crate::rng::TestRng;
-use crate::tangent::Primal;
+use crate::tangent::{Primal, ShapeMismatch};
 
 macro_rules! reference_common {
     () => {
@@ -41,6 +41,12 @@ macro_rules! reference_common {
         }
         fn shadow_to_tangent(shadow: &T::Shadow) -> T::Tangent {
             T::shadow_to_tangent(shadow)
+        }
+        fn reset_shadow(&self, shadow: &mut T::Shadow) -> Result<(), ShapeMismatch> {
+            (**self).reset_shadow(shadow)
+        }
+        fn shadow_into_tangent(shadow: &T::Shadow, out: &mut T::Tangent) {
+            T::shadow_into_tangent(shadow, out)
         }
         #[inline(always)]
         fn tangent_ref(tangent: &T::Tangent) -> &T::TangentRef {
@@ -84,6 +90,9 @@ impl<T: Primal + ?Sized> Primal for &mut T {
     }
     fn load_handle(&mut self, handle: &T::Handle) {
         (**self).load_handle(handle)
+    }
+    fn reset_handle(&self, handle: &mut T::Handle) -> Result<(), ShapeMismatch> {
+        (**self).reset_handle(handle)
     }
     fn perturb(&mut self, tangent: &T::Tangent, h: f64) {
         (**self).perturb(tangent, h)

@@ -4,7 +4,7 @@
 use crate::dual::NoFData;
 use crate::rng::TestRng;
 use crate::shared::SharedCell;
-use crate::tangent::{Primal, TangentSpace, close};
+use crate::tangent::{Primal, ShapeMismatch, TangentSpace, close};
 
 macro_rules! float_primal {
     ($t:ty) => {
@@ -76,6 +76,14 @@ macro_rules! float_primal {
             }
             fn load_handle(&mut self, handle: &SharedCell<$t>) {
                 *self = handle.get();
+            }
+            fn reset_shadow(&self, shadow: &mut SharedCell<$t>) -> Result<(), ShapeMismatch> {
+                shadow.set(0.0);
+                Ok(())
+            }
+            fn reset_handle(&self, handle: &mut SharedCell<$t>) -> Result<(), ShapeMismatch> {
+                handle.set(*self);
+                Ok(())
             }
             fn perturb(&mut self, tangent: &$t, h: f64) {
                 *self = (*self as f64 + h * *tangent as f64) as $t;

@@ -591,6 +591,10 @@ impl StructGen<'_> {
         let to_handle =
             self.construct(Sibling::Handle, each(&|p, m| quote!(#p::to_handle(&self.#m))));
         let load_handle = each(&|p, m| quote!(#p::load_handle(&mut self.#m, &#handle.#m);));
+        let reset_shadow = each(&|p, m| quote!(#p::reset_shadow(&self.#m, &mut #shadow.#m)?;));
+        let reset_handle = each(&|p, m| quote!(#p::reset_handle(&self.#m, &mut #handle.#m)?;));
+        let shadow_into =
+            each(&|p, m| quote!(#p::shadow_into_tangent(&#shadow.#m, &mut #tangent.#m);));
         let perturb = each(&|p, m| quote!(#p::perturb(&mut self.#m, &#tangent.#m, #h);));
         let inner_difference =
             sum(each(&|p, m| quote!(#p::inner_difference(&#tangent.#m, &#a.#m, &#b.#m))));
@@ -634,6 +638,23 @@ impl StructGen<'_> {
                 #[inline]
                 fn join_tangent(#fdata_p: &Self::FData, #rdata_p: Self::RData) -> Self::Tangent {
                     #join
+                }
+                fn reset_shadow(
+                    &self,
+                    #shadow_p: &mut Self::Shadow,
+                ) -> ::core::result::Result<(), #rt::ShapeMismatch> {
+                    #(#reset_shadow)*
+                    ::core::result::Result::Ok(())
+                }
+                fn reset_handle(
+                    &self,
+                    #handle_p: &mut Self::Handle,
+                ) -> ::core::result::Result<(), #rt::ShapeMismatch> {
+                    #(#reset_handle)*
+                    ::core::result::Result::Ok(())
+                }
+                fn shadow_into_tangent(#shadow_p: &Self::Shadow, #tangent_p: &mut Self::Tangent) {
+                    #(#shadow_into)*
                 }
                 #[inline]
                 fn tangent_to_shadow(#tangent_p: Self::Tangent) -> Self::Shadow {
