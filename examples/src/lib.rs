@@ -1,6 +1,6 @@
 //! Helpers shared by the examples (`cargo run --release --example NAME`, the programs beside
 //! this crate's manifest): a small deterministic random generator for their synthetic data,
-//! the reduced-size switch CI uses, finite differences, and the way an example fails.
+//! finite differences, and the way an example reports its checks.
 
 /// A small deterministic random generator (SplitMix64), so that each example draws the same
 /// synthetic data on every machine without a dependency.
@@ -35,13 +35,6 @@ impl Rng {
         let v = self.uniform();
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
-}
-
-/// Whether the example was asked for its reduced-size run (what CI runs): the flag `--quick`
-/// or the environment variable `MOONCAKE_EXAMPLES_QUICK` set to anything but `0`.
-pub fn quick() -> bool {
-    std::env::args().skip(1).any(|a| a == "--quick")
-        || std::env::var("MOONCAKE_EXAMPLES_QUICK").is_ok_and(|v| v != "0")
 }
 
 /// The gradient of `f` at `x` by central finite differences with step `h`.
