@@ -25,6 +25,7 @@
 // The body is written the way the seed's Julia reads, index by index.
 #![allow(clippy::needless_range_loop)]
 
+use mooncake_examples::{Checks, show};
 use mooncake_runtime::prelude::*;
 
 /// Seed 000's `f`, with `s: &mut Vec<f64>` for the seed's `s::Ref{Vector{Float64}}`.
@@ -88,29 +89,29 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(u, v)| (u - v).abs()).fold(0.0, f64::max)
 }
 
-fn show(v: &[f64]) -> String {
-    let parts: Vec<String> = v.iter().map(|x| format!("{x:.4}")).collect();
-    format!("[{}]", parts.join(", "))
-}
-
 fn main() {
     let x = vec![1.0, 2.0, 3.0];
     let y = vec![0.5, -1.0, 2.0];
     let z0 = vec![1.5, 0.25, -1.0];
     let s0 = vec![7.0, 8.0]; // S = 2 elements on entry, D = 3 after the call
     let n = x.len();
-    let mut failures = Vec::new();
+    let mut checks = Checks::new();
 
     // ---- the primal: it mutates `z` and `s` -----------------------------------------------
     let (mut z, mut s) = (z0.clone(), s0.clone());
     let value = f(&x, &y, &mut z, &mut s);
-    println!("x = {}, y = {}, z = {}, s = {}", show(&x), show(&y), show(&z0), show(&s0));
-    println!("f(x, y, z, s) = {value:.4}; after the call z = {}, s = {}", show(&z), show(&s));
+    println!(
+        "x = {}, y = {}, z = {}, s = {}",
+        show(&x, 3),
+        show(&y, 3),
+        show(&z0, 3),
+        show(&s0, 3)
+    );
+    println!("f(x, y, z, s) = {value:.4}; after the call z = {}, s = {}", show(&z, 3), show(&s, 3));
     let xyz: Vec<f64> = (0..n).map(|i| x[i] * y[i] * z0[i]).collect();
     let twice: Vec<f64> = xyz.iter().map(|v| 2.0 * v).collect();
-    if max_diff(&z, &xyz) > 0.0 || max_diff(&s, &twice) > 0.0 {
-        failures.push("the primal's state after the call is not (x⊙y⊙z, 2·x⊙y⊙z)");
-    }
+    checks
+        .check(z == xyz && s == twice, "the primal's state after the call is not (x⊙y⊙z, 2·x⊙y⊙z)");
 
     // ---- value_and_gradient!: the gradient of the result w.r.t. the state on entry ----------
     let (mut z, mut s) = (z0.clone(), s0.clone());
@@ -118,11 +119,11 @@ fn main() {
     println!();
     println!("value_and_gradient!(f(&x, &y, &mut z, &mut s)):");
     println!("  value {v:.4}");
-    println!("  d/dx = {} (y⊙z on entry)", show(&gx));
-    println!("  d/dy = {} (x⊙z on entry)", show(&gy));
-    println!("  d/dz = {} (x⊙y)", show(&gz));
-    println!("  d/ds = {} (s's entry contents reach nothing)", show(&gs));
-    println!("  afterwards z = {}, s = {} (as on entry)", show(&z), show(&s));
+    println!("  d/dx = {} (y⊙z on entry)", show(&gx, 3));
+    println!("  d/dy = {} (x⊙z on entry)", show(&gy, 3));
+    println!("  d/dz = {} (x⊙y)", show(&gz, 3));
+    println!("  d/ds = {} (s's entry contents reach nothing)", show(&gs, 3));
+    println!("  afterwards z = {}, s = {} (as on entry)", show(&z, 3), show(&s, 3));
     let yz: Vec<f64> = (0..n).map(|i| y[i] * z0[i]).collect();
     let xz: Vec<f64> = (0..n).map(|i| x[i] * z0[i]).collect();
     let xy: Vec<f64> = (0..n).map(|i| x[i] * y[i]).collect();
@@ -130,12 +131,11 @@ fn main() {
         .max(max_diff(&gy, &xz))
         .max(max_diff(&gz, &xy))
         .max(max_diff(&gs, &[0.0, 0.0]));
-    if (v - value).abs() > 0.0 || gradient_error > 1e-12 {
-        failures.push("value_and_gradient! disagrees with the closed form");
-    }
-    if z != z0 || s != s0 {
-        failures.push("value_and_gradient! did not leave z and s as on entry");
-    }
+    checks.check(
+        v == value && gradient_error < 1e-12,
+        "value_and_gradient! disagrees with the closed form",
+    );
+    checks.check(z == z0 && s == s0, "value_and_gradient! did not leave z and s as on entry");
 
     // ---- the whole model: cotangents of the result and of the state after the call ----------
     // The derived reverse rule, called directly: `&mut` arguments are seen through shared
@@ -165,22 +165,22 @@ fn main() {
     let (z_bar, s_bar) = (z_shadow.to_vec(), s_shadow.to_vec());
     println!();
     println!("f_rrule with cotangents ā = {a_bar} of the result and, of the state after the call,");
-    println!("  x̄' = {}, ȳ' = {},", show(&x_after_bar), show(&y_after_bar));
-    println!("  z̄' = {}, s̄' = {}:", show(&z_after_bar), show(&s_after_bar));
+    println!("  x̄' = {}, ȳ' = {},", show(&x_after_bar, 3), show(&y_after_bar, 3));
+    println!("  z̄' = {}, s̄' = {}:", show(&z_after_bar, 3), show(&s_after_bar, 3));
     println!(
         "  forward pass: value {:.4}, z = {}, s = {}",
         out.primal,
-        show(&z_after),
-        show(&s_after)
+        show(&z_after, 3),
+        show(&s_after, 3)
     );
-    println!("  x̄ = {} (x̄' + w⊙y⊙z, w = ā + z̄' + 2s̄')", show(&x_bar));
-    println!("  ȳ = {} (ȳ' + w⊙x⊙z)", show(&y_bar));
-    println!("  z̄ = {} (w⊙x⊙y)", show(&z_bar));
-    println!("  s̄ = {} (zero, of s's length on entry)", show(&s_bar));
+    println!("  x̄ = {} (x̄' + w⊙y⊙z, w = ā + z̄' + 2s̄')", show(&x_bar, 3));
+    println!("  ȳ = {} (ȳ' + w⊙x⊙z)", show(&y_bar, 3));
+    println!("  z̄ = {} (w⊙x⊙y)", show(&z_bar, 3));
+    println!("  s̄ = {} (zero, of s's length on entry)", show(&s_bar, 3));
     println!(
         "  after the pullback z = {}, s = {}",
-        show(&z_handle.to_vec()),
-        show(&s_handle.to_vec())
+        show(&z_handle.to_vec(), 3),
+        show(&s_handle.to_vec(), 3)
     );
     let w: Vec<f64> = (0..n).map(|i| a_bar + z_after_bar[i] + 2.0 * s_after_bar[i]).collect();
     let expected_x: Vec<f64> = (0..n).map(|i| x_after_bar[i] + w[i] * y[i] * z0[i]).collect();
@@ -190,15 +190,15 @@ fn main() {
         .max(max_diff(&y_bar, &expected_y))
         .max(max_diff(&z_bar, &expected_z))
         .max(max_diff(&s_bar, &vec![0.0; s0.len()]));
-    if max_diff(&z_after, &xyz) > 0.0 || max_diff(&s_after, &twice) > 0.0 {
-        failures.push("f_rrule's forward pass does not leave the primal's state");
-    }
-    if model_error > 1e-12 {
-        failures.push("f_rrule's gradient disagrees with the closed form");
-    }
-    if z_handle.to_vec() != z0 || s_handle.to_vec() != s0 {
-        failures.push("f_rrule's pullback did not restore z and s");
-    }
+    checks.check(
+        out.primal == value && z_after == xyz && s_after == twice,
+        "f_rrule's forward pass does not give the primal's value and state",
+    );
+    checks.check(model_error < 1e-12, "f_rrule's gradient disagrees with the closed form");
+    checks.check(
+        z_handle.to_vec() == z0 && s_handle.to_vec() == s0,
+        "f_rrule's pullback did not restore z and s",
+    );
 
     // ---- forward mode, and the dot-product identity <ȳ, J ẋ> = <Jᵀ ȳ, ẋ> --------------------
     // The derived forward rule carries tangents of the state on entry to tangents of the state
@@ -223,35 +223,30 @@ fn main() {
     println!();
     println!(
         "f_frule along ẋ = {}, ẏ = {}, ż = {}, ṡ = {}:",
-        show(&x_dot),
-        show(&y_dot),
-        show(&z_dot),
-        show(&s_dot)
+        show(&x_dot, 3),
+        show(&y_dot, 3),
+        show(&z_dot, 3),
+        show(&s_dot, 3)
     );
     println!(
         "  result tangent {:.4}; after the call ż = {}, ṡ = {}",
         out.tangent,
-        show(&z_t),
-        show(&s_t)
+        show(&z_t, 3),
+        show(&s_t, 3)
     );
     println!("  <cotangent, forward tangent> = {forward_side:.10}");
     println!("  <reverse gradient, ẋ>        = {reverse_side:.10}");
-    if (forward_side - reverse_side).abs() > 1e-12 * (1.0 + forward_side.abs()) {
-        failures.push("forward and reverse mode disagree (dot-product identity)");
-    }
+    checks.check(
+        (forward_side - reverse_side).abs() < 1e-12 * (1.0 + forward_side.abs()),
+        "forward and reverse mode disagree (dot-product identity)",
+    );
 
     println!();
-    if failures.is_empty() {
-        println!(
-            "agreement: ok (closed form {:.1e}, whole model {:.1e}, forward/reverse {:.1e}; arguments restored)",
-            gradient_error,
-            model_error,
-            (forward_side - reverse_side).abs()
-        );
-    } else {
-        for failure in &failures {
-            println!("FAILED: {failure}");
-        }
-        std::process::exit(1);
-    }
+    println!(
+        "max differences: closed form {:.1e}, whole model {:.1e}, forward/reverse {:.1e}",
+        gradient_error,
+        model_error,
+        (forward_side - reverse_side).abs()
+    );
+    checks.finish("mutation");
 }
