@@ -168,6 +168,8 @@ where
     P: CostFunction<Param = Vec<f64>, Output = f64>
         + Gradient<Param = Vec<f64>, Gradient = Vec<f64>>,
 {
+    let start = problem.cost(&x0)?;
+    println!("  L-BFGS (memory {m}) from cost {start:.6e} (argmin counts iterations from 0):");
     let solver = LBFGS::new(MoreThuenteLineSearch::new(), m)
         .with_tolerance_grad(1e-10)?
         .with_tolerance_cost(0.0)?;
@@ -221,11 +223,9 @@ fn main() -> Result<(), Error> {
     let (_, g) = problem.loss_and_gradient(&probe);
     let fd = finite_difference_gradient(|p| problem.loss(p), &probe, 1e-6);
     let error = max_relative_difference(&g, &fd);
-    println!(
-        "  gradient at {probe:?}: reverse {} vs finite differences {}: max rel. diff {error:.1e}",
-        show(&g, 6),
-        show(&fd, 6)
-    );
+    println!("  gradient at {probe:?}:");
+    println!("    reverse mode        {}", show(&g, 6));
+    println!("    finite differences  {}  max rel. diff {error:.1e}", show(&fd, 6));
     checks.check(error < 1e-6, "logistic gradient disagrees with finite differences");
 
     let fit = lbfgs(problem.clone(), vec![0.0; d + 1], 7, 5)?;
