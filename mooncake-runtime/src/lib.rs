@@ -317,7 +317,7 @@ pub struct ReadmeDoctests;
 pub use rng::TestRng;
 pub use rules::stop_gradient::{stop_gradient, stop_gradient_frule, stop_gradient_rrule};
 pub use shared::{SharedCell, SharedRef, SharedVec};
-pub use tangent::{FData, Primal, RData, ShapeMismatch, TangentSpace};
+pub use tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace};
 
 /// Everything a user of Mooncake needs in scope: `use mooncake_runtime::prelude::*;`.
 pub mod prelude {
@@ -328,7 +328,7 @@ pub mod prelude {
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,
     };
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
-    pub use crate::tangent::{FData, Primal, RData, ShapeMismatch, TangentSpace};
+    pub use crate::tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace};
     pub use mooncake_macros::{
         Tangent, check_rule, differentiable, frule, mooncake_overlay, rrule, test_rule,
         value_and_derivative, value_and_gradient, value_and_pullback,
@@ -348,7 +348,9 @@ pub mod __private {
     pub use crate::rng::TestRng;
     pub use crate::rules;
     pub use crate::shared::{SharedCell, SharedRef, SharedVec};
-    pub use crate::tangent::{FData, Primal, RData, ShapeMismatch, TangentSpace, close};
+    pub use crate::tangent::{
+        FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace, close,
+    };
     pub use crate::test_utils;
     pub use core;
     pub use std;

@@ -535,8 +535,9 @@ pub mod unsupported {
     pub struct WritesThroughPlaces;
     /// Buffers built in the body, tuples, structs, borrows, or methods of user types.
     pub struct BuffersStructsOrUserMethods;
-    /// Methods (`self` arguments).
-    pub struct Methods;
+    /// A `&mut self` method called on a value the function holds (reverse mode lends mutable
+    /// receivers only from `&mut` arguments so far).
+    pub struct MutMethodOnValue;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -715,3 +716,74 @@ pub fn give_tape<T: 'static>(
     // The pool may be gone if this runs while the thread's statics are being destroyed.
     let _ = pool.try_with(|p| p.borrow_mut().push(tape));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Methods of user types. A call `x.m(args)` in a derived reverse rule becomes
+// `UserMethodRrule::<KEY, _>::method_rrule(method_marker::<KEY, _, _>(&x), x, args)`: the receiver's
+// `CoDual` type picks a lifetime-free marker (`RecvMarker`, implemented by
+// `#[differentiable] impl` blocks for each way the method's receiver can be held), and the
+// marker's `UserMethodRrule` impl calls the method's reverse rule. The marker carries no
+// lifetime, so the pullback captures none (`use<Self, M, K>`), which a trait keyed on the
+// receiver's own type (holding a borrow) could not promise.
+
+/// The marker of a method receiver held as `Self` (see [`UserMethodRrule`]).
+#[diagnostic::on_unimplemented(
+    message = "no reverse-mode rule for this method call on `{Self}`",
+    label = "this method has no reverse-mode rule for a receiver held this way",
+    note = "give the method a rule: put `#[differentiable]` on its `impl` block (reverse mode lends `&self` methods receivers held by value, behind `&` or behind `&mut`, `&mut self` methods receivers behind `&mut`, and `self` methods receivers held by value)"
+)]
+pub trait RecvMarker<const M: u64, K> {
+    /// The lifetime-free marker: [`ByRef`], [`ByValue`] or [`ByHandle`] of the receiver's type.
+    type Marker: Default;
+}
+
+/// The marker of the receiver `r` (a value of the marker type, zero-sized).
+#[inline(always)]
+pub fn method_marker<const M: u64, K, R: RecvMarker<M, K>>(_: &R) -> R::Marker {
+    R::Marker::default()
+}
+
+/// A method's reverse rule, reached through the marker of how its receiver is held. `K` is the
+/// method's type (which makes the impls in the user's crate legal under the orphan rules).
+pub trait UserMethodRrule<const M: u64, K> {
+    /// The receiver's `CoDual`.
+    type Recv<'a>;
+    /// The arguments' `CoDual`s, as a tuple.
+    type Args<'a>;
+    /// The result's primal type.
+    type Out: Primal;
+    /// The rdata of the receiver, then of each argument.
+    type Rets;
+    /// `(output, pullback)`.
+    #[allow(clippy::type_complexity)]
+    fn method_rrule<'a>(
+        self,
+        recv: Self::Recv<'a>,
+        args: Self::Args<'a>,
+    ) -> (
+        CoDual<Self::Out, <Self::Out as Primal>::FData>,
+        impl FnOnce(<Self::Out as Primal>::RData) -> Self::Rets + use<Self, M, K>,
+    );
+}
+
+macro_rules! receiver_markers {
+    ($($(#[$doc:meta])* $name:ident),*) => {$(
+        $(#[$doc])*
+        pub struct $name<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
+        impl<T: ?Sized> Default for $name<T> {
+            #[inline(always)]
+            fn default() -> Self {
+                $name(std::marker::PhantomData)
+            }
+        }
+    )*};
+}
+
+receiver_markers!(
+    /// A receiver behind `&` (`CoDual<&T, T::Shadow>`).
+    ByRef,
+    /// A receiver held by value (`CoDual<T, T::FData>`).
+    ByValue,
+    /// A receiver behind `&mut`, seen through its handle (`CoDual<T::Handle, T::Shadow>`).
+    ByHandle
+);

@@ -127,6 +127,15 @@ pub trait Primal {
     fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool;
 }
 
+/// A primal type whose value can be read back out of its handle (a copy): how reverse mode lends
+/// a value held through a handle (a `&mut T` argument) to a `&self` method. Implemented for
+/// the std types with handles and by `#[derive(Tangent)]` (when every field's type implements
+/// it).
+pub trait FromHandle: Primal + Sized {
+    /// A copy of the value `handle` holds.
+    fn from_handle(handle: &Self::Handle) -> Self;
+}
+
 /// A value whose shape (a buffer's length) differs from the one a prepared gradient was made
 /// for: see [`Primal::reset_shadow`].
 #[derive(Clone, Debug, PartialEq, Eq)]

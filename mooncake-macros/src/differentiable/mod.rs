@@ -96,7 +96,7 @@ pub(crate) struct FnParts<'a> {
 fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> TokenStream {
     let parts =
         FnParts { vis: &func.vis, sig: &func.sig, block: &func.block, in_generic_impl: false };
-    let (rules, _) = rules_of(&parts, args, &mut errors);
+    let (rules, _, _) = rules_of(&parts, args, &mut errors);
     match errors.finish() {
         Ok(()) => quote!(#func #rules),
         Err(errs) => quote!(#func #errs #rules),
@@ -124,7 +124,7 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
     };
     let parts =
         FnParts { vis: &func.vis, sig: &func.sig, block: &func.block, in_generic_impl: false };
-    let (rules, _) = rules_of(&parts, &args, &mut errors);
+    let (rules, _, _) = rules_of(&parts, &args, &mut errors);
     // The original must exist with this signature (non-generic functions: a generic one has no
     // single function-pointer type to check against).
     let check = if func.sig.generics.params.is_empty() {
@@ -172,10 +172,13 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                     .iter()
                     .any(|p| !matches!(p, syn::GenericParam::Lifetime(_))),
             };
-            let (r, sig) = rules_of(&parts, args, &mut errors);
+            let (r, sig, derived_rrule) = rules_of(&parts, args, &mut errors);
             rules.push(r);
             if let Some(sig) = sig {
                 dispatch.push(method_dispatch(&imp, &f.sig, &sig));
+                if derived_rrule {
+                    dispatch.push(method_dispatch_reverse(&imp, &f.sig, &sig));
+                }
             }
         }
     }
@@ -194,28 +197,32 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
 
 /// The rules of one function: generated, or stubs with the right signature when the function
 /// has errors (so that the user sees the real errors, not one per call site). Also returns the
-/// parsed signature when it is usable.
+/// parsed signature when it is usable, and whether a reverse rule was derived (not a stub).
 fn rules_of(
     parts: &FnParts<'_>,
     args: &parse::Args,
     errors: &mut Errors,
-) -> (TokenStream, Option<parse::Sig>) {
+) -> (TokenStream, Option<parse::Sig>, bool) {
     let before = errors.has_errors();
     let sig = parse::signature(parts.sig, errors);
     let lsig = lower::Signature::of(&parts.sig.ident, &sig);
     let failed_signature = errors.has_errors() && !before;
     if failed_signature {
-        return (stubs(parts, &sig), None);
+        return (stubs(parts, &sig), None, false);
     }
     let mut local = Errors::new();
     let body = lower::lower(&lsig, parts.block, &mut local);
-    let rules =
-        if local.has_errors() { None } else { generate(parts, &sig, &body, args, &mut local) };
+    let mut derived_rrule = false;
+    let rules = if local.has_errors() {
+        None
+    } else {
+        generate(parts, &sig, &body, args, &mut local, &mut derived_rrule)
+    };
     let failed = local.has_errors();
     errors.absorb(local);
     match rules {
-        Some(r) if !failed => (r, Some(sig)),
-        _ => (stubs(parts, &sig), Some(sig)),
+        Some(r) if !failed => (r, Some(sig), derived_rrule),
+        _ => (stubs(parts, &sig), Some(sig), false),
     }
 }
 
@@ -404,6 +411,7 @@ fn generate(
     body: &Body,
     args: &parse::Args,
     errors: &mut Errors,
+    derived_rrule: &mut bool,
 ) -> Option<TokenStream> {
     let problems = verify::verify(body);
     if !problems.is_empty() {
@@ -465,6 +473,7 @@ fn generate(
     let rrule = match reverse::unsupported(&rbody, sig) {
         _ if args.forward_only => quote!(),
         None => {
+            *derived_rrule = true;
             let rnames = Names::new(&rbody);
             let mut rev = reverse::Reverse::new(
                 &rbody,
@@ -657,4 +666,172 @@ fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig)
             out
         }
     }
+}
+
+/// The impls that let `x.method(args)` in derived reverse-mode code find `method`'s reverse
+/// rule (see the runtime's `rev::UserMethodRrule`): for each way the receiver can be held that
+/// the method allows, a `RecvMarker` impl on the receiver's `CoDual` type naming a marker, and a
+/// `UserMethodRrule` impl on the marker that calls the rule. `&self` methods take receivers
+/// behind `&` (as they are), held by value (lent with a fresh shadow, whose gradient becomes the
+/// receiver's) and behind `&mut` (a copy read out of the handle, with the handle's shadow);
+/// `&mut self` methods receivers behind `&mut` (a value held by the function is refused with a
+/// compile error naming the reason); `self` methods receivers held by value. A generic `impl`
+/// gets the first kind only: with type parameters, `<T as Primal>::FData` and `::Handle` do not
+/// normalise, and the marker impls would overlap.
+fn method_dispatch_reverse(
+    imp: &syn::ItemImpl,
+    fsig: &syn::Signature,
+    sig: &parse::Sig,
+) -> TokenStream {
+    let rt = rt();
+    let Some(recv) = sig.args.first().and_then(|a| a.receiver) else {
+        return quote!();
+    };
+    if !fsig.generics.params.is_empty() {
+        return quote!();
+    }
+    let self_ty = &imp.self_ty;
+    let key = forward::method_key(&fsig.ident.to_string());
+    let rule = format_ident!("{}_rrule", fsig.ident, span = fsig.ident.span());
+    let lt = syn::Lifetime::new("'__a", Span::call_site());
+    let arg_tys: Vec<TokenStream> = sig.args[1..]
+        .iter()
+        .map(|a| {
+            let mut ty = a.ty.clone();
+            name_elided_lifetimes(&mut ty, &lt);
+            codual_type(&ty)
+        })
+        .collect();
+    let arg_rdata: Vec<TokenStream> = sig.args[1..].iter().map(|a| rdata_type(&a.ty)).collect();
+    let idx: Vec<syn::Index> = (0..arg_tys.len()).map(syn::Index::from).collect();
+    let ridx: Vec<syn::Index> = (1..=arg_tys.len()).map(syn::Index::from).collect();
+    let ret = &sig.ret;
+    let ret_codual = codual_type(ret);
+    let ret_rdata = rdata_type(ret);
+    let gparams = &imp.generics.params;
+    let mut bounds = vec![quote!(#self_ty: #rt::Primal)];
+    if let Some(w) = &imp.generics.where_clause {
+        let p = &w.predicates;
+        bounds.push(quote!(#p));
+    }
+    let primal = quote!(#rt::Primal);
+    let shadow = quote!(<#self_ty as #primal>::Shadow);
+    let fdata = quote!(<#self_ty as #primal>::FData);
+    let handle = quote!(<#self_ty as #primal>::Handle);
+    // One kind of receiver: the marker impl on its `CoDual` type, and the rule impl on the
+    // marker. `extra` bounds sit under `for<..>`, checked at use, so that a type without them
+    // only loses the impl.
+    let kind = |marker: TokenStream,
+                recv_ty: TokenStream,
+                recv_rdata: TokenStream,
+                body: TokenStream,
+                extra: TokenStream| {
+        quote!(
+            #[automatically_derived]
+            impl<'__a, #gparams> #rt::rev::RecvMarker<#key, #self_ty> for #recv_ty where #(#bounds,)* {
+                type Marker = #rt::rev::#marker<#self_ty>;
+            }
+            #[automatically_derived]
+            impl<#gparams> #rt::rev::UserMethodRrule<#key, #self_ty> for #rt::rev::#marker<#self_ty>
+            where #(#bounds,)* #extra
+            {
+                type Recv<'__a> = #recv_ty;
+                type Args<'__a> = (#(#arg_tys,)*);
+                type Out = #ret;
+                type Rets = (#recv_rdata, #(#arg_rdata,)*);
+                #[inline(always)]
+                #[allow(clippy::type_complexity)]
+                fn method_rrule<'__a>(
+                    self,
+                    __recv: Self::Recv<'__a>,
+                    __args: Self::Args<'__a>,
+                ) -> (#ret_codual, impl ::core::ops::FnOnce(#ret_rdata) -> Self::Rets + use<#gparams>) {
+                    #body
+                }
+            }
+        )
+    };
+    let direct = quote!(<#self_ty>::#rule(__recv #(, __args.#idx)*));
+    let generic = imp.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
+    let by_ref = quote!(#rt::CoDual<&'__a #self_ty, #shadow>);
+    let by_value = quote!(#rt::CoDual<#self_ty, #fdata>);
+    let by_handle = quote!(#rt::CoDual<#handle, #shadow>);
+    let no_rdata = quote!(#rt::NoRData);
+    let value_rdata = quote!(<#self_ty as #primal>::RData);
+    match recv {
+        parse::Receiver::Ref => {
+            let mut out = kind(quote!(ByRef), by_ref, no_rdata.clone(), direct, quote!());
+            if generic {
+                return out;
+            }
+            // Held by value: lent with a fresh shadow; the pullback turns what the shadow
+            // gathered into the receiver's fdata and rdata.
+            out.extend(kind(
+                quote!(ByValue),
+                by_value,
+                value_rdata,
+                quote!(
+                    let __shadow = #primal::zero_shadow(&__recv.primal);
+                    let (__y, __pb) = <#self_ty>::#rule(
+                        #rt::CoDual::new(&__recv.primal, ::core::clone::Clone::clone(&__shadow))
+                        #(, __args.#idx)*
+                    );
+                    let __fdata = __recv.fdata;
+                    (__y, move |__ybar| {
+                        let __r = __pb(__ybar);
+                        let (__f, __rd) = <#self_ty as #primal>::split_tangent(
+                            <#self_ty as #primal>::shadow_to_tangent(&__shadow),
+                        );
+                        #rt::FData::increment_from(&__fdata, &__f);
+                        (__rd, #(__r.#ridx,)*)
+                    })
+                ),
+                quote!(),
+            ));
+            // Behind `&mut`: a copy read out of the handle is lent, with the handle's shadow.
+            out.extend(kind(
+                quote!(ByHandle),
+                by_handle,
+                no_rdata,
+                quote!(
+                    let __value = <#self_ty as #rt::FromHandle>::from_handle(&__recv.primal);
+                    <#self_ty>::#rule(#rt::CoDual::new(&__value, __recv.fdata) #(, __args.#idx)*)
+                ),
+                quote!(for<'__x> #self_ty: #rt::FromHandle),
+            ));
+            out
+        }
+        parse::Receiver::Mut => {
+            let mut out = kind(quote!(ByHandle), by_handle, no_rdata, direct, quote!());
+            if generic {
+                return out;
+            }
+            // A value the function holds: not yet; the marker impl exists to name the reason.
+            out.extend(quote!(
+                #[automatically_derived]
+                impl #rt::rev::RecvMarker<#key, #self_ty> for #by_value
+                where #(#bounds,)*
+                    for<'__x> #self_ty: #rt::rev::ReverseModeNotYet<#rt::rev::unsupported::MutMethodOnValue>
+                {
+                    type Marker = #rt::rev::ByValue<#self_ty>;
+                }
+            ));
+            out
+        }
+        parse::Receiver::Value => kind(quote!(ByValue), by_value, value_rdata, direct, quote!()),
+    }
+}
+
+/// Gives every reference in `ty` without a lifetime the lifetime `lt`.
+fn name_elided_lifetimes(ty: &mut syn::Type, lt: &syn::Lifetime) {
+    struct Namer<'l>(&'l syn::Lifetime);
+    impl syn::visit_mut::VisitMut for Namer<'_> {
+        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+            if r.lifetime.is_none() {
+                r.lifetime = Some(self.0.clone());
+            }
+            syn::visit_mut::visit_type_reference_mut(self, r);
+        }
+    }
+    syn::visit_mut::VisitMut::visit_type_mut(&mut Namer(lt), ty);
 }

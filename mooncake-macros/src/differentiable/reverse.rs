@@ -38,9 +38,6 @@ use std::collections::BTreeSet;
 /// of a type in the runtime's `reverse::unsupported`.
 pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str> {
     for a in &sig.args {
-        if a.receiver.is_some() {
-            return Some("Methods");
-        }
         if matches!(a.ty, syn::Type::Array(_)) {
             return Some("ArraysTuplesOrVecsByValue");
         }
@@ -69,6 +66,13 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
         Operand::Ref(..) => false,
         Operand::Const(_) => true,
     };
+    // What a call (or a method of a user type) may be given: values, borrows of locals, and
+    // fields of reference arguments.
+    let call_arg_ok = |a: &Operand| {
+        operand_ok(a)
+            || matches!(a, Operand::Ref(p, _) if plain(p))
+            || matches!(a, Operand::Ref(p, m) if field_of_ref(p, *m))
+    };
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(place, rv) = &s.kind else { continue };
@@ -90,12 +94,7 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                         func.segments.iter().map(|s| s.ident.to_string()).collect();
                     let vec_ctor = matches!(segs.as_slice(), [v, f] if v == "Vec" && (f == "new" || f == "with_capacity"));
                     let std_path = segs.first().is_some_and(|s| s == "Vec" || s == "std");
-                    (vec_ctor || !std_path)
-                        && args.iter().all(|a| {
-                            operand_ok(a)
-                                || matches!(a, Operand::Ref(p, _) if plain(p))
-                                || matches!(a, Operand::Ref(p, m) if field_of_ref(p, *m))
-                        })
+                    (vec_ctor || !std_path) && args.iter().all(call_arg_ok)
                 }
                 Rvalue::Method { receiver, method, args } => {
                     let name = method.to_string();
@@ -107,9 +106,13 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                             || (name == "copy_from_slice"
                                 && matches!(a, Operand::Ref(p, false) if plain(p)))
                     };
-                    REVERSE_METHODS.contains(&name.as_str())
-                        && (plain(receiver) || field_receiver)
-                        && args.iter().all(arg_ok)
+                    if REVERSE_METHODS.contains(&name.as_str()) {
+                        (plain(receiver) || field_receiver) && args.iter().all(arg_ok)
+                    } else {
+                        // A method of a user type: through `MethodRrule`, which the method's
+                        // `#[differentiable] impl` block implements.
+                        plain(receiver) && args.iter().all(call_arg_ok)
+                    }
                 }
                 Rvalue::Matches(p, _) => plain(p),
                 Rvalue::VecRepeat(a, b) => operand_ok(a) && operand_ok(b),
@@ -592,6 +595,15 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
     }
 }
 
+/// `call` inside `rev::with_borrow` for each loan: the borrowed buffer is lent for the call only.
+fn lend(mut call: TokenStream, loans: Vec<(syn::Ident, syn::Ident)>, span: Span) -> TokenStream {
+    let rt = rt();
+    for (l, b) in loans.into_iter().rev() {
+        call = quote_spanned!(span=> #rt::rev::with_borrow(&#l, |#b| #call));
+    }
+    call
+}
+
 /// Blocks inside a loop of the structured program.
 fn blocks_in_loops(node: &Node, in_loop: bool, out: &mut BTreeSet<BlockId>) {
     match node {
@@ -955,37 +967,8 @@ impl<'a> Reverse<'a> {
                     )
                 } else {
                     let rule = rule_path(func, "rrule");
-                    // `&v` of a buffer held through a handle is lent for the call only.
-                    let mut loans = Vec::new();
-                    let args: Vec<TokenStream> = args
-                        .iter()
-                        .enumerate()
-                        .map(|(k, a)| {
-                            let v = match a {
-                                // `&r.field` of `r: &T`, `&mut r.field` of `r: &mut T`.
-                                Operand::Ref(p, _)
-                                    if let Some(Access::Field(base, path)) = access(p) =>
-                                {
-                                    self.field_view(base, &path, span)
-                                }
-                                Operand::Use(p) | Operand::Ref(p, true) => {
-                                    let l = self.names.local(p.local);
-                                    quote_spanned!(span=> #rt::rev::pass(&#l))
-                                }
-                                Operand::Ref(p, false) => {
-                                    let b = format_ident!("__loan{}", k, span = Span::mixed_site());
-                                    loans.push((self.names.local(p.local), b.clone()));
-                                    quote_spanned!(span=> #b)
-                                }
-                                other => self.codual_operand(other, span),
-                            };
-                            quote_spanned!(span=> { let __c = #v; #rt::CoDual::new(__c.primal, __c.fdata) })
-                        })
-                        .collect();
-                    let mut call = quote_spanned!(span=> #rule(#(#args),*));
-                    for (l, b) in loans.into_iter().rev() {
-                        call = quote_spanned!(span=> #rt::rev::with_borrow(&#l, |#b| #call));
-                    }
+                    let (args, loans) = self.call_arguments(args, span);
+                    let call = lend(quote_spanned!(span=> #rule(#(#args),*)), loans, span);
                     (call, self.box_all_calls || self.calls_itself(func))
                 }
             }
@@ -1047,7 +1030,10 @@ impl<'a> Reverse<'a> {
                     false,
                 )
             }
-            Rvalue::Method { receiver, method, args } => {
+            Rvalue::Method { receiver, method, args }
+                if REVERSE_METHODS.contains(&method.to_string().as_str()) =>
+            {
+                // A float or integer method of the runtime.
                 let r = self.names.local(receiver.local);
                 let key = method_key(&method.to_string());
                 let args = args.iter().map(|a| self.codual_operand(a, span));
@@ -1061,6 +1047,23 @@ impl<'a> Reverse<'a> {
                     }),
                     false,
                 )
+            }
+            Rvalue::Method { receiver, method, args } => {
+                // A method of a user type: through the marker of how its receiver is held.
+                let r = self.names.local(receiver.local);
+                let key = method_key(&method.to_string());
+                let (args, loans) = self.call_arguments(args, span);
+                let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
+                let rev = quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev);
+                let call = quote_spanned!(method.span()=> {
+                    let #recv_name = #rt::rev::pass(&#r);
+                    #rev::UserMethodRrule::<#key, _>::method_rrule(
+                        #rev::method_marker::<#key, _, _>(&#recv_name),
+                        #recv_name,
+                        (#(#args,)*),
+                    )
+                });
+                (lend(call, loans, span), false)
             }
             _ => return quote!(::core::unreachable!();),
         };
@@ -1083,6 +1086,42 @@ impl<'a> Reverse<'a> {
             #mark
             #store
         })
+    }
+
+    /// The arguments of a call or of a user method: each a `CoDual` re-wrapped so that
+    /// coercions apply, and the loans (`&v` of a buffer held through a handle, lent for the
+    /// call only: see [`lend`]).
+    fn call_arguments(
+        &self,
+        args: &[Operand],
+        span: Span,
+    ) -> (Vec<TokenStream>, Vec<(syn::Ident, syn::Ident)>) {
+        let rt = rt();
+        let mut loans = Vec::new();
+        let args = args
+            .iter()
+            .enumerate()
+            .map(|(k, a)| {
+                let v = match a {
+                    // `&r.field` of `r: &T`, `&mut r.field` of `r: &mut T`.
+                    Operand::Ref(p, _) if let Some(Access::Field(base, path)) = access(p) => {
+                        self.field_view(base, &path, span)
+                    }
+                    Operand::Use(p) | Operand::Ref(p, true) => {
+                        let l = self.names.local(p.local);
+                        quote_spanned!(span=> #rt::rev::pass(&#l))
+                    }
+                    Operand::Ref(p, false) => {
+                        let b = format_ident!("__loan{}", k, span = Span::mixed_site());
+                        loans.push((self.names.local(p.local), b.clone()));
+                        quote_spanned!(span=> #b)
+                    }
+                    other => self.codual_operand(other, span),
+                };
+                quote_spanned!(span=> { let __c = #v; #rt::CoDual::new(__c.primal, __c.fdata) })
+            })
+            .collect();
+        (args, loans)
     }
 
     /// Whether `func` names the function being differentiated (`f`, `self::f`, `Self::f`): a

@@ -174,3 +174,9 @@ impl<T: Clone> CloneFromSliceOrResize<T> for Vec<T> {
         self.extend_from_slice(src);
     }
 }
+
+impl<T: Primal + Clone> crate::tangent::FromHandle for Vec<T> {
+    fn from_handle(handle: &SharedVec<T>) -> Vec<T> {
+        handle.with(<[T]>::to_vec)
+    }
+}

@@ -322,3 +322,15 @@ impl<T: Primal + Clone> Primal for Option<T> {
         }
     }
 }
+
+impl<T: Primal + Clone, const N: usize> crate::tangent::FromHandle for [T; N] {
+    fn from_handle(handle: &SharedVec<T>) -> [T; N] {
+        vec_to_array(handle.with(<[T]>::to_vec))
+    }
+}
+
+impl<T: Primal + Clone> crate::tangent::FromHandle for Option<T> {
+    fn from_handle(handle: &SharedRef<Option<T>>) -> Option<T> {
+        handle.with(Option::clone)
+    }
+}

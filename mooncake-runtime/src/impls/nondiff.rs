@@ -87,6 +87,25 @@ macro_rules! nondiff_copy {
 
 nondiff_copy!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ());
 
+macro_rules! from_cell {
+    ($($t:ty),*) => {$(
+        impl crate::tangent::FromHandle for $t {
+            #[inline(always)]
+            fn from_handle(handle: &SharedCell<$t>) -> $t {
+                handle.get()
+            }
+        }
+    )*};
+}
+
+from_cell!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ());
+
+impl crate::tangent::FromHandle for String {
+    fn from_handle(handle: &SharedRef<String>) -> String {
+        handle.with(String::clone)
+    }
+}
+
 impl Primal for String {
     nondiff_common!();
     type Handle = SharedRef<String>;

@@ -98,3 +98,10 @@ impl<T: Primal + ?Sized> Primal for &mut T {
         (**self).perturb(tangent, h)
     }
 }
+
+impl<'a, T: Primal + ?Sized> crate::tangent::FromHandle for &'a T {
+    #[inline(always)]
+    fn from_handle(handle: &&'a T) -> &'a T {
+        handle
+    }
+}

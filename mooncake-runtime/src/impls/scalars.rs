@@ -98,5 +98,19 @@ macro_rules! float_primal {
     };
 }
 
+impl crate::tangent::FromHandle for f64 {
+    #[inline(always)]
+    fn from_handle(handle: &SharedCell<f64>) -> f64 {
+        handle.get()
+    }
+}
+
+impl crate::tangent::FromHandle for f32 {
+    #[inline(always)]
+    fn from_handle(handle: &SharedCell<f32>) -> f32 {
+        handle.get()
+    }
+}
+
 float_primal!(f64);
 float_primal!(f32);

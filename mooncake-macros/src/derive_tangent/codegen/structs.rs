@@ -168,6 +168,7 @@ impl StructGen<'_> {
         let shadow = self.shadow_impls();
         let handle = self.handle_impls();
         let primal = self.primal_impl();
+        let from_handle = self.from_handle_impl();
         let check = self.field_check();
         quote! {
             #(#decls)*
@@ -177,7 +178,53 @@ impl StructGen<'_> {
             #shadow
             #handle
             #primal
+            #from_handle
             #check
+        }
+    }
+
+    /// `FromHandle`: the struct read back out of its handle, field by field (applies when
+    /// every field's type implements `FromHandle`).
+    fn from_handle_impl(&self) -> TokenStream {
+        let rt = &self.rt;
+        let self_ty = &self.generics.self_ty;
+        let (impl_generics, _) = self.generics.for_impl();
+        let bound = quote!(#rt::FromHandle);
+        let mut predicates = self.field_bounds.clone();
+        let mut seen = Vec::new();
+        for f in &self.fields {
+            let key = f.ty.to_string();
+            if !seen.contains(&key) {
+                seen.push(key);
+                predicates.push(self.generics.bound(&f.ty, f.mentions, &bound));
+            }
+        }
+        let where_clause = self.generics.where_clause(&predicates);
+        let handle = self.param("handle");
+        let handle_ident = local("handle");
+        let values: Vec<TokenStream> = self
+            .fields
+            .iter()
+            .map(|f| {
+                let (ty, m) = (&f.ty, &f.member);
+                quote!(<#ty as #rt::FromHandle>::from_handle(&#handle_ident.#m))
+            })
+            .collect();
+        let value = match self.style {
+            Style::Struct => {
+                let names = self.fields.iter().map(|f| &f.member);
+                quote!(Self { #(#names: #values,)* })
+            }
+            Style::Tuple => quote!(Self(#(#values,)*)),
+            Style::Unit => quote!(Self),
+        };
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #bound for #self_ty #where_clause {
+                fn from_handle(#handle: &<Self as #rt::Primal>::Handle) -> Self {
+                    #value
+                }
+            }
         }
     }
 
