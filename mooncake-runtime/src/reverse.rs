@@ -529,8 +529,8 @@ pub trait ReverseModeNotYet<Reason> {}
 pub mod unsupported {
     /// `&mut` arguments.
     pub struct MutableArguments;
-    /// Arrays, tuples or `Vec`s passed or returned by value.
-    pub struct ArraysTuplesOrVecsByValue;
+    /// Arrays passed or returned by value.
+    pub struct ArraysByValue;
     /// Writes through indices, fields or references.
     pub struct WritesThroughPlaces;
     /// Buffers built in the body, tuples, structs, borrows, or methods of user types.
@@ -787,3 +787,33 @@ receiver_markers!(
     /// A receiver behind `&mut`, seen through its handle (`CoDual<T::Handle, T::Shadow>`).
     ByHandle
 );
+
+/// What a local becomes when it is assigned to the result of a reverse rule, whose type the
+/// signature fixes: itself (cloned), or, for a buffer built in the body and held through a
+/// handle, a `Vec` copied out of the handle with the same shadow, so that the caller's
+/// gradient of the result reaches the pullbacks that built it.
+pub trait IntoReturn<T> {
+    /// The result.
+    fn into_return(&self) -> T;
+}
+
+impl<P: Clone, F: Clone> IntoReturn<CoDual<P, F>> for CoDual<P, F> {
+    #[inline(always)]
+    fn into_return(&self) -> CoDual<P, F> {
+        self.clone()
+    }
+}
+
+impl<T: Clone> IntoReturn<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+{
+    fn into_return(&self) -> CoDual<Vec<T>, crate::shared::SharedVec<T>> {
+        CoDual::new(self.primal.with(<[T]>::to_vec), self.fdata.clone())
+    }
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+pub fn into_return<T, S: IntoReturn<T>>(s: &S) -> T {
+    s.into_return()
+}

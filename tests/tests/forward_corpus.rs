@@ -443,8 +443,8 @@ fn arguments_and_returns() {
     let x = vec![0.5, -1.5, 2.0];
     test_rule!(slice_arg(&x));
     test_rule!(vec_ref_arg(&x));
-    test_rule!(vec_by_value(x, 1), mode = forward); // reverse: arrays and Vecs by value not yet (issue 4)
-    test_rule!(array_by_value([1.0, 2.0, 3.0]), mode = forward); // reverse: arrays and Vecs by value not yet (issue 4)
+    test_rule!(vec_by_value(x, 1));
+    test_rule!(array_by_value([1.0, 2.0, 3.0]), mode = forward); // reverse: arrays by value not yet (`ArraysByValue`)
     test_rule!(array_by_ref(&[0.5, 0.25]));
     let y = vec![1.0, -2.0, 3.0];
     test_rule!(scale_in_place(&mut y, 1.5));
@@ -542,7 +542,7 @@ fn more_of_the_subset() {
     test_rule!(generic_poly(0.7_f32, 1.5_f32), rtol = 1e-2, atol = 1e-2);
     test_rule!(float_casts(0.7, 1.5_f32), rtol = 1e-2, atol = 1e-2);
     let x = vec![0.5, -1.5, 2.0];
-    test_rule!(returns_vec(&x, 1.5), mode = forward); // reverse: arrays and Vecs by value not yet (issue 4)
+    test_rule!(returns_vec(&x, 1.5));
     let arr = [1.0, 2.0, 3.0];
     test_rule!(mutate_array(&mut arr, 1.5));
     test_rule!(every_method(0.3, 1.7));

@@ -37,20 +37,12 @@ use std::collections::BTreeSet;
 /// Why a (normalised) body is outside the slice reverse mode covers so far, if it is: the name
 /// of a type in the runtime's `reverse::unsupported`.
 pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str> {
-    for a in &sig.args {
-        if matches!(a.ty, syn::Type::Array(_)) {
-            return Some("ArraysTuplesOrVecsByValue");
-        }
-        if let syn::Type::Path(p) = &a.ty
-            && p.path.segments.last().is_some_and(|s| s.ident == "Vec")
-        {
-            return Some("ArraysTuplesOrVecsByValue");
-        }
-    }
-    if matches!(&sig.ret, syn::Type::Array(_))
-        || matches!(&sig.ret, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec"))
+    // Arrays by value send their gradient back as rdata, element by element, which no buffer
+    // rule does yet. (`Vec`s by value and returned are covered: their fdata is a shadow.)
+    if sig.args.iter().any(|a| matches!(a.ty, syn::Type::Array(_)))
+        || matches!(&sig.ret, syn::Type::Array(_))
     {
-        return Some("ArraysTuplesOrVecsByValue");
+        return Some("ArraysByValue");
     }
     let plain = |p: &Place| p.projections.is_empty();
     // `&r.field` of an argument `r: &T`, `&mut r.field` of an argument `r: &mut T`: lent to a
@@ -784,6 +776,11 @@ impl<'a> Reverse<'a> {
         let (call, boxed) = match rv {
             Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => {
                 let y = self.names.local(p.local);
+                if place.local == Local::RETURN {
+                    // The result, whose type the signature fixes: a buffer built in the body
+                    // (held through a handle) is returned as a `Vec` with the same shadow.
+                    return quote_spanned!(span=> #x = #rt::rev::into_return(&#y); #mark);
+                }
                 return quote_spanned!(span=> #x = #rt::rev::pass(&#y); #mark);
             }
             Rvalue::Use(Operand::Use(p)) => match access(p) {
