@@ -529,8 +529,8 @@ pub trait ReverseModeNotYet<Reason> {}
 pub mod unsupported {
     /// `&mut` arguments.
     pub struct MutableArguments;
-    /// Arrays passed or returned by value.
-    pub struct ArraysByValue;
+    /// Arrays returned by value.
+    pub struct ArrayResults;
     /// Writes through indices, fields or references.
     pub struct WritesThroughPlaces;
     /// Buffers built in the body, tuples, structs, borrows, or methods of user types.
@@ -816,4 +816,29 @@ impl<T: Clone> IntoReturn<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
 #[inline(always)]
 pub fn into_return<T, S: IntoReturn<T>>(s: &S) -> T {
     s.into_return()
+}
+
+/// An array passed by value, moved into a handle (with a fresh zero shadow) so that the buffer
+/// rules apply to it as to a buffer built in the body.
+#[inline]
+pub fn array_into_handle<T: Primal + Clone, const N: usize>(
+    x: CoDual<[T; N], [T::FData; N]>,
+) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>> {
+    let shadow =
+        crate::shared::SharedVec::from_vec(x.primal.iter().map(Primal::zero_tangent).collect());
+    CoDual::new(crate::shared::SharedVec::from_vec(Vec::from(x.primal)), shadow)
+}
+
+/// The rdata of an array passed by value: what its handle's shadow gathered.
+#[inline]
+pub fn array_rdata<T: Primal, const N: usize>(
+    shadow: &crate::shared::SharedVec<T::Tangent>,
+) -> [T::RData; N] {
+    shadow.with(|s| {
+        let v: Vec<T::RData> = s.iter().map(|t| T::split_tangent(t.clone()).1).collect();
+        match <[T::RData; N]>::try_from(v) {
+            Ok(a) => a,
+            Err(_) => unreachable!("mooncake: an array's shadow changed length"),
+        }
+    })
 }

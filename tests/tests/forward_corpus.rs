@@ -444,7 +444,7 @@ fn arguments_and_returns() {
     test_rule!(slice_arg(&x));
     test_rule!(vec_ref_arg(&x));
     test_rule!(vec_by_value(x, 1));
-    test_rule!(array_by_value([1.0, 2.0, 3.0]), mode = forward); // reverse: arrays by value not yet (`ArraysByValue`)
+    test_rule!(array_by_value([1.0, 2.0, 3.0]));
     test_rule!(array_by_ref(&[0.5, 0.25]));
     let y = vec![1.0, -2.0, 3.0];
     test_rule!(scale_in_place(&mut y, 1.5));

@@ -594,6 +594,33 @@ fn deep_recursion_in_the_pullback() {
     assert!((dx - expected_dx).abs() < 1e-6 * expected_dx);
 }
 
+// ---- arrays by value ----------------------------------------------------------------------
+
+#[differentiable]
+fn array_written(mut x: [f64; 3], a: f64) -> f64 {
+    x[1] = x[0] * a;
+    x[2] += x[1];
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += v * v;
+    }
+    s + x.len() as f64
+}
+
+#[test]
+fn arrays_by_value() {
+    // Written in the body (the caller's array is a copy), read through `iter()`: both modes
+    // against finite differences and each other; the gradient comes back as an array.
+    test_rule!(array_written([0.5, -1.0, 2.0], 1.5));
+    let (_, (dx, da)) = value_and_gradient!(array_written([0.5, -1.0, 2.0], 1.5));
+    // s = x0^2 + (x0 a)^2 + (x2 + x0 a)^2
+    let (x0, x2, a) = (0.5, 2.0, 1.5);
+    let dx0 = 2.0 * x0 + 2.0 * x0 * a * a + 2.0 * (x2 + x0 * a) * a;
+    let dda = 2.0 * x0 * a * x0 + 2.0 * (x2 + x0 * a) * x0;
+    assert!((dx[0] - dx0).abs() < 1e-12 && dx[1] == 0.0);
+    assert!((dx[2] - 2.0 * (x2 + x0 * a)).abs() < 1e-12 && (da - dda).abs() < 1e-12);
+}
+
 // ---- forward_only / reverse_only ------------------------------------------------------------
 
 #[differentiable]

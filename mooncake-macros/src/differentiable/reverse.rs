@@ -37,12 +37,11 @@ use std::collections::BTreeSet;
 /// Why a (normalised) body is outside the slice reverse mode covers so far, if it is: the name
 /// of a type in the runtime's `reverse::unsupported`.
 pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str> {
-    // Arrays by value send their gradient back as rdata, element by element, which no buffer
-    // rule does yet. (`Vec`s by value and returned are covered: their fdata is a shadow.)
-    if sig.args.iter().any(|a| matches!(a.ty, syn::Type::Array(_)))
-        || matches!(&sig.ret, syn::Type::Array(_))
-    {
-        return Some("ArraysByValue");
+    // An array returned by value would take its cotangent as rdata, element by element, which
+    // no buffer rule gives yet. (Arrays and `Vec`s passed by value, and `Vec`s returned, are
+    // covered.)
+    if matches!(&sig.ret, syn::Type::Array(_)) {
+        return Some("ArrayResults");
     }
     let plain = |p: &Place| p.projections.is_empty();
     // `&r.field` of an argument `r: &T`, `&mut r.field` of an argument `r: &mut T`: lent to a
@@ -1370,7 +1369,19 @@ impl<'a> Reverse<'a> {
         } else {
             quote!(let mut __prev: u32 = 0;)
         };
+        // Arrays passed by value are held through a handle, like buffers built in the body, so
+        // that the buffer rules apply; their gradient, gathered in the handle's shadow, is
+        // returned as rdata at the end of the pullback.
+        let array_args: Vec<Local> = body
+            .args()
+            .filter(|l| matches!(body.locals[l.index()].ty, Some(syn::Type::Array(_))))
+            .collect();
+        let to_handles = array_args.iter().map(|l| {
+            let x = self.names.local(*l);
+            quote!(let mut #x = #rt::rev::array_into_handle(#x);)
+        });
         let forward = quote!(
+            #(#to_handles)*
             #(#decls)*
             #stack
             let mut __exit: u32 = 0;
@@ -1400,7 +1411,19 @@ impl<'a> Reverse<'a> {
         });
         let a0 = adj(Local::RETURN);
         let m0 = marker(Local::RETURN);
-        let args: Vec<syn::Ident> = body.args().map(adj).collect();
+        let args: Vec<TokenStream> = body
+            .args()
+            .map(|l| {
+                if let Some(syn::Type::Array(arr)) = &body.locals[l.index()].ty {
+                    let x = self.names.local(l);
+                    let elem = &arr.elem;
+                    quote!(#rt::rev::array_rdata::<#elem, _>(&#x.fdata))
+                } else {
+                    let a = adj(l);
+                    quote!(#a)
+                }
+            })
+            .collect();
         let pullback = quote!(
             let _ = #m0;
             let mut #a0 = __ybar;

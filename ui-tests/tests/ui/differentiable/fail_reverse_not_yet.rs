@@ -1,11 +1,11 @@
 use mooncake_runtime::prelude::*;
 
-// Forward mode covers arrays by value; reverse mode does not yet, and says so.
+// Forward mode covers arrays returned by value; reverse mode does not yet, and says so.
 #[differentiable]
-fn product(x: [f64; 2]) -> f64 {
-    x[0] * x[1]
+fn pair(a: f64) -> [f64; 2] {
+    [a, 2.0 * a]
 }
 
 fn main() {
-    let _ = value_and_gradient!(product([2.0, 3.0]));
+    let _ = value_and_pullback!(pair(1.5), [1.0, 1.0]);
 }
