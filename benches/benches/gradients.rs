@@ -1,97 +1,373 @@
-//! The derived rules against the primal and a hand-written gradient, in the same run.
+//! The problems of issue 6, each measured in one criterion group (named after Mooncake.jl's
+//! suite where it has the problem), with these entries:
 //!
-//! `cargo bench -p mooncake-benches --bench gradients` prints, per problem and size, the time
-//! of the primal, the hand-written gradient, the derived forward rule (one directional
-//! derivative) and `value_and_gradient!` (the derived reverse rule); divide by the primal's
-//! and the hand-written gradient's time for the ratios the README reports.
+//! | entry | what is timed |
+//! | --- | --- |
+//! | `primal` | the function |
+//! | `derived_reverse` | `value_and_gradient!` (the derived reverse rule; gradients of every argument) |
+//! | `derived_reverse_prepared` | reserved for the prepared, allocation-free form (issue 4), not yet in the runtime |
+//! | `derived_forward` | the derived forward rule, one directional derivative |
+//! | `hand_gradient` | the gradient written by hand (adjoint of the same algorithm, allocation-free) |
+//! | `easy_ml` | `easy-ml`'s `Record`s on a reused `WengertList` (tape, reverse mode) |
+//! | `reverse_tape` | the `reverse` crate's `Var`s on a reused `Tape` (tape, reverse mode) |
+//! | `num_dual` | `num-dual`'s `gradient` with vector duals (forward mode, all directions at once) |
+//!
+//! Before timing a problem, every gradient is checked against the hand-written one to 1e-8
+//! relative (max norm) and the forward rule against the gradient's inner product with its
+//! direction; a disagreement panics. `bash benches/report.sh` runs this bench and writes
+//! `BENCHMARKS.md`.
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mooncake_benches::{
-    inputs, least_squares, least_squares_frule, least_squares_gradient, least_squares_rrule,
-    sum_gradient, sum_iter, sum_iter_frule, sum_iter_rrule, sum_loop, sum_loop_frule,
-    sum_loop_rrule, sum_sin, sum_sin_frule, sum_sin_gradient, sum_sin_rrule,
-};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+use mooncake_benches::*;
 use mooncake_runtime::prelude::*;
 use std::hint::black_box;
 
-fn bench_sums(c: &mut Criterion) {
-    let n = 1000;
-    let x = inputs(n, 1);
-    let dx = inputs(n, 2);
-    let mut g = vec![0.0; n];
-    let mut group = c.benchmark_group("sum_1000");
-    group.bench_function("primal", |b| b.iter(|| sum_iter(black_box(&x))));
-    group.bench_function("hand_gradient", |b| b.iter(|| sum_gradient(black_box(&x), &mut g)));
-    group.bench_function("derived_forward", |b| {
-        b.iter(|| sum_iter_frule(Dual::new(black_box(&x[..]), &dx[..])).tangent)
-    });
-    group.bench_function("derived_reverse", |b| {
-        b.iter(|| value_and_gradient!(sum_iter(black_box(&x))))
-    });
-    group.finish();
-    let mut group = c.benchmark_group("_sum_1000");
-    group.bench_function("primal", |b| b.iter(|| sum_loop(black_box(&x))));
-    group.bench_function("hand_gradient", |b| b.iter(|| sum_gradient(black_box(&x), &mut g)));
-    group.bench_function("derived_forward", |b| {
-        b.iter(|| sum_loop_frule(Dual::new(black_box(&x[..]), &dx[..])).tangent)
-    });
-    group.bench_function("derived_reverse", |b| {
-        b.iter(|| value_and_gradient!(sum_loop(black_box(&x))))
-    });
-    group.finish();
+#[allow(dead_code, unreachable_pub)]
+#[path = "../src/peers.rs"]
+mod peers;
+use peers::Objective;
+
+/// `peers.rs` names the problems' constants through `crate::problems`.
+use mooncake_benches::problems;
+
+/// The agreement every gradient must reach with the hand-written one before timing.
+const RTOL: f64 = 1e-8;
+
+/// Panics unless `got` agrees with the hand-written `(value, gradient)`.
+fn check(problem: &str, what: &str, got: (f64, &[f64]), hand: (f64, &[f64])) {
+    assert_agrees(&format!("{problem}: {what} vs hand-written"), got, hand, RTOL);
 }
 
-fn bench_sum_sin(c: &mut Criterion) {
-    let mut group = c.benchmark_group("sum_sin");
-    for n in [100usize, 1000, 10_000] {
+/// Panics unless the forward rule's directional derivative `dir` along `v` agrees with
+/// `<gradient, v>` (relative to `Σ |gᵢ vᵢ|`, so that cancellation cannot hide an error).
+fn check_forward(problem: &str, (value, dir): (f64, f64), hand: (f64, &[f64]), v: &[f64]) {
+    let dot: f64 = hand.1.iter().zip(v).map(|(g, v)| g * v).sum();
+    let scale: f64 = hand.1.iter().zip(v).map(|(g, v)| (g * v).abs()).sum();
+    assert!(
+        (dir - dot).abs() <= RTOL * scale.max(f64::MIN_POSITIVE),
+        "{problem}: forward rule {dir} vs <gradient, v> = {dot}"
+    );
+    assert_agrees(&format!("{problem}: forward value"), (value, &[]), (hand.0, &[]), RTOL);
+}
+
+/// Checks and times the three peers on `f` at `x` (`num_dual` through `nd`, so that a problem
+/// with few inputs can use statically sized duals).
+fn peers<O: Objective>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    problem: &str,
+    f: &O,
+    x: &[f64],
+    hand: (f64, &[f64]),
+    nd: fn(&O, &[f64]) -> (f64, Vec<f64>),
+) {
+    let list = easy_ml::differentiation::WengertList::new();
+    let (v, g) = peers::easy_ml_gradient(&list, f, x);
+    check(problem, "easy-ml", (v, &g), hand);
+    group.bench_function("easy_ml", |b| b.iter(|| peers::easy_ml_gradient(&list, f, black_box(x))));
+    let tape = reverse::Tape::new();
+    let (v, g) = peers::reverse_gradient(&tape, f, x);
+    check(problem, "reverse", (v, &g), hand);
+    group.bench_function("reverse_tape", |b| {
+        b.iter(|| peers::reverse_gradient(&tape, f, black_box(x)))
+    });
+    let (v, g) = nd(f, x);
+    check(problem, "num-dual", (v, &g), hand);
+    group.bench_function("num_dual", |b| b.iter(|| nd(f, black_box(x))));
+}
+
+/// One group per problem over a single vector `x`: `sum_1000`, `_sum_1000`, `sum_sin_1000`,
+/// `_sum_sin_1000`, `naive_map_sin_cos_exp`, `rosenbrock_1000`.
+macro_rules! vector_problem {
+    ($c:expr, $name:literal, $n:expr, $f:ident, $frule:ident, $hand:ident, $peer:expr) => {{
+        let n: usize = $n;
         let x = inputs(n, 1);
-        let dx = inputs(n, 2);
+        let v = inputs(n, 2);
         let mut g = vec![0.0; n];
-        group.bench_with_input(BenchmarkId::new("primal", n), &x, |b, x| {
-            b.iter(|| sum_sin(black_box(x)))
+        let hv = $hand(&x, &mut g);
+        let hand = (hv, &g[..]);
+        let (dv, (dg,)) = value_and_gradient!($f(&x));
+        check($name, "derived reverse", (dv, &dg), hand);
+        let d = $frule(Dual::new(&x[..], &v[..]));
+        check_forward($name, (d.primal, d.tangent), hand, &v);
+        let mut group = $c.benchmark_group($name);
+        group.bench_function("primal", |b| b.iter(|| $f(black_box(&x))));
+        group.bench_function("derived_reverse", |b| {
+            b.iter(|| value_and_gradient!($f(black_box(&x))))
         });
-        group.bench_with_input(BenchmarkId::new("hand_gradient", n), &x, |b, x| {
-            b.iter(|| sum_sin_gradient(black_box(x), &mut g))
+        // derived_reverse_prepared: the prepared, allocation-free form goes here once the
+        // runtime has it (issue 4).
+        group.bench_function("derived_forward", |b| {
+            b.iter(|| $frule(Dual::new(black_box(&x[..]), &v[..])).tangent)
         });
-        group.bench_with_input(BenchmarkId::new("derived_forward", n), &x, |b, x| {
-            b.iter(|| sum_sin_frule(Dual::new(black_box(&x[..]), &dx[..])).tangent)
-        });
-        group.bench_with_input(BenchmarkId::new("derived_reverse", n), &x, |b, x| {
-            b.iter(|| value_and_gradient!(sum_sin(black_box(x))))
-        });
-    }
+        let mut hg = g.clone();
+        group.bench_function("hand_gradient", |b| b.iter(|| $hand(black_box(&x), &mut hg)));
+        peers(&mut group, $name, &$peer, &x, (hv, &g), peers::num_dual_gradient);
+        group.finish();
+    }};
+}
+
+fn vectors(c: &mut Criterion) {
+    vector_problem!(c, "sum_1000", 1000, sum_builtin, sum_builtin_frule, sum_gradient, peers::Sum);
+    vector_problem!(c, "_sum_1000", 1000, sum_loop, sum_loop_frule, sum_gradient, peers::Sum);
+    vector_problem!(
+        c,
+        "sum_sin_1000",
+        1000,
+        sum_sin_iter,
+        sum_sin_iter_frule,
+        sum_sin_gradient,
+        peers::SumSin
+    );
+    vector_problem!(
+        c,
+        "_sum_sin_1000",
+        1000,
+        sum_sin_loop,
+        sum_sin_loop_frule,
+        sum_sin_gradient,
+        peers::SumSin
+    );
+    vector_problem!(
+        c,
+        "naive_map_sin_cos_exp",
+        100,
+        naive_map_sin_cos_exp,
+        naive_map_sin_cos_exp_frule,
+        naive_map_sin_cos_exp_gradient,
+        peers::NaiveMapSinCosExp
+    );
+    vector_problem!(
+        c,
+        "rosenbrock_1000",
+        1000,
+        rosenbrock,
+        rosenbrock_frule,
+        rosenbrock_gradient,
+        peers::Rosenbrock
+    );
+}
+
+fn kron(c: &mut Criterion) {
+    let name = "kron_sum";
+    let (na, nb) = (20, 20);
+    let (a, b) = (inputs(na * na, 1), inputs(nb * nb, 2));
+    let (va, vb) = (inputs(na * na, 3), inputs(nb * nb, 4));
+    let (mut ga, mut gb) = (vec![0.0; na * na], vec![0.0; nb * nb]);
+    let hv = kron_sum_gradient(&a, &b, na, nb, &mut ga, &mut gb);
+    let g = [&ga[..], &gb[..]].concat();
+    let hand = (hv, &g[..]);
+    let (dv, (dga, dgb, _, _)) = value_and_gradient!(kron_sum(&a, &b, na, nb));
+    check(name, "derived reverse", (dv, &[dga, dgb].concat()), hand);
+    let fwd = || {
+        kron_sum_frule(
+            Dual::new(black_box(&a[..]), &va[..]),
+            Dual::new(&b[..], &vb[..]),
+            Dual::new(na, NoTangent),
+            Dual::new(nb, NoTangent),
+        )
+    };
+    let d = fwd();
+    check_forward(name, (d.primal, d.tangent), hand, &[&va[..], &vb[..]].concat());
+    let mut group = c.benchmark_group(name);
+    group.sample_size(10);
+    group.bench_function("primal", |bn| bn.iter(|| kron_sum(black_box(&a), &b, na, nb)));
+    group.bench_function("derived_reverse", |bn| {
+        bn.iter(|| value_and_gradient!(kron_sum(black_box(&a), &b, na, nb)))
+    });
+    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
+    group.bench_function("hand_gradient", |bn| {
+        bn.iter(|| kron_sum_gradient(black_box(&a), &b, na, nb, &mut ga, &mut gb))
+    });
+    let flat = [&a[..], &b[..]].concat();
+    peers(&mut group, name, &peers::KronSum { na, nb }, &flat, hand, peers::num_dual_gradient);
     group.finish();
 }
 
-fn bench_least_squares(c: &mut Criterion) {
-    let mut group = c.benchmark_group("least_squares");
-    for (rows, cols) in [(100usize, 10usize), (1000, 10)] {
-        let (a, y, w) = (inputs(rows * cols, 1), inputs(rows, 2), inputs(cols, 3));
-        let (da, dy, dw) = (vec![0.0; rows * cols], vec![0.0; rows], inputs(cols, 4));
-        let mut g = vec![0.0; cols];
-        let id = format!("{rows}x{cols}");
-        group.bench_function(BenchmarkId::new("primal", &id), |b| {
-            b.iter(|| least_squares(black_box(&a), &y, &w))
-        });
-        group.bench_function(BenchmarkId::new("hand_gradient", &id), |b| {
-            b.iter(|| least_squares_gradient(black_box(&a), &y, &w, &mut g))
-        });
-        group.bench_function(BenchmarkId::new("derived_forward", &id), |b| {
-            b.iter(|| {
-                least_squares_frule(
-                    Dual::new(black_box(&a[..]), &da[..]),
-                    Dual::new(&y[..], &dy[..]),
-                    Dual::new(&w[..], &dw[..]),
-                )
-                .tangent
-            })
-        });
-        group.bench_function(BenchmarkId::new("derived_reverse", &id), |b| {
-            b.iter(|| value_and_gradient!(least_squares(black_box(&a), &y, &w)))
-        });
-    }
+fn mlp(c: &mut Criterion) {
+    let name = "simple_mlp";
+    let (ni, nh, no, batch) = (32, 64, 16, 32);
+    let p = Mlp::new(ni, nh, no, 1);
+    let (x, y) = (inputs(batch * ni, 2), inputs(batch * no, 3));
+    let mut g = p.zero_tangent();
+    let mut scratch = vec![0.0; nh + no];
+    let hv = simple_mlp_gradient(&p, &x, &y, &mut g, &mut scratch);
+    let flat_g = g.flatten();
+    let hand = (hv, &flat_g[..]);
+    let (dv, (dp, _, _)) = value_and_gradient!(simple_mlp(&p, &x, &y));
+    check(name, "derived reverse", (dv, &dp.flatten()), hand);
+    let mut tp = p.zero_tangent();
+    let dir = inputs(flat_g.len(), 4);
+    let (w1, rest) = dir.split_at(nh * ni);
+    let (b1, rest) = rest.split_at(nh);
+    let (w2, b2) = rest.split_at(no * nh);
+    (tp.w1, tp.b1, tp.w2, tp.b2) = (w1.to_vec(), b1.to_vec(), w2.to_vec(), b2.to_vec());
+    let (zx, zy) = (vec![0.0; x.len()], vec![0.0; y.len()]);
+    let fwd = || {
+        simple_mlp_frule(
+            Dual::new(black_box(&p), &tp),
+            Dual::new(&x[..], &zx[..]),
+            Dual::new(&y[..], &zy[..]),
+        )
+    };
+    let d = fwd();
+    check_forward(name, (d.primal, d.tangent), hand, &dir);
+    let mut group = c.benchmark_group(name);
+    group.sample_size(10);
+    group.bench_function("primal", |bn| bn.iter(|| simple_mlp(black_box(&p), &x, &y)));
+    group.bench_function("derived_reverse", |bn| {
+        bn.iter(|| value_and_gradient!(simple_mlp(black_box(&p), &x, &y)))
+    });
+    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
+    group.bench_function("hand_gradient", |bn| {
+        bn.iter(|| simple_mlp_gradient(black_box(&p), &x, &y, &mut g, &mut scratch))
+    });
+    let f = peers::SimpleMlp { widths: (ni, nh, no), x: &x, y: &y };
+    peers(&mut group, name, &f, &p.flatten(), hand, peers::num_dual_gradient);
     group.finish();
 }
 
-criterion_group!(benches, bench_sums, bench_sum_sin, bench_least_squares);
+fn gmm(c: &mut Criterion) {
+    let name = "gmm";
+    let (d, k, n, gamma, m) = (10, 5, 1000, 1.0, 0);
+    let icf_sz = d * (d + 1) / 2;
+    let (alphas, means, icf, x) =
+        (inputs(k, 1), inputs(k * d, 2), inputs(k * icf_sz, 3), inputs(n * d, 4));
+    let mut ws = GmmWorkspace::new(k, d);
+    let (mut ga, mut gm, mut gi) = (vec![0.0; k], vec![0.0; k * d], vec![0.0; k * icf_sz]);
+    let hv = gmm_objective_gradient(
+        &alphas,
+        &means,
+        &icf,
+        &x,
+        d,
+        gamma,
+        m,
+        &mut ws,
+        (&mut ga, &mut gm, &mut gi),
+    );
+    let g = [&ga[..], &gm[..], &gi[..]].concat();
+    let hand = (hv, &g[..]);
+    let (dv, (da, dm, di, _, _, _, _)) =
+        value_and_gradient!(gmm_objective(&alphas, &means, &icf, &x, d, gamma, m));
+    check(name, "derived reverse", (dv, &[da, dm, di].concat()), hand);
+    let dir = inputs(g.len(), 5);
+    let (dira, rest) = dir.split_at(k);
+    let (dirm, diri) = rest.split_at(k * d);
+    let zx = vec![0.0; x.len()];
+    let fwd = || {
+        gmm_objective_frule(
+            Dual::new(black_box(&alphas[..]), dira),
+            Dual::new(&means[..], dirm),
+            Dual::new(&icf[..], diri),
+            Dual::new(&x[..], &zx[..]),
+            Dual::new(d, NoTangent),
+            Dual::new(gamma, 0.0),
+            Dual::new(m, NoTangent),
+        )
+    };
+    let fd = fwd();
+    check_forward(name, (fd.primal, fd.tangent), hand, &dir);
+    let mut group = c.benchmark_group(name);
+    group.sample_size(10);
+    group.bench_function("primal", |bn| {
+        bn.iter(|| gmm_objective(black_box(&alphas), &means, &icf, &x, d, gamma, m))
+    });
+    group.bench_function("derived_reverse", |bn| {
+        bn.iter(|| {
+            value_and_gradient!(gmm_objective(black_box(&alphas), &means, &icf, &x, d, gamma, m))
+        })
+    });
+    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
+    group.bench_function("hand_gradient", |bn| {
+        bn.iter(|| {
+            gmm_objective_gradient(
+                black_box(&alphas),
+                &means,
+                &icf,
+                &x,
+                d,
+                gamma,
+                m,
+                &mut ws,
+                (&mut ga, &mut gm, &mut gi),
+            )
+        })
+    });
+    let flat = [&alphas[..], &means[..], &icf[..]].concat();
+    let f = peers::Gmm { d, k, x: &x, gamma, m };
+    peers(&mut group, name, &f, &flat, hand, peers::num_dual_gradient);
+    group.finish();
+}
+
+fn ode(c: &mut Criterion) {
+    let name = "ode_euler_1000";
+    let steps = 1000;
+    let (p, u0) = (vec![1.5, 1.0, 3.0, 1.0], vec![1.0, 0.8]);
+    let (vp, vu) = (inputs(4, 1), inputs(2, 2));
+    let (mut gp, mut gu) = (vec![0.0; 4], vec![0.0; 2]);
+    let mut traj = vec![0.0; 2 * (steps + 1)];
+    let hv = ode_euler_gradient(&p, &u0, steps, &mut traj, &mut gp, &mut gu);
+    let g = [&gp[..], &gu[..]].concat();
+    let hand = (hv, &g[..]);
+    let (dv, (dp, du, _)) = value_and_gradient!(ode_euler(&p, &u0, steps));
+    check(name, "derived reverse", (dv, &[dp, du].concat()), hand);
+    let fwd = || {
+        ode_euler_frule(
+            Dual::new(black_box(&p[..]), &vp[..]),
+            Dual::new(&u0[..], &vu[..]),
+            Dual::new(steps, NoTangent),
+        )
+    };
+    let d = fwd();
+    check_forward(name, (d.primal, d.tangent), hand, &[&vp[..], &vu[..]].concat());
+    let mut group = c.benchmark_group(name);
+    group.bench_function("primal", |bn| bn.iter(|| ode_euler(black_box(&p), &u0, steps)));
+    group.bench_function("derived_reverse", |bn| {
+        bn.iter(|| value_and_gradient!(ode_euler(black_box(&p), &u0, steps)))
+    });
+    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
+    group.bench_function("hand_gradient", |bn| {
+        bn.iter(|| ode_euler_gradient(black_box(&p), &u0, steps, &mut traj, &mut gp, &mut gu))
+    });
+    let flat = [&p[..], &u0[..]].concat();
+    // Six inputs: statically sized vector duals, as a num-dual user would write.
+    let f = peers::OdeEuler { steps };
+    peers(&mut group, name, &f, &flat, hand, peers::num_dual_gradient_static::<_, 6>);
+    group.finish();
+}
+
+fn recursion(c: &mut Criterion) {
+    let name = "recursive";
+    let depth = 100;
+    let x = inputs(depth + 1, 1);
+    let v = inputs(depth + 1, 2);
+    let (mut r, mut g) = (vec![0.0; depth + 1], vec![0.0; depth + 1]);
+    let hv = recursive_gradient(&x, depth, &mut r, &mut g);
+    let hand = (hv, &g[..]);
+    let (dv, (dg, _)) = value_and_gradient!(recursive(&x, depth));
+    check(name, "derived reverse", (dv, &dg), hand);
+    let fwd = || recursive_frule(Dual::new(black_box(&x[..]), &v[..]), Dual::new(depth, NoTangent));
+    let d = fwd();
+    check_forward(name, (d.primal, d.tangent), hand, &v);
+    let mut group = c.benchmark_group(name);
+    group.bench_function("primal", |bn| bn.iter(|| recursive(black_box(&x), depth)));
+    group.bench_function("derived_reverse", |bn| {
+        bn.iter(|| value_and_gradient!(recursive(black_box(&x), depth)))
+    });
+    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
+    let mut hg = g.clone();
+    group.bench_function("hand_gradient", |bn| {
+        bn.iter(|| recursive_gradient(black_box(&x), depth, &mut r, &mut hg))
+    });
+    peers(&mut group, name, &peers::Recursive { depth }, &x, hand, peers::num_dual_gradient);
+    group.finish();
+}
+
+criterion_group!(benches, vectors, kron, mlp, gmm, ode, recursion);
 criterion_main!(benches);

@@ -1,0 +1,9 @@
+//! The problems, one module per family. Every `#[differentiable]` function here is also what
+//! `mooncake-macros`' `expand` bench expands, so the expansion times it reports are theirs.
+
+pub mod gmm;
+pub mod kron;
+pub mod mlp;
+pub mod ode;
+pub mod recursive;
+pub mod sums;
