@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `primal` | the function |
 //! | `derived_reverse` | `value_and_gradient!` (the derived reverse rule; gradients of every argument) |
-//! | `derived_reverse_prepared` | reserved for the prepared, allocation-free form (issue 4), not yet in the runtime |
+//! | `derived_reverse_prepared` | `value_and_gradient!(.., cache = &mut cache)`: the prepared form, reusing a `GradientCache` (no allocation after the first call) |
 //! | `derived_forward` | the derived forward rule, one directional derivative |
 //! | `hand_gradient` | the gradient written by hand (adjoint of the same algorithm, allocation-free) |
 //! | `easy_ml` | `easy-ml`'s `Record`s on a reused `WengertList` (tape, reverse mode) |
@@ -88,6 +88,11 @@ macro_rules! vector_problem {
         let hand = (hv, &g[..]);
         let (dv, (dg,)) = value_and_gradient!($f(&x));
         check($name, "derived reverse", (dv, &dg), hand);
+        let mut cache = GradientCache::new();
+        for _ in 0..2 {
+            let (pv, (pg,)) = value_and_gradient!($f(&x), cache = &mut cache);
+            check($name, "derived reverse, prepared", (pv, pg), hand);
+        }
         let d = $frule(Dual::new(&x[..], &v[..]));
         check_forward($name, (d.primal, d.tangent), hand, &v);
         let mut group = $c.benchmark_group($name);
@@ -95,8 +100,13 @@ macro_rules! vector_problem {
         group.bench_function("derived_reverse", |b| {
             b.iter(|| value_and_gradient!($f(black_box(&x))))
         });
-        // derived_reverse_prepared: the prepared, allocation-free form goes here once the
-        // runtime has it (issue 4).
+        group.bench_function("derived_reverse_prepared", |b| {
+            b.iter(|| {
+                let (v, g) = value_and_gradient!($f(black_box(&x)), cache = &mut cache);
+                black_box(g);
+                v
+            })
+        });
         group.bench_function("derived_forward", |b| {
             b.iter(|| $frule(Dual::new(black_box(&x[..]), &v[..])).tangent)
         });
@@ -159,6 +169,12 @@ fn kron(c: &mut Criterion) {
     let hand = (hv, &g[..]);
     let (dv, (dga, dgb, _, _)) = value_and_gradient!(kron_sum(&a, &b, na, nb));
     check(name, "derived reverse", (dv, &[dga, dgb].concat()), hand);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pa, pb, _, _)) =
+            value_and_gradient!(kron_sum(&a, &b, na, nb), cache = &mut cache);
+        check(name, "derived reverse, prepared", (pv, &[&pa[..], &pb[..]].concat()), hand);
+    }
     let fwd = || {
         kron_sum_frule(
             Dual::new(black_box(&a[..]), &va[..]),
@@ -175,7 +191,14 @@ fn kron(c: &mut Criterion) {
     group.bench_function("derived_reverse", |bn| {
         bn.iter(|| value_and_gradient!(kron_sum(black_box(&a), &b, na, nb)))
     });
-    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_reverse_prepared", |bn| {
+        bn.iter(|| {
+            let (v, g) =
+                value_and_gradient!(kron_sum(black_box(&a), &b, na, nb), cache = &mut cache);
+            black_box(g);
+            v
+        })
+    });
     group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
     group.bench_function("hand_gradient", |bn| {
         bn.iter(|| kron_sum_gradient(black_box(&a), &b, na, nb, &mut ga, &mut gb))
@@ -197,6 +220,11 @@ fn mlp(c: &mut Criterion) {
     let hand = (hv, &flat_g[..]);
     let (dv, (dp, _, _)) = value_and_gradient!(simple_mlp(&p, &x, &y));
     check(name, "derived reverse", (dv, &dp.flatten()), hand);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pp, _, _)) = value_and_gradient!(simple_mlp(&p, &x, &y), cache = &mut cache);
+        check(name, "derived reverse, prepared", (pv, &pp.flatten()), hand);
+    }
     let mut tp = p.zero_tangent();
     let dir = inputs(flat_g.len(), 4);
     let (w1, rest) = dir.split_at(nh * ni);
@@ -219,7 +247,13 @@ fn mlp(c: &mut Criterion) {
     group.bench_function("derived_reverse", |bn| {
         bn.iter(|| value_and_gradient!(simple_mlp(black_box(&p), &x, &y)))
     });
-    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_reverse_prepared", |bn| {
+        bn.iter(|| {
+            let (v, g) = value_and_gradient!(simple_mlp(black_box(&p), &x, &y), cache = &mut cache);
+            black_box(g);
+            v
+        })
+    });
     group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
     group.bench_function("hand_gradient", |bn| {
         bn.iter(|| simple_mlp_gradient(black_box(&p), &x, &y, &mut g, &mut scratch))
@@ -253,6 +287,14 @@ fn gmm(c: &mut Criterion) {
     let (dv, (da, dm, di, _, _, _, _)) =
         value_and_gradient!(gmm_objective(&alphas, &means, &icf, &x, d, gamma, m));
     check(name, "derived reverse", (dv, &[da, dm, di].concat()), hand);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pa, pm, pi, ..)) = value_and_gradient!(
+            gmm_objective(&alphas, &means, &icf, &x, d, gamma, m),
+            cache = &mut cache
+        );
+        check(name, "derived reverse, prepared", (pv, &[&pa[..], &pm[..], &pi[..]].concat()), hand);
+    }
     let dir = inputs(g.len(), 5);
     let (dira, rest) = dir.split_at(k);
     let (dirm, diri) = rest.split_at(k * d);
@@ -280,7 +322,16 @@ fn gmm(c: &mut Criterion) {
             value_and_gradient!(gmm_objective(black_box(&alphas), &means, &icf, &x, d, gamma, m))
         })
     });
-    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_reverse_prepared", |bn| {
+        bn.iter(|| {
+            let (v, g) = value_and_gradient!(
+                gmm_objective(black_box(&alphas), &means, &icf, &x, d, gamma, m),
+                cache = &mut cache
+            );
+            black_box(g);
+            v
+        })
+    });
     group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
     group.bench_function("hand_gradient", |bn| {
         bn.iter(|| {
@@ -315,6 +366,11 @@ fn ode(c: &mut Criterion) {
     let hand = (hv, &g[..]);
     let (dv, (dp, du, _)) = value_and_gradient!(ode_euler(&p, &u0, steps));
     check(name, "derived reverse", (dv, &[dp, du].concat()), hand);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pp, pu, _)) = value_and_gradient!(ode_euler(&p, &u0, steps), cache = &mut cache);
+        check(name, "derived reverse, prepared", (pv, &[&pp[..], &pu[..]].concat()), hand);
+    }
     let fwd = || {
         ode_euler_frule(
             Dual::new(black_box(&p[..]), &vp[..]),
@@ -329,7 +385,14 @@ fn ode(c: &mut Criterion) {
     group.bench_function("derived_reverse", |bn| {
         bn.iter(|| value_and_gradient!(ode_euler(black_box(&p), &u0, steps)))
     });
-    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_reverse_prepared", |bn| {
+        bn.iter(|| {
+            let (v, g) =
+                value_and_gradient!(ode_euler(black_box(&p), &u0, steps), cache = &mut cache);
+            black_box(g);
+            v
+        })
+    });
     group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
     group.bench_function("hand_gradient", |bn| {
         bn.iter(|| ode_euler_gradient(black_box(&p), &u0, steps, &mut traj, &mut gp, &mut gu))
@@ -351,6 +414,11 @@ fn recursion(c: &mut Criterion) {
     let hand = (hv, &g[..]);
     let (dv, (dg, _)) = value_and_gradient!(recursive(&x, depth));
     check(name, "derived reverse", (dv, &dg), hand);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pg, _)) = value_and_gradient!(recursive(&x, depth), cache = &mut cache);
+        check(name, "derived reverse, prepared", (pv, pg), hand);
+    }
     let fwd = || recursive_frule(Dual::new(black_box(&x[..]), &v[..]), Dual::new(depth, NoTangent));
     let d = fwd();
     check_forward(name, (d.primal, d.tangent), hand, &v);
@@ -359,7 +427,13 @@ fn recursion(c: &mut Criterion) {
     group.bench_function("derived_reverse", |bn| {
         bn.iter(|| value_and_gradient!(recursive(black_box(&x), depth)))
     });
-    // derived_reverse_prepared: reserved (issue 4).
+    group.bench_function("derived_reverse_prepared", |bn| {
+        bn.iter(|| {
+            let (v, g) = value_and_gradient!(recursive(black_box(&x), depth), cache = &mut cache);
+            black_box(g);
+            v
+        })
+    });
     group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
     let mut hg = g.clone();
     group.bench_function("hand_gradient", |bn| {

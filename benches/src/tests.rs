@@ -1,5 +1,5 @@
 //! Every hand-written gradient against central finite differences and against the derived
-//! gradient (`value_and_gradient!`), every derived rule through `test_rule!` (both modes against
+//! gradient (`value_and_gradient!`, plain and prepared, twice on one cache), every derived rule through `test_rule!` (both modes against
 //! finite differences and each other), and every peer's gradient against the hand-written one.
 //! Sizes are small so that `cargo test --workspace` stays fast; the bench repeats the
 //! agreement checks at the benchmarked sizes before timing.
@@ -54,6 +54,13 @@ fn sums() {
     assert_agrees("sum_builtin: derived", (v1, &g1), (v, &g), EXACT);
     let (v2, (g2,)) = value_and_gradient!(sum_loop(&x));
     assert_agrees("sum_loop: derived", (v2, &g2), (v, &g), EXACT);
+    let (mut c1, mut c2) = (GradientCache::new(), GradientCache::new());
+    for _ in 0..2 {
+        let (p1, (q1,)) = value_and_gradient!(sum_builtin(&x), cache = &mut c1);
+        assert_agrees("sum_builtin: prepared", (p1, q1), (v, &g), EXACT);
+        let (p2, (q2,)) = value_and_gradient!(sum_loop(&x), cache = &mut c2);
+        assert_agrees("sum_loop: prepared", (p2, q2), (v, &g), EXACT);
+    }
     check_peers("sum", &peers::Sum, &x, (v, &g));
 }
 
@@ -70,6 +77,13 @@ fn sum_sins() {
     assert_agrees("sum_sin_iter: derived", (v1, &g1), (v, &g), EXACT);
     let (v2, (g2,)) = value_and_gradient!(sum_sin_loop(&x));
     assert_agrees("sum_sin_loop: derived", (v2, &g2), (v, &g), EXACT);
+    let (mut c1, mut c2) = (GradientCache::new(), GradientCache::new());
+    for _ in 0..2 {
+        let (p1, (q1,)) = value_and_gradient!(sum_sin_iter(&x), cache = &mut c1);
+        assert_agrees("sum_sin_iter: prepared", (p1, q1), (v, &g), EXACT);
+        let (p2, (q2,)) = value_and_gradient!(sum_sin_loop(&x), cache = &mut c2);
+        assert_agrees("sum_sin_loop: prepared", (p2, q2), (v, &g), EXACT);
+    }
     check_peers("sum_sin", &peers::SumSin, &x, (v, &g));
 }
 
@@ -82,6 +96,11 @@ fn naive_map() {
     test_rule!(naive_map_sin_cos_exp(&x));
     let (dv, (dg,)) = value_and_gradient!(naive_map_sin_cos_exp(&x));
     assert_agrees("naive_map_sin_cos_exp: derived", (dv, &dg), (v, &g), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pg,)) = value_and_gradient!(naive_map_sin_cos_exp(&x), cache = &mut cache);
+        assert_agrees("naive_map_sin_cos_exp: prepared", (pv, pg), (v, &g), EXACT);
+    }
     check_peers("naive_map_sin_cos_exp", &peers::NaiveMapSinCosExp, &x, (v, &g));
 }
 
@@ -94,6 +113,11 @@ fn rosenbrock_problem() {
     test_rule!(rosenbrock(&x));
     let (dv, (dg,)) = value_and_gradient!(rosenbrock(&x));
     assert_agrees("rosenbrock: derived", (dv, &dg), (v, &g), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pg,)) = value_and_gradient!(rosenbrock(&x), cache = &mut cache);
+        assert_agrees("rosenbrock: prepared", (pv, pg), (v, &g), EXACT);
+    }
     check_peers("rosenbrock", &peers::Rosenbrock, &x, (v, &g));
 }
 
@@ -110,6 +134,12 @@ fn kron() {
     test_rule!(kron_sum(&a, &b, na, nb));
     let (dv, (dga, dgb, _, _)) = value_and_gradient!(kron_sum(&a, &b, na, nb));
     assert_agrees("kron_sum: derived", (dv, &[dga, dgb].concat()), (v, &hand), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pa, pb, _, _)) =
+            value_and_gradient!(kron_sum(&a, &b, na, nb), cache = &mut cache);
+        assert_agrees("kron_sum: prepared", (pv, &[&pa[..], &pb[..]].concat()), (v, &hand), EXACT);
+    }
     check_peers("kron_sum", &peers::KronSum { na, nb }, &flat, (v, &hand));
 }
 
@@ -134,6 +164,11 @@ fn mlp() {
     test_rule!(simple_mlp(&p, &x, &y));
     let (dv, (dp, _, _)) = value_and_gradient!(simple_mlp(&p, &x, &y));
     assert_agrees("simple_mlp: derived", (dv, &dp.flatten()), (v, &hand), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pp, _, _)) = value_and_gradient!(simple_mlp(&p, &x, &y), cache = &mut cache);
+        assert_agrees("simple_mlp: prepared", (pv, &pp.flatten()), (v, &hand), EXACT);
+    }
     let f = peers::SimpleMlp { widths: (ni, nh, no), x: &x, y: &y };
     check_peers("simple_mlp", &f, &p.flatten(), (v, &hand));
 }
@@ -173,6 +208,15 @@ fn gmm() {
     let (dv, (da, dm, di, _, _, _, _)) =
         value_and_gradient!(gmm_objective(&alphas, &means, &icf, &x, d, gamma, m));
     assert_agrees("gmm: derived", (dv, &[da, dm, di].concat()), (v, &hand), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pa, pm, pi, ..)) = value_and_gradient!(
+            gmm_objective(&alphas, &means, &icf, &x, d, gamma, m),
+            cache = &mut cache
+        );
+        let pg = [&pa[..], &pm[..], &pi[..]].concat();
+        assert_agrees("gmm: prepared", (pv, &pg), (v, &hand), EXACT);
+    }
     check_peers("gmm", &peers::Gmm { d, k, x: &x, gamma, m }, &flat, (v, &hand));
 }
 
@@ -204,6 +248,11 @@ fn ode() {
     test_rule!(ode_euler(&p, &u0, steps));
     let (dv, (dp, du, _)) = value_and_gradient!(ode_euler(&p, &u0, steps));
     assert_agrees("ode_euler: derived", (dv, &[dp, du].concat()), (v, &hand), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pp, pu, _)) = value_and_gradient!(ode_euler(&p, &u0, steps), cache = &mut cache);
+        assert_agrees("ode_euler: prepared", (pv, &[&pp[..], &pu[..]].concat()), (v, &hand), EXACT);
+    }
     let f = peers::OdeEuler { steps };
     check_peers("ode_euler", &f, &flat, (v, &hand));
     let (vs, gs) = peers::num_dual_gradient_static::<_, 6>(&f, &flat);
@@ -220,6 +269,11 @@ fn recursive_problem() {
     test_rule!(recursive(&x, depth));
     let (dv, (dg, _)) = value_and_gradient!(recursive(&x, depth));
     assert_agrees("recursive: derived", (dv, &dg), (v, &g), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (pg, _)) = value_and_gradient!(recursive(&x, depth), cache = &mut cache);
+        assert_agrees("recursive: prepared", (pv, pg), (v, &g), EXACT);
+    }
     check_peers("recursive", &peers::Recursive { depth }, &x, (v, &g));
 }
 
