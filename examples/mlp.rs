@@ -32,35 +32,30 @@ pub struct Mlp {
     pub hidden: usize,
 }
 
-// TODO(issue 4): the issue asks for the forward pass as `&self` methods in a
-// `#[differentiable] impl Mlp` block (`fn forward(&self, xs, row)`, `fn loss(&self, xs, ys)`).
-// Reverse mode does not cover methods of user types yet (their `_rrule` is a stub that names
-// `ReverseModeNotYet<BuffersStructsOrUserMethods>`), so until it does the forward pass is
-// written as free functions taking `&Mlp`; the bodies are the methods' with `self` renamed `m`.
-
-/// The network's output for row `row` of `xs` (row-major, `m.inputs` per row).
 #[differentiable]
-fn forward(m: &Mlp, xs: &[f64], row: usize) -> f64 {
-    let mut out = m.b2;
-    for k in 0..m.hidden {
-        let mut a = m.b1[k];
-        for j in 0..m.inputs {
-            a += m.w1[k * m.inputs + j] * xs[row * m.inputs + j];
+impl Mlp {
+    /// The network's output for row `row` of `xs` (row-major, `self.inputs` per row).
+    fn forward(&self, xs: &[f64], row: usize) -> f64 {
+        let mut out = self.b2;
+        for k in 0..self.hidden {
+            let mut a = self.b1[k];
+            for j in 0..self.inputs {
+                a += self.w1[k * self.inputs + j] * xs[row * self.inputs + j];
+            }
+            out += self.w2[k] * a.tanh();
         }
-        out += m.w2[k] * a.tanh();
+        out
     }
-    out
-}
 
-/// The mean squared error of `m` over the data set.
-#[differentiable]
-fn loss(m: &Mlp, xs: &[f64], ys: &[f64]) -> f64 {
-    let mut total = 0.0;
-    for (i, y) in ys.iter().enumerate() {
-        let r = forward(m, xs, i) - *y;
-        total += r * r;
+    /// The mean squared error over the data set.
+    fn loss(&self, xs: &[f64], ys: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for (i, y) in ys.iter().enumerate() {
+            let r = self.forward(xs, i) - *y;
+            total += r * r;
+        }
+        total / (ys.len() as f64)
     }
-    total / (ys.len() as f64)
 }
 
 impl Mlp {
@@ -138,16 +133,18 @@ fn main() {
     );
 
     // ---- the gradient, checked once ---------------------------------------------------------
-    let (loss0, (g, _, _)) = value_and_gradient!(loss(&mlp, &xs, &ys));
+    let (loss0, (g, _, _)) = value_and_gradient!(Mlp::loss(&mlp, &xs, &ys));
     let g = flat_tangent(&g);
-    let fd = finite_difference_gradient(|v| loss(&mlp.with_flat(v), &xs, &ys), &mlp.flat(), 1e-6);
+    let fd = finite_difference_gradient(|v| mlp.with_flat(v).loss(&xs, &ys), &mlp.flat(), 1e-6);
     let mut direction = Rng::new(3);
     let v: Vec<f64> = (0..g.len()).map(|_| direction.normal()).collect();
     let t = mlp.with_flat(&v); // a tangent of `Mlp`, built like a value
     let tangent =
         MlpTangent { w1: t.w1, b1: t.b1, w2: t.w2, b2: t.b2, inputs: NoTangent, hidden: NoTangent };
-    let (_, forward) =
-        value_and_derivative!(loss(&mlp, &xs, &ys), (tangent, vec![0.0; n * inputs], vec![0.0; n]));
+    let (_, forward) = value_and_derivative!(
+        Mlp::loss(&mlp, &xs, &ys),
+        (tangent, vec![0.0; n * inputs], vec![0.0; n])
+    );
     let projected: f64 = g.iter().zip(&v).map(|(a, b)| a * b).sum();
     let fd_error = max_relative_difference(&g, &fd);
     let forward_error = (forward - projected).abs() / (1.0 + forward.abs());
@@ -165,7 +162,7 @@ fn main() {
     let mut cache = GradientCache::new();
     let mut final_loss = loss0;
     for step in 0..=steps {
-        let (l, (g, _, _)) = value_and_gradient!(loss(&mlp, &xs, &ys), cache = &mut cache);
+        let (l, (g, _, _)) = value_and_gradient!(Mlp::loss(&mlp, &xs, &ys), cache = &mut cache);
         final_loss = l;
         if step % report_every == 0 {
             println!("  step {step:>5}   loss {l:.6}");
