@@ -535,9 +535,6 @@ pub mod unsupported {
     pub struct WritesThroughPlaces;
     /// Buffers built in the body, tuples, structs, borrows, or methods of user types.
     pub struct BuffersStructsOrUserMethods;
-    /// A `&mut self` method called on a value the function holds (reverse mode lends mutable
-    /// receivers only from `&mut` arguments so far).
-    pub struct MutMethodOnValue;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -752,17 +749,22 @@ pub trait UserMethodRrule<const M: u64, K> {
     type Args<'a>;
     /// The result's primal type.
     type Out: Primal;
+    /// The receiver's rdata (`NoRData` behind a reference).
+    type RecvRData;
     /// The rdata of the receiver, then of each argument.
     type Rets;
-    /// `(output, pullback)`.
+    /// `(output, pullback)`; the receiver is the caller's, which a `&mut self` method on a
+    /// value changes in place. The pullback takes the output's rdata and the receiver's rdata
+    /// after the call, and returns the receiver's rdata before the call (the two differ when a
+    /// `&mut self` method changes a receiver held by value), then each argument's.
     #[allow(clippy::type_complexity)]
-    fn method_rrule<'a>(
+    fn method_rrule<'a, 'b>(
         self,
-        recv: Self::Recv<'a>,
-        args: Self::Args<'a>,
+        recv: &mut Self::Recv<'a>,
+        args: Self::Args<'b>,
     ) -> (
         CoDual<Self::Out, <Self::Out as Primal>::FData>,
-        impl FnOnce(<Self::Out as Primal>::RData) -> Self::Rets + use<Self, M, K>,
+        impl FnOnce(<Self::Out as Primal>::RData, Self::RecvRData) -> Self::Rets + use<Self, M, K>,
     );
 }
 

@@ -105,8 +105,9 @@ impl Point {
     }
 }
 
-// `p.scale(2.0)` below is a `&mut self` method on a value the function holds, which reverse
-// mode does not lend yet (a compile error naming `MutMethodOnValue`): forward mode only.
+// Reverse mode: `p.dot(&q)` lends `q`, a struct the function holds by value, to a call, which
+// reverse mode does not do yet: forward mode only. (`p.scale(2.0)`, a `&mut self` method on a
+// value the function holds, is covered: `mut_method_on_value`.)
 #[differentiable(forward_only)]
 fn use_methods(a: f64, b: f64) -> f64 {
     let mut p = Point::new(a, b);
@@ -132,6 +133,15 @@ impl Params {
             self.w[i] += d * 0.5;
         }
     }
+}
+
+#[differentiable]
+fn mut_method_on_value(a: f64, b: f64, r: &Point) -> f64 {
+    let mut p = Point::new(a, b);
+    let q = p.into_sum();
+    p.scale(q);
+    p.scale(2.0);
+    p.dot(r) * p.y + p.norm2()
 }
 
 #[differentiable]
@@ -184,9 +194,9 @@ fn nested_fields() {
 
 #[test]
 fn methods_and_associated_functions() {
-    // Reverse mode: `p.scale(2.0)` is a `&mut self` method on a value the function holds, not
-    // behind a `&mut` argument (`rev::unsupported::MutMethodOnValue`): forward mode only.
     test_rule!(use_methods(0.7, -0.4), mode = forward);
+    let r = Point { x: 1.5, y: -0.5 };
+    test_rule!(mut_method_on_value(0.7, -0.4, &r));
     let p = Point { x: 0.3, y: -1.2 };
     let q = Point { x: 1.5, y: 0.5 };
     test_rule!(Point::dot(&p, &q), frule = Point::dot_frule, rrule = Point::dot_rrule);

@@ -693,7 +693,7 @@ fn method_dispatch_reverse(
     let self_ty = &imp.self_ty;
     let key = forward::method_key(&fsig.ident.to_string());
     let rule = format_ident!("{}_rrule", fsig.ident, span = fsig.ident.span());
-    let lt = syn::Lifetime::new("'__a", Span::call_site());
+    let lt = syn::Lifetime::new("'__b", Span::call_site());
     let arg_tys: Vec<TokenStream> = sig.args[1..]
         .iter()
         .map(|a| {
@@ -719,13 +719,17 @@ fn method_dispatch_reverse(
     let fdata = quote!(<#self_ty as #primal>::FData);
     let handle = quote!(<#self_ty as #primal>::Handle);
     // One kind of receiver: the marker impl on its `CoDual` type, and the rule impl on the
-    // marker. `extra` bounds sit under `for<..>`, checked at use, so that a type without them
-    // only loses the impl.
+    // marker. `body` binds `__y` and `__pb` (the inner rule's pullback, or one of the same
+    // shape), changing the caller's receiver `__recv` where the method does, `back` maps the inner pullback's results `__r` and the receiver's cotangent
+    // after the call `__ra` to the receiver's before it. `extra` bounds sit under `for<..>`,
+    // checked at use, so that a type without them only loses the impl.
     let kind = |marker: TokenStream,
                 recv_ty: TokenStream,
                 recv_rdata: TokenStream,
                 body: TokenStream,
-                extra: TokenStream| {
+                back: TokenStream,
+                extra: TokenStream,
+                call: TokenStream| {
         quote!(
             #[automatically_derived]
             impl<'__a, #gparams> #rt::rev::RecvMarker<#key, #self_ty> for #recv_ty where #(#bounds,)* {
@@ -736,31 +740,63 @@ fn method_dispatch_reverse(
             where #(#bounds,)* #extra
             {
                 type Recv<'__a> = #recv_ty;
-                type Args<'__a> = (#(#arg_tys,)*);
+                type Args<'__b> = (#(#arg_tys,)*);
                 type Out = #ret;
+                type RecvRData = #recv_rdata;
                 type Rets = (#recv_rdata, #(#arg_rdata,)*);
                 #[inline(always)]
                 #[allow(clippy::type_complexity)]
-                fn method_rrule<'__a>(
+                fn method_rrule<'__a, '__b>(
                     self,
-                    __recv: Self::Recv<'__a>,
-                    __args: Self::Args<'__a>,
-                ) -> (#ret_codual, impl ::core::ops::FnOnce(#ret_rdata) -> Self::Rets + use<#gparams>) {
+                    __recv: &mut Self::Recv<'__a>,
+                    __args: Self::Args<'__b>,
+                ) -> (
+                    #ret_codual,
+                    impl ::core::ops::FnOnce(#ret_rdata, #recv_rdata) -> Self::Rets + use<#gparams>,
+                ) {
                     #body
+                    (__y, move |__ybar, __ra: #recv_rdata| {
+                        let __r = #call;
+                        (#back, #(__r.#ridx,)*)
+                    })
                 }
             }
         )
     };
-    let direct = quote!(<#self_ty>::#rule(__recv #(, __args.#idx)*));
+    let args_after = quote!(#(, __args.#idx)*);
+    // The receiver is passed on as a copy of the `CoDual` (a reference or a handle, and
+    // shadows, which alias; a clone for `self` methods).
+    let direct = quote!(
+        let (__y, __pb) = <#self_ty>::#rule(::core::clone::Clone::clone(&*__recv) #args_after);
+    );
+    // By value, the receiver's rdata after the call adds to what the method gives.
+    let add_ra = quote!({
+        let mut __rd = __r.0;
+        #rt::TangentSpace::increment(&mut __rd, &__ra);
+        __rd
+    });
     let generic = imp.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
     let by_ref = quote!(#rt::CoDual<&'__a #self_ty, #shadow>);
     let by_value = quote!(#rt::CoDual<#self_ty, #fdata>);
     let by_handle = quote!(#rt::CoDual<#handle, #shadow>);
     let no_rdata = quote!(#rt::NoRData);
     let value_rdata = quote!(<#self_ty as #primal>::RData);
+    let ignore_ra = quote!({
+        let _ = __ra;
+        __r.0
+    });
+    let plain = quote!(__pb(__ybar));
     match recv {
         parse::Receiver::Ref => {
-            let mut out = kind(quote!(ByRef), by_ref, no_rdata.clone(), direct, quote!());
+            let mut out = kind(
+                quote!(ByRef),
+                by_ref,
+                no_rdata.clone(),
+                direct,
+                ignore_ra.clone(),
+                quote!(),
+                plain.clone(),
+            );
             if generic {
                 return out;
             }
@@ -769,24 +805,26 @@ fn method_dispatch_reverse(
             out.extend(kind(
                 quote!(ByValue),
                 by_value,
-                value_rdata,
+                value_rdata.clone(),
                 quote!(
                     let __shadow = #primal::zero_shadow(&__recv.primal);
-                    let (__y, __pb) = <#self_ty>::#rule(
+                    let (__y, __inner) = <#self_ty>::#rule(
                         #rt::CoDual::new(&__recv.primal, ::core::clone::Clone::clone(&__shadow))
-                        #(, __args.#idx)*
+                        #args_after
                     );
-                    let __fdata = __recv.fdata;
-                    (__y, move |__ybar| {
-                        let __r = __pb(__ybar);
+                    let __fdata = ::core::clone::Clone::clone(&__recv.fdata);
+                    let __pb = move |__ybar| {
+                        let __r = __inner(__ybar);
                         let (__f, __rd) = <#self_ty as #primal>::split_tangent(
                             <#self_ty as #primal>::shadow_to_tangent(&__shadow),
                         );
                         #rt::FData::increment_from(&__fdata, &__f);
                         (__rd, #(__r.#ridx,)*)
-                    })
+                    };
                 ),
+                add_ra.clone(),
                 quote!(),
+                plain.clone(),
             ));
             // Behind `&mut`: a copy read out of the handle is lent, with the handle's shadow.
             out.extend(kind(
@@ -795,30 +833,71 @@ fn method_dispatch_reverse(
                 no_rdata,
                 quote!(
                     let __value = <#self_ty as #rt::FromHandle>::from_handle(&__recv.primal);
-                    <#self_ty>::#rule(#rt::CoDual::new(&__value, __recv.fdata) #(, __args.#idx)*)
+                    let (__y, __pb) = <#self_ty>::#rule(
+                        #rt::CoDual::new(&__value, ::core::clone::Clone::clone(&__recv.fdata))
+                        #args_after
+                    );
                 ),
+                ignore_ra,
                 quote!(for<'__x> #self_ty: #rt::FromHandle),
+                plain,
             ));
             out
         }
         parse::Receiver::Mut => {
-            let mut out = kind(quote!(ByHandle), by_handle, no_rdata, direct, quote!());
+            let mut out =
+                kind(quote!(ByHandle), by_handle, no_rdata, direct, ignore_ra, quote!(), plain);
             if generic {
                 return out;
             }
-            // A value the function holds: not yet; the marker impl exists to name the reason.
-            out.extend(quote!(
-                #[automatically_derived]
-                impl #rt::rev::RecvMarker<#key, #self_ty> for #by_value
-                where #(#bounds,)*
-                    for<'__x> #self_ty: #rt::rev::ReverseModeNotYet<#rt::rev::unsupported::MutMethodOnValue>
-                {
-                    type Marker = #rt::rev::ByValue<#self_ty>;
-                }
+            // A value the function holds: moved into a fresh handle and shadow for the call and
+            // copied back. The receiver's cotangent after the call goes into that shadow before
+            // the method's pullback runs, and what the shadow holds after it (the gradient with
+            // respect to the value before the call) becomes the receiver's fdata and rdata.
+            out.extend(kind(
+                quote!(ByValue),
+                by_value,
+                value_rdata.clone(),
+                quote!(
+                    let __handle = #primal::to_handle(&__recv.primal);
+                    let __shadow = #primal::zero_shadow(&__recv.primal);
+                    let (__y, __inner) = <#self_ty>::#rule(
+                        #rt::CoDual::new(
+                            ::core::clone::Clone::clone(&__handle),
+                            ::core::clone::Clone::clone(&__shadow),
+                        )
+                        #args_after
+                    );
+                    #primal::load_handle(&mut __recv.primal, &__handle);
+                    let __after_fdata = #primal::zero_fdata(&__recv.primal);
+                    let __fdata = ::core::mem::replace(
+                        &mut __recv.fdata,
+                        ::core::clone::Clone::clone(&__after_fdata),
+                    );
+                    let __pb = move |(__ybar, __ra): (#ret_rdata, #value_rdata)| {
+                        let __after_t = <#self_ty as #primal>::join_tangent(&__after_fdata, __ra);
+                        #rt::FData::increment_from(
+                            &__shadow,
+                            &<#self_ty as #primal>::tangent_to_shadow(__after_t),
+                        );
+                        let __r = __inner(__ybar);
+                        let (__f, __rd) = <#self_ty as #primal>::split_tangent(
+                            <#self_ty as #primal>::shadow_to_tangent(&__shadow),
+                        );
+                        #rt::FData::increment_from(&__fdata, &__f);
+                        let _ = __r.0;
+                        (__rd, #(__r.#ridx,)*)
+                    };
+                ),
+                quote!(__r.0),
+                quote!(),
+                quote!(__pb((__ybar, __ra))),
             ));
             out
         }
-        parse::Receiver::Value => kind(quote!(ByValue), by_value, value_rdata, direct, quote!()),
+        parse::Receiver::Value => {
+            kind(quote!(ByValue), by_value, value_rdata, direct, add_ra, quote!(), plain)
+        }
     }
 }
 

@@ -1051,13 +1051,12 @@ impl<'a> Reverse<'a> {
                 let (args, loans) = self.call_arguments(args, span);
                 let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
                 let rev = quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev);
+                // The receiver is lent mutably (a `&mut self` method on a value the function
+                // holds changes it); the arguments are evaluated first, as they may read it.
                 let call = quote_spanned!(method.span()=> {
-                    let #recv_name = #rt::rev::pass(&#r);
-                    #rev::UserMethodRrule::<#key, _>::method_rrule(
-                        #rev::method_marker::<#key, _, _>(&#recv_name),
-                        #recv_name,
-                        (#(#args,)*),
-                    )
+                    let __args = (#(#args,)*);
+                    let #recv_name = #rev::method_marker::<#key, _, _>(&#r);
+                    #rev::UserMethodRrule::<#key, _>::method_rrule(#recv_name, &mut #r, __args)
                 });
                 (lend(call, loans, span), false)
             }
@@ -1264,6 +1263,19 @@ impl<'a> Reverse<'a> {
                         None => quote!(let _ = #part;),
                     }
                 });
+                // A method of a user type: its pullback also takes the receiver's cotangent
+                // after the call (which a `&mut self` method transforms) and returns the one
+                // before it, so the receiver's adjoint is taken, not just added to.
+                let seed = match rv {
+                    Rvalue::Method { receiver, method, .. }
+                        if !REVERSE_METHODS.contains(&method.to_string().as_str())
+                            && receiver.projections.is_empty() =>
+                    {
+                        let ar = adj(receiver.local);
+                        quote!(#seed, #rt::rev::take(&mut #ar))
+                    }
+                    _ => seed,
+                };
                 quote!({
                     let __pb = #pop;
                     let __r = __pb(#seed);
