@@ -14,7 +14,8 @@ macro_rules! float_methods {
     ($( $(#[$doc:meta])* fn $name:ident(self $(, $arg:ident: $ty:ty)*) -> $ret:ty; )*) => {
         /// An IEEE float: `f32` or `f64`. Sealed: the primitive rules are written once against it.
         pub trait Float:
-            sealed::Sealed
+            'static
+            + sealed::Sealed
             + crate::tangent::Primal<Tangent = Self, RData = Self, FData = crate::dual::NoFData>
             + crate::tangent::TangentSpace
             + crate::reverse::ZeroRData

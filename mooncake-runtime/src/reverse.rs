@@ -844,3 +844,83 @@ pub fn array_rdata<T: Primal, const N: usize>(
         }
     })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Loans: `&v` of a local passed to a call or a method.
+
+/// A local that `&v` lends to a call for the call only: a buffer held through a handle (lent
+/// as `&Vec<T>` with its own shadow; nothing to give back), or a value the function holds (lent
+/// as `&T` with a fresh shadow, whose gradient is given back to the value's fdata and rdata by
+/// [`give_back`] in the reverse pass).
+pub trait Lend {
+    /// What the callee gets.
+    type Loan<'s>;
+    /// What the reverse pass gives back to the local ([`GiveBack`]).
+    type Back: GiveBack;
+    /// Runs `f` on the loan; returns its result and what to give back.
+    fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, Self::Back);
+}
+
+/// What a loan gives back in the reverse pass: the local's rdata.
+pub trait GiveBack {
+    /// The local's rdata.
+    type RData;
+    /// Adds the loan's fdata part into the local's fdata; returns the rdata part.
+    fn give_back(self) -> Self::RData;
+}
+
+impl GiveBack for () {
+    type RData = NoRData;
+    #[inline(always)]
+    fn give_back(self) -> NoRData {
+        NoRData
+    }
+}
+
+/// What lending a value gives back: the fresh shadow the callee wrote, and the value's fdata.
+pub struct ValueBack<T: Primal> {
+    shadow: T::Shadow,
+    fdata: T::FData,
+}
+
+impl<T: Primal> GiveBack for ValueBack<T> {
+    type RData = T::RData;
+    fn give_back(self) -> T::RData {
+        let (f, r) = T::split_tangent(T::shadow_to_tangent(&self.shadow));
+        crate::tangent::FData::increment_from(&self.fdata, &f);
+        r
+    }
+}
+
+impl<T: 'static> Lend for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+    type Loan<'s> = CoDual<&'s Vec<T>, crate::shared::SharedVec<T>>;
+    type Back = ();
+    #[inline(always)]
+    fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, ()) {
+        let shadow = self.fdata.clone();
+        (self.primal.with_vec(|v| f(CoDual::new(v, shadow))), ())
+    }
+}
+
+impl<T: Primal + 'static> Lend for CoDual<T, T::FData> {
+    type Loan<'s> = CoDual<&'s T, T::Shadow>;
+    type Back = ValueBack<T>;
+    #[inline]
+    fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, ValueBack<T>) {
+        let shadow = self.primal.zero_shadow();
+        let r = f(CoDual::new(&self.primal, shadow.clone()));
+        (r, ValueBack { shadow, fdata: self.fdata.clone() })
+    }
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+pub fn lend<L: Lend, R>(l: &L, f: impl for<'s> FnOnce(L::Loan<'s>) -> R) -> (R, L::Back) {
+    l.lend(f)
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+pub fn give_back<B: GiveBack>(b: B) -> B::RData {
+    b.give_back()
+}

@@ -105,10 +105,9 @@ impl Point {
     }
 }
 
-// Reverse mode: `p.dot(&q)` lends `q`, a struct the function holds by value, to a call, which
-// reverse mode does not do yet: forward mode only. (`p.scale(2.0)`, a `&mut self` method on a
-// value the function holds, is covered: `mut_method_on_value`.)
-#[differentiable(forward_only)]
+// `p.scale(2.0)`: a `&mut self` method on a value the function holds; `p.dot(&q)` lends `q`, a
+// struct the function holds by value.
+#[differentiable]
 fn use_methods(a: f64, b: f64) -> f64 {
     let mut p = Point::new(a, b);
     let q = Point { x: b, y: 1.0 };
@@ -194,7 +193,7 @@ fn nested_fields() {
 
 #[test]
 fn methods_and_associated_functions() {
-    test_rule!(use_methods(0.7, -0.4), mode = forward);
+    test_rule!(use_methods(0.7, -0.4));
     let r = Point { x: 1.5, y: -0.5 };
     test_rule!(mut_method_on_value(0.7, -0.4, &r));
     let p = Point { x: 0.3, y: -1.2 };

@@ -586,13 +586,55 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
     }
 }
 
-/// `call` inside `rev::with_borrow` for each loan: the borrowed buffer is lent for the call only.
-fn lend(mut call: TokenStream, loans: Vec<(syn::Ident, syn::Ident)>, span: Span) -> TokenStream {
-    let rt = rt();
-    for (l, b) in loans.into_iter().rev() {
-        call = quote_spanned!(span=> #rt::rev::with_borrow(&#l, |#b| #call));
+/// `call` inside `rev::lend` for each loan: a buffer held through a handle, or a value the
+/// function holds (with a fresh shadow), lent for the call only. Without loans, the call; with
+/// them, `(output, pullback, (what each loan gives back, ..))`, the last for the reverse pass
+/// (`rev::give_back`).
+fn lend(call: TokenStream, loans: Vec<(syn::Ident, syn::Ident)>, span: Span) -> TokenStream {
+    if loans.is_empty() {
+        return call;
     }
-    call
+    let rt = rt();
+    let mut nested = call;
+    let mut pat = quote!((__o, __pb));
+    let backs: Vec<syn::Ident> =
+        (0..loans.len()).map(|k| format_ident!("__bk{}", k, span = Span::mixed_site())).collect();
+    for ((l, b), bk) in loans.iter().zip(&backs).rev() {
+        nested = quote_spanned!(span=> #rt::rev::lend(&#l, |#b| #nested));
+        pat = quote!((#pat, #bk));
+    }
+    quote_spanned!(span=> {
+        let #pat = #nested;
+        (__o, __pb, (#(#backs,)*))
+    })
+}
+
+/// The locals `&v` lends to a call or a user method (see [`lend`]), in argument order.
+fn loaned_locals(rv: &Rvalue) -> Vec<Local> {
+    let args = match rv {
+        Rvalue::Call { func, args }
+            if !(func.segments.len() == 2
+                && (func.segments[0].ident == "f64"
+                    || func.segments[0].ident == "f32"
+                    || func.segments[0].ident == "Vec")) =>
+        {
+            args
+        }
+        Rvalue::Method { method, args, .. }
+            if !REVERSE_METHODS.contains(&method.to_string().as_str()) =>
+        {
+            args
+        }
+        _ => return Vec::new(),
+    };
+    args.iter()
+        .filter_map(|a| match a {
+            Operand::Ref(p, false) if !matches!(access(p), Some(Access::Field(..))) => {
+                Some(p.local)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Blocks inside a loop of the structured program.
@@ -689,7 +731,7 @@ impl<'a> Reverse<'a> {
                         }
                         Kind::Rule(ops) | Kind::RuleArray(ops) => {
                             adjoint[p.local.index()] = true;
-                            for l in ops.into_iter().flatten() {
+                            for l in ops.into_iter().flatten().chain(loaned_locals(rv)) {
                                 adjoint[l.index()] = true;
                             }
                         }
@@ -772,6 +814,7 @@ impl<'a> Reverse<'a> {
         };
         let no_derivative = |value: TokenStream| quote_spanned!(span=> #x = #rt::CoDual::new(#value, #rt::NoFData); #mark);
         let mut into_handle = false;
+        let mut has_loans = false;
         let (call, boxed) = match rv {
             Rvalue::Use(Operand::Use(p)) if p.projections.is_empty() => {
                 let y = self.names.local(p.local);
@@ -964,6 +1007,7 @@ impl<'a> Reverse<'a> {
                 } else {
                     let rule = rule_path(func, "rrule");
                     let (args, loans) = self.call_arguments(args, span);
+                    has_loans = !loans.is_empty();
                     let call = lend(quote_spanned!(span=> #rule(#(#args),*)), loans, span);
                     (call, self.box_all_calls || self.calls_itself(func))
                 }
@@ -1049,6 +1093,7 @@ impl<'a> Reverse<'a> {
                 let r = self.names.local(receiver.local);
                 let key = method_key(&method.to_string());
                 let (args, loans) = self.call_arguments(args, span);
+                has_loans = !loans.is_empty();
                 let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
                 let rev = quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev);
                 // The receiver is lent mutably (a `&mut self` method on a value the function
@@ -1063,10 +1108,12 @@ impl<'a> Reverse<'a> {
             _ => return quote!(::core::unreachable!();),
         };
         let t = tape((b.index(), i));
+        // With loans, the tape keeps what each loan gives back beside the pullback.
+        let entry = if has_loans { quote!((__pb, __bk)) } else { quote!(__pb) };
         let store = if self.in_loop.contains(&b) {
-            quote!(#t.push(__pb);)
+            quote!(#t.push(#entry);)
         } else {
-            quote!(#t = ::core::option::Option::Some(__pb);)
+            quote!(#t = ::core::option::Option::Some(#entry);)
         };
         let boxing = if boxed {
             quote!(let __pb: ::std::boxed::Box<dyn ::core::ops::FnOnce(_) -> _> = ::std::boxed::Box::new(__pb);)
@@ -1074,8 +1121,9 @@ impl<'a> Reverse<'a> {
             quote!()
         };
         let value = if into_handle { quote!(#rt::rev::into_handle(__o)) } else { quote!(__o) };
+        let bind = if has_loans { quote!((__o, __pb, __bk)) } else { quote!((__o, __pb)) };
         quote_spanned!(span=> {
-            let (__o, __pb) = #call;
+            let #bind = #call;
             #boxing
             #x = #value;
             #mark
@@ -1276,10 +1324,22 @@ impl<'a> Reverse<'a> {
                     }
                     _ => seed,
                 };
+                let loaned = loaned_locals(rv);
+                let (take_entry, backs) = if loaned.is_empty() {
+                    (quote!(let __pb = #pop;), quote!())
+                } else {
+                    let gives = loaned.iter().enumerate().map(|(k, l)| {
+                        let al = adj(*l);
+                        let idx = syn::Index::from(k);
+                        quote!(#rt::rev::accumulate(&mut #al, #rt::rev::give_back(__bk.#idx));)
+                    });
+                    (quote!(let (__pb, __bk) = #pop;), quote!(#(#gives)*))
+                };
                 quote!({
-                    let __pb = #pop;
+                    #take_entry
                     let __r = __pb(#seed);
                     #(#accs)*
+                    #backs
                 })
             }
         }
