@@ -604,36 +604,6 @@ pub fn into_handle<T>(
     CoDual::new(crate::shared::SharedVec::from_vec(v.primal), v.fdata)
 }
 
-/// A buffer held through a handle, lent as `&Vec<T>` (with its shadow) for the duration of one
-/// call: rules' pullbacks capture no borrow, so the loan ends with the call.
-pub trait WithBorrow<T> {
-    /// Runs `f` on the borrowed buffer and its shadow.
-    fn with_borrow<R>(
-        &self,
-        f: impl FnOnce(CoDual<&Vec<T>, crate::shared::SharedVec<T>>) -> R,
-    ) -> R;
-}
-
-impl<T> WithBorrow<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
-    #[inline(always)]
-    fn with_borrow<R>(
-        &self,
-        f: impl FnOnce(CoDual<&Vec<T>, crate::shared::SharedVec<T>>) -> R,
-    ) -> R {
-        let shadow = self.fdata.clone();
-        self.primal.with_vec(|v| f(CoDual::new(v, shadow)))
-    }
-}
-
-/// The free-function form generated code calls.
-#[inline(always)]
-pub fn with_borrow<T, B: WithBorrow<T>, R>(
-    b: &B,
-    f: impl FnOnce(CoDual<&Vec<T>, crate::shared::SharedVec<T>>) -> R,
-) -> R {
-    b.with_borrow(f)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Fields of structs.
 
