@@ -10,7 +10,7 @@
 //! 100 steps and checks that it fell by at least a factor of 100 over 2,000 steps; exits
 //! non-zero otherwise.
 //!
-//! Run with `cargo run --release --example mlp` (under 2 s).
+//! Run with `cargo run --release --example mlp` (a few seconds).
 
 use mooncake_examples::{Checks, Rng, finite_difference_gradient, max_relative_difference};
 use mooncake_runtime::prelude::*;
