@@ -527,14 +527,12 @@ pub trait ReverseModeNotYet<Reason> {}
 
 /// The reasons a body is outside reverse mode so far, named so that the compile error reads.
 pub mod unsupported {
-    /// `&mut` arguments.
-    pub struct MutableArguments;
-    /// Arrays returned by value.
-    pub struct ArrayResults;
-    /// Writes through indices, fields or references.
+    /// Writes through indices, fields or references of anything but a plain value.
     pub struct WritesThroughPlaces;
-    /// Buffers built in the body, tuples, structs, borrows, or methods of user types.
-    pub struct BuffersStructsOrUserMethods;
+    /// A borrow kept in a local (`let r = &v;`), a borrow of an element or of a field of a
+    /// value passed on, or a call of a `std` function other than `Vec::new` /
+    /// `Vec::with_capacity`.
+    pub struct BorrowsInLocalsOrStdCalls;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -762,32 +760,94 @@ receiver_markers!(
 
 /// What a local becomes when it is assigned to the result of a reverse rule, whose type the
 /// signature fixes: itself (cloned), or, for a buffer built in the body and held through a
-/// handle, a `Vec` copied out of the handle with the same shadow, so that the caller's
-/// gradient of the result reaches the pullbacks that built it.
-pub trait IntoReturn<T> {
-    /// The result.
-    fn into_return(&self) -> T;
+/// handle, a `Vec` or an array copied out of the handle, so that the caller's gradient of the
+/// result reaches the pullbacks that built it: through the shared shadow for a `Vec`, through
+/// [`return_adjoint`] for an array (whose cotangent is rdata).
+pub trait AsResult<T> {
+    /// The result's rdata.
+    type Ret;
+    /// The local's rdata.
+    type Own;
+    /// What the reverse pass needs to map the result's cotangent back (a shadow, or nothing).
+    type Link;
+    /// The result, and the link for the reverse pass.
+    fn as_result(&self) -> (T, Self::Link);
+    /// The local's share of the result's cotangent.
+    fn return_adjoint(link: Self::Link, r: Self::Ret) -> Self::Own;
 }
 
-impl<P: Clone, F: Clone> IntoReturn<CoDual<P, F>> for CoDual<P, F> {
+impl<P: Clone + Primal, F: Clone> AsResult<CoDual<P, F>> for CoDual<P, F> {
+    type Ret = P::RData;
+    type Own = P::RData;
+    type Link = ();
     #[inline(always)]
-    fn into_return(&self) -> CoDual<P, F> {
-        self.clone()
+    fn as_result(&self) -> (CoDual<P, F>, ()) {
+        (self.clone(), ())
+    }
+    #[inline(always)]
+    fn return_adjoint(_: (), r: P::RData) -> P::RData {
+        r
     }
 }
 
-impl<T: Clone> IntoReturn<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
+impl<T: Clone> AsResult<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
     for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
 {
-    fn into_return(&self) -> CoDual<Vec<T>, crate::shared::SharedVec<T>> {
-        CoDual::new(self.primal.with(<[T]>::to_vec), self.fdata.clone())
+    type Ret = NoRData;
+    type Own = NoRData;
+    type Link = ();
+    fn as_result(&self) -> (CoDual<Vec<T>, crate::shared::SharedVec<T>>, ()) {
+        (CoDual::new(self.primal.with(<[T]>::to_vec), self.fdata.clone()), ())
     }
+    #[inline(always)]
+    fn return_adjoint(_: (), _: NoRData) -> NoRData {
+        NoRData
+    }
+}
+
+impl<T: Float, const N: usize> AsResult<CoDual<[T; N], [NoFData; N]>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+{
+    type Ret = [T; N];
+    type Own = NoRData;
+    type Link = crate::shared::SharedVec<T>;
+    fn as_result(&self) -> (CoDual<[T; N], [NoFData; N]>, crate::shared::SharedVec<T>) {
+        let v = self.primal.to_vec();
+        match <[T; N]>::try_from(v) {
+            Ok(a) => (CoDual::new(a, [NoFData; N]), self.fdata.clone()),
+            Err(v) => panic!(
+                "mooncake: an array result of length {N} was built with {} elements",
+                v.len()
+            ),
+        }
+    }
+    fn return_adjoint(shadow: crate::shared::SharedVec<T>, r: [T; N]) -> NoRData {
+        shadow.with_mut(|s| s.iter_mut().zip(r).for_each(|(d, r)| *d += r));
+        NoRData
+    }
+}
+
+/// The free-function form generated code calls: see [`AsResult::return_adjoint`]. `_s` only
+/// names the local's type.
+#[inline(always)]
+pub fn return_adjoint<T, S: AsResult<T>>(
+    _s: std::marker::PhantomData<fn() -> S>,
+    link: S::Link,
+    r: S::Ret,
+) -> S::Own {
+    S::return_adjoint(link, r)
+}
+
+/// The type of a local, as a marker (see [`return_adjoint`]).
+#[inline(always)]
+pub fn type_marker<S>(_: &S) -> std::marker::PhantomData<fn() -> S> {
+    std::marker::PhantomData
 }
 
 /// The free-function form generated code calls.
 #[inline(always)]
-pub fn into_return<T, S: IntoReturn<T>>(s: &S) -> T {
-    s.into_return()
+pub fn as_result<T, S: AsResult<T>>(s: &S) -> (T, S::Link) {
+    s.as_result()
 }
 
 /// An array passed by value, moved into a handle (with a fresh zero shadow) so that the buffer

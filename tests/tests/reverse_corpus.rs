@@ -594,6 +594,24 @@ fn deep_recursion_in_the_pullback() {
     assert!((dx - expected_dx).abs() < 1e-6 * expected_dx);
 }
 
+// ---- pop ------------------------------------------------------------------------------------
+
+#[differentiable]
+fn pops(s: &mut Vec<f64>, a: f64) -> f64 {
+    s.push(a * 2.0);
+    s.pop();
+    s.pop();
+    let n = s.len();
+    s[n - 1] * a
+}
+
+#[test]
+fn pop_from_a_mut_vec() {
+    // `s` is shorter after the call; its state on entry comes back after the pullback.
+    let s = vec![1.0, -2.0, 3.0];
+    test_rule!(pops(&mut s, 1.5));
+}
+
 // ---- arrays by value ----------------------------------------------------------------------
 
 #[differentiable]
@@ -607,8 +625,32 @@ fn array_written(mut x: [f64; 3], a: f64) -> f64 {
     s + x.len() as f64
 }
 
+#[differentiable]
+fn array_result(a: f64, x: &[f64]) -> [f64; 3] {
+    let mut r = [0.0; 3];
+    r[0] = a * x[0];
+    r[1] = x[1].sin();
+    r[2] = r[0] + r[1] * a;
+    r
+}
+
+#[differentiable]
+fn pair(a: f64) -> [f64; 2] {
+    if a > 0.0 {
+        return [a, 2.0 * a];
+    }
+    [a * a, 1.0]
+}
+
 #[test]
 fn arrays_by_value() {
+    // Returned (built by a literal or by `[v; n]` and writes), on two return paths.
+    let x = vec![0.3, -1.2];
+    test_rule!(array_result(1.5, &x));
+    test_rule!(pair(0.7));
+    test_rule!(pair(-0.7));
+    let (v, (da,)) = value_and_pullback!(pair(0.7), [1.0, 10.0]);
+    assert_eq!((v, da), ([0.7, 1.4], 21.0));
     // Written in the body (the caller's array is a copy), read through `iter()`: both modes
     // against finite differences and each other; the gradient comes back as an array.
     test_rule!(array_written([0.5, -1.0, 2.0], 1.5));

@@ -482,6 +482,7 @@ fn generate(
                 &func.sig.ident,
                 args.recursive,
             );
+            rev.ret_ty = codual_type(&sig.ret);
             rev.pool_tapes = !func.in_generic_impl
                 && func
                     .sig

@@ -37,12 +37,7 @@ use std::collections::BTreeSet;
 /// Why a (normalised) body is outside the slice reverse mode covers so far, if it is: the name
 /// of a type in the runtime's `reverse::unsupported`.
 pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str> {
-    // An array returned by value would take its cotangent as rdata, element by element, which
-    // no buffer rule gives yet. (Arrays and `Vec`s passed by value, and `Vec`s returned, are
-    // covered.)
-    if matches!(&sig.ret, syn::Type::Array(_)) {
-        return Some("ArrayResults");
-    }
+    let _ = sig;
     let plain = |p: &Place| p.projections.is_empty();
     // `&r.field` of an argument `r: &T`, `&mut r.field` of an argument `r: &mut T`: lent to a
     // call as the field with its shadow (and its handle, behind `&mut`).
@@ -110,10 +105,11 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<&'static str>
                 Rvalue::VecList(ops) => ops.iter().all(operand_ok),
                 Rvalue::Tuple(ops) => ops.iter().all(operand_ok),
                 Rvalue::Struct { fields, .. } => fields.iter().all(|(_, o)| operand_ok(o)),
-                Rvalue::Array(_) | Rvalue::Repeat(..) => false,
+                Rvalue::Array(ops) => ops.iter().all(operand_ok),
+                Rvalue::Repeat(o, _) => operand_ok(o),
             };
             if !ok {
-                return Some("BuffersStructsOrUserMethods");
+                return Some("BorrowsInLocalsOrStdCalls");
             }
         }
     }
@@ -172,6 +168,7 @@ const REVERSE_METHODS: &[&str] = &[
     "len",
     "__iter_sum",
     "push",
+    "pop",
     "to_vec",
     "clone",
     "fill",
@@ -574,7 +571,10 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
         Rvalue::Struct { fields, .. } => {
             Kind::Build(fields.iter().map(|(m, o)| (m.clone(), operand_local(o))).collect())
         }
-        Rvalue::VecList(ops) => Kind::RuleArray(ops.iter().map(operand_local).collect()),
+        Rvalue::VecList(ops) | Rvalue::Array(ops) => {
+            Kind::RuleArray(ops.iter().map(operand_local).collect())
+        }
+        Rvalue::Repeat(o, _) => Kind::Rule(vec![operand_local(o), None]),
         Rvalue::Method { receiver, args, .. } => {
             // A buffer field's gradient lives in its shadow: nothing to add to the base.
             let base = if receiver.projections.is_empty() { Some(receiver.local) } else { None };
@@ -582,7 +582,6 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
             v.extend(args.iter().map(operand_local));
             Kind::Rule(v)
         }
-        _ => Kind::NoDerivative,
     }
 }
 
@@ -675,10 +674,22 @@ pub(crate) struct Reverse<'a> {
     /// type or const parameters, since a pooled tape's type must be `'static` and a `static`
     /// cannot depend on a parameter.
     pub(crate) pool_tapes: bool,
+    /// The result's `CoDual` type.
+    pub(crate) ret_ty: TokenStream,
 }
 
 fn tape(s: (usize, usize)) -> syn::Ident {
     format_ident!("__t{}_{}", s.0, s.1, span = Span::mixed_site())
+}
+
+/// The slot holding what the reverse pass of a `return` needs (see `rev::AsResult`).
+fn return_link(s: (usize, usize)) -> syn::Ident {
+    format_ident!("__rl{}_{}", s.0, s.1, span = Span::mixed_site())
+}
+
+/// The type marker of the local a `return` returns.
+fn return_type(s: (usize, usize)) -> syn::Ident {
+    format_ident!("__rt{}_{}", s.0, s.1, span = Span::mixed_site())
 }
 
 /// The thread-local pool of a tape (see `rev::take_tape`).
@@ -752,6 +763,7 @@ impl<'a> Reverse<'a> {
             name,
             box_all_calls,
             pool_tapes: false,
+            ret_ty: quote!(_),
         }
     }
 
@@ -820,8 +832,16 @@ impl<'a> Reverse<'a> {
                 let y = self.names.local(p.local);
                 if place.local == Local::RETURN {
                     // The result, whose type the signature fixes: a buffer built in the body
-                    // (held through a handle) is returned as a `Vec` with the same shadow.
-                    return quote_spanned!(span=> #x = #rt::rev::into_return(&#y); #mark);
+                    // (held through a handle) is returned as a `Vec` with the same shadow, or
+                    // as an array.
+                    let (link, ty) = (return_link((b.index(), i)), return_type((b.index(), i)));
+                    return quote_spanned!(span=> {
+                        let (__v, __link) = #rt::rev::as_result(&#y);
+                        #x = __v;
+                        #link = ::core::option::Option::Some(__link);
+                        #ty = #rt::rev::type_marker(&#y);
+                        #mark
+                    });
                 }
                 return quote_spanned!(span=> #x = #rt::rev::pass(&#y); #mark);
             }
@@ -958,7 +978,16 @@ impl<'a> Reverse<'a> {
                 let (v, n) = (self.codual_operand(v, span), self.codual_operand(n, span));
                 (quote_spanned!(span=> #rt::rules::buffer::vec_filled_rrule(#v, #n)), false)
             }
-            Rvalue::VecList(ops) => {
+            // An array built in the body is held through a handle, like a `Vec`.
+            Rvalue::Repeat(v, n) => {
+                into_handle = true;
+                let v = self.codual_operand(v, span);
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::vec_filled_rrule(#v, #rt::rev::constant::<usize>(#n))),
+                    false,
+                )
+            }
+            Rvalue::VecList(ops) | Rvalue::Array(ops) => {
                 into_handle = true;
                 let vars: Vec<syn::Ident> = (0..ops.len())
                     .map(|i| format_ident!("__e{}", i, span = Span::mixed_site()))
@@ -1062,6 +1091,13 @@ impl<'a> Reverse<'a> {
                     false,
                 )
             }
+            Rvalue::Method { receiver, method, args } if args.is_empty() && method == "pop" => {
+                let r = self.names.local(receiver.local);
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::pop_rrule(#rt::rev::as_write(&#r))),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args } if args.len() == 1 && method == "push" => {
                 let r = self.names.local(receiver.local);
                 let v = self.codual_operand(&args[0], span);
@@ -1105,7 +1141,6 @@ impl<'a> Reverse<'a> {
                 });
                 (lend(call, loans, span), false)
             }
-            _ => return quote!(::core::unreachable!();),
         };
         let t = tape((b.index(), i));
         // With loans, the tape keeps what each loan gives back beside the pullback.
@@ -1278,6 +1313,18 @@ impl<'a> Reverse<'a> {
                 let ab = adj(base);
                 quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ab #f, __r); })
             }
+            Kind::Copy(y) if place.local == Local::RETURN => {
+                // The result's cotangent, mapped back to the local returned (into its shadow,
+                // for an array built in the body and held through a handle).
+                let ay = adj(y);
+                let ret = &self.ret_ty;
+                let (link, ty) = (return_link((b.index(), i)), return_type((b.index(), i)));
+                quote!({
+                    let __r = #rt::rev::take(&mut #ax);
+                    let __link = match #link.take() { ::core::option::Option::Some(l) => l, ::core::option::Option::None => ::core::unreachable!() };
+                    #rt::rev::accumulate(&mut #ay, #rt::rev::return_adjoint::<#ret, _>(#ty, __link, __r));
+                })
+            }
             Kind::Copy(y) => {
                 let ay = adj(y);
                 quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ay, __r); })
@@ -1413,6 +1460,21 @@ impl<'a> Reverse<'a> {
                     } else {
                         decls.push(quote!(let mut #t = ::core::option::Option::None;));
                     }
+                }
+            }
+        }
+        for (bi, block) in body.blocks.iter().enumerate() {
+            for (i, s) in block.statements.iter().enumerate() {
+                if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
+                    && p.local == Local::RETURN
+                    && p.projections.is_empty()
+                    && q.projections.is_empty()
+                {
+                    let (link, ty) = (return_link((bi, i)), return_type((bi, i)));
+                    decls.push(quote!(
+                        let mut #link = ::core::option::Option::None;
+                        let mut #ty = ::core::marker::PhantomData;
+                    ));
                 }
             }
         }

@@ -168,7 +168,7 @@ impl StructGen<'_> {
         let shadow = self.shadow_impls();
         let handle = self.handle_impls();
         let primal = self.primal_impl();
-        let from_handle = self.from_handle_impl();
+        let from_handle = self.handle_reader_impl();
         let check = self.field_check();
         quote! {
             #(#decls)*
@@ -185,7 +185,7 @@ impl StructGen<'_> {
 
     /// `FromHandle`: the struct read back out of its handle, field by field (applies when
     /// every field's type implements `FromHandle`).
-    fn from_handle_impl(&self) -> TokenStream {
+    fn handle_reader_impl(&self) -> TokenStream {
         let rt = &self.rt;
         let self_ty = &self.generics.self_ty;
         let (impl_generics, _) = self.generics.for_impl();
