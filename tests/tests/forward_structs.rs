@@ -269,3 +269,19 @@ fn fields_lent_to_calls() {
     assert!((go.inner.y - 1.5).abs() < 1e-12);
     assert!((go.scale - 0.3 * 1.5).abs() < 1e-12);
 }
+
+#[test]
+fn gradient_api_with_method_paths() {
+    // `Type::method(&s, ..)` in the API macros reaches the method's derived reverse rule.
+    let p = Point { x: 0.3, y: -1.2 };
+    let q = Point { x: 1.5, y: 0.5 };
+    let (v, (gp, gq)) = value_and_gradient!(Point::dot(&p, &q));
+    assert_eq!(v, p.dot(&q));
+    assert_eq!((gp.x, gp.y, gq.x, gq.y), (q.x, q.y, p.x, p.y));
+    // Against forward mode along p.x.
+    let (_, d) = value_and_derivative!(
+        Point::dot(&p, &q),
+        (PointTangent { x: 1.0, y: 0.0 }, PointTangent { x: 0.0, y: 0.0 })
+    );
+    assert_eq!(d, gp.x);
+}

@@ -594,6 +594,24 @@ fn deep_recursion_in_the_pullback() {
     assert!((dx - expected_dx).abs() < 1e-6 * expected_dx);
 }
 
+// ---- misuse at run time ---------------------------------------------------------------------
+
+#[differentiable]
+fn scaled(x: &[f64], a: f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(x.len());
+    for v in x.iter() {
+        out.push(*v * a);
+    }
+    out
+}
+
+#[test]
+#[should_panic(expected = "cannot increment a shadow of length 3 by one of length 2")]
+fn a_cotangent_of_the_wrong_length_is_refused() {
+    let x = vec![1.0, 2.0, 3.0];
+    let _ = value_and_pullback!(scaled(&x, 2.0), vec![1.0, 1.0]);
+}
+
 // ---- pop ------------------------------------------------------------------------------------
 
 #[differentiable]

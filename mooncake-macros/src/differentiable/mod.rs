@@ -90,12 +90,48 @@ pub(crate) struct FnParts<'a> {
     pub(crate) block: &'a syn::Block,
     /// Inside an `impl` block with type or const parameters.
     pub(crate) in_generic_impl: bool,
+    /// Inside an `impl` block (known when the attribute is on the block).
+    pub(crate) in_impl: bool,
+}
+
+/// A path to the primal function, for a `let _ = path;` in its rules: so that a function used
+/// only through its rules (by `value_and_gradient!`, say) does not count as dead code. A
+/// function given alone is taken for a method if it has a receiver or mentions `Self`.
+fn primal_path(func: &FnParts<'_>) -> TokenStream {
+    let name = &func.sig.ident;
+    let mentions_self = {
+        let sig = func.sig;
+        let s = quote!(#sig).to_string();
+        s.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "Self")
+    };
+    let generics = func.sig.generics.params.iter().filter_map(|p| match p {
+        syn::GenericParam::Type(t) => {
+            let i = &t.ident;
+            Some(quote!(#i))
+        }
+        syn::GenericParam::Const(c) => {
+            let i = &c.ident;
+            Some(quote!(#i))
+        }
+        syn::GenericParam::Lifetime(_) => None,
+    });
+    let turbofish = quote!(::<#(#generics),*>);
+    if func.in_impl || func.sig.receiver().is_some() || mentions_self {
+        quote!(Self::#name #turbofish)
+    } else {
+        quote!(#name #turbofish)
+    }
 }
 
 /// A free function, or a method given on its own: the function, then its rules.
 fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> TokenStream {
-    let parts =
-        FnParts { vis: &func.vis, sig: &func.sig, block: &func.block, in_generic_impl: false };
+    let parts = FnParts {
+        vis: &func.vis,
+        sig: &func.sig,
+        block: &func.block,
+        in_generic_impl: false,
+        in_impl: false,
+    };
     let (rules, _, _) = rules_of(&parts, args, &mut errors);
     match errors.finish() {
         Ok(()) => quote!(#func #rules),
@@ -122,8 +158,13 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
             .to_compile_error();
         }
     };
-    let parts =
-        FnParts { vis: &func.vis, sig: &func.sig, block: &func.block, in_generic_impl: false };
+    let parts = FnParts {
+        vis: &func.vis,
+        sig: &func.sig,
+        block: &func.block,
+        in_generic_impl: false,
+        in_impl: false,
+    };
     let (rules, _, _) = rules_of(&parts, &args, &mut errors);
     // The original must exist with this signature (non-generic functions: a generic one has no
     // single function-pointer type to check against).
@@ -171,6 +212,7 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                     .params
                     .iter()
                     .any(|p| !matches!(p, syn::GenericParam::Lifetime(_))),
+                in_impl: true,
             };
             let (r, sig, derived_rrule) = rules_of(&parts, args, &mut errors);
             rules.push(r);
@@ -460,10 +502,12 @@ fn generate(
     let allow = allow_attrs();
     let ret_local = names.local(Local::RETURN);
     let ret_ty = dual_type(&sig.ret);
+    let primal = primal_path(func);
     let frule = quote!(
         #allow
         #[inline]
         #signature {
+            let _ = #primal;
             let mut #ret_local: #ret_ty;
             #decls
             #code
@@ -499,6 +543,7 @@ fn generate(
                 #allow
                 #[inline]
                 #signature {
+                    let _ = #primal;
                     let mut #ret_local: #ret_codual;
                     #rdecls
                     #forward_pass
