@@ -457,6 +457,8 @@ pub trait AsRead<T> {
     type S: crate::rules::buffer::ReadBuffer<T> + ?Sized;
     /// The buffer by reference, with its shadow.
     fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T>>;
+    /// The buffer's length (without touching the shadow).
+    fn read_len(&self) -> usize;
 }
 
 impl<T> AsRead<T> for CoDual<&[T], crate::shared::SharedVec<T>> {
@@ -464,6 +466,10 @@ impl<T> AsRead<T> for CoDual<&[T], crate::shared::SharedVec<T>> {
     #[inline(always)]
     fn as_read(&self) -> CoDual<&[T], crate::shared::SharedVec<T>> {
         CoDual::new(self.primal, self.fdata.clone())
+    }
+    #[inline(always)]
+    fn read_len(&self) -> usize {
+        self.primal.len()
     }
 }
 
@@ -473,6 +479,10 @@ impl<T> AsRead<T> for CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
     fn as_read(&self) -> CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
         CoDual::new(self.primal, self.fdata.clone())
     }
+    #[inline(always)]
+    fn read_len(&self) -> usize {
+        self.primal.len()
+    }
 }
 
 impl<T, const N: usize> AsRead<T> for CoDual<&[T; N], crate::shared::SharedVec<T>> {
@@ -480,6 +490,10 @@ impl<T, const N: usize> AsRead<T> for CoDual<&[T; N], crate::shared::SharedVec<T
     #[inline(always)]
     fn as_read(&self) -> CoDual<&[T; N], crate::shared::SharedVec<T>> {
         CoDual::new(self.primal, self.fdata.clone())
+    }
+    #[inline(always)]
+    fn read_len(&self) -> usize {
+        N
     }
 }
 
@@ -489,6 +503,10 @@ impl<T> AsRead<T> for CoDual<Vec<T>, crate::shared::SharedVec<T>> {
     fn as_read(&self) -> CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
         CoDual::new(&self.primal, self.fdata.clone())
     }
+    #[inline(always)]
+    fn read_len(&self) -> usize {
+        self.primal.len()
+    }
 }
 
 impl<T> AsRead<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
@@ -497,12 +515,23 @@ impl<T> AsRead<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedV
     fn as_read(&self) -> CoDual<&crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
         CoDual::new(&self.primal, self.fdata.clone())
     }
+    #[inline(always)]
+    fn read_len(&self) -> usize {
+        self.primal.len()
+    }
 }
 
 /// The free-function form generated code calls.
 #[inline(always)]
 pub fn as_read<T, B: AsRead<T>>(b: &B) -> CoDual<&B::S, crate::shared::SharedVec<T>> {
     b.as_read()
+}
+
+/// The length of a codual buffer, however it is held: `len()` has derivative zero, so derived
+/// code computes it on the primal, with no rule and no tape.
+#[inline(always)]
+pub fn len_of<T, B: AsRead<T>>(b: &B) -> usize {
+    b.read_len()
 }
 
 /// A codual local passed on as an argument: cloned (a copy for values, an `Rc` increment for

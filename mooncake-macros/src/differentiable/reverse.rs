@@ -513,6 +513,10 @@ enum Kind {
     /// A rule whose pullback returns one array of rdata (`vec![a, b, ..]`): its operands, one
     /// per element.
     RuleArray(Vec<Option<Local>>),
+    /// `a + b`, `a - b`, `-a` on values: linear with coefficients ±1, so the reverse pass adds
+    /// the adjoint into the operands (negated where the flag says) with no rule and no tape.
+    /// A buffer's `len()`, whose derivative is zero, is a `Linear` of no operand.
+    Linear(Vec<(Option<Local>, bool)>),
 }
 
 fn operand_local(o: &Operand) -> Option<Local> {
@@ -523,6 +527,29 @@ fn operand_local(o: &Operand) -> Option<Local> {
 }
 
 fn kind(place: &Place, rv: &Rvalue, refs: &[bool], ints: &[bool]) -> Kind {
+    // Operands behind references keep their rules, which add into shadows.
+    let by_value = |o: &Operand| match o {
+        Operand::Use(p) => p.projections.is_empty() && !refs[p.local.index()],
+        Operand::Const(_) => true,
+        Operand::Ref(..) => false,
+    };
+    if place.projections.is_empty() && !ints[place.local.index()] {
+        match rv {
+            Rvalue::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) if by_value(a) && by_value(b) => {
+                return Kind::Linear(vec![
+                    (operand_local(a), false),
+                    (operand_local(b), *op == BinOp::Sub),
+                ]);
+            }
+            Rvalue::Unary(UnOp::Neg, a) if by_value(a) => {
+                return Kind::Linear(vec![(operand_local(a), true)]);
+            }
+            Rvalue::Method { method, args, .. } if method == "len" && args.is_empty() => {
+                return Kind::Linear(Vec::new());
+            }
+            _ => {}
+        }
+    }
     if !place.projections.is_empty() {
         // A store of a plain operand.
         let value = match rv {
@@ -746,6 +773,14 @@ impl<'a> Reverse<'a> {
                                 adjoint[l.index()] = true;
                             }
                         }
+                        Kind::Linear(parts) => {
+                            adjoint[p.local.index()] = true;
+                            for (l, _) in parts {
+                                if let Some(l) = l {
+                                    adjoint[l.index()] = true;
+                                }
+                            }
+                        }
                         Kind::NoDerivative => {}
                     }
                 }
@@ -825,6 +860,26 @@ impl<'a> Reverse<'a> {
             quote!()
         };
         let no_derivative = |value: TokenStream| quote_spanned!(span=> #x = #rt::CoDual::new(#value, #rt::NoFData); #mark);
+        if matches!(kind(place, rv, &self.refs, &self.ints), Kind::Linear(_)) {
+            // No rule and no tape: the primal operation, with its adjoint inline in the
+            // pullback.
+            let value = match rv {
+                Rvalue::Binary(op, a, c) => {
+                    let (pa, pc) = (self.primal_operand(a, span), self.primal_operand(c, span));
+                    if *op == BinOp::Sub { quote!(#pa - #pc) } else { quote!(#pa + #pc) }
+                }
+                Rvalue::Unary(_, a) => {
+                    let pa = self.primal_operand(a, span);
+                    quote!(-#pa)
+                }
+                Rvalue::Method { receiver, .. } => {
+                    let r = self.buffer_receiver(receiver, span);
+                    quote_spanned!(span=> #rt::rev::len_of(&#r))
+                }
+                _ => quote!(::core::unreachable!()),
+            };
+            return no_derivative(value);
+        }
         let mut into_handle = false;
         let mut has_loans = false;
         let (call, boxed) = match rv {
@@ -1312,6 +1367,21 @@ impl<'a> Reverse<'a> {
                 let f = field_path(&path);
                 let ab = adj(base);
                 quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ab #f, __r); })
+            }
+            Kind::Linear(parts) => {
+                let adds = parts.iter().filter_map(|(l, negated)| {
+                    let al = adj((*l)?);
+                    Some(if *negated {
+                        quote!({
+                            let mut __n = ::core::clone::Clone::clone(&__r);
+                            #rt::TangentSpace::scale(&mut __n, -1.0);
+                            #rt::rev::accumulate(&mut #al, __n);
+                        })
+                    } else {
+                        quote!(#rt::rev::accumulate(&mut #al, ::core::clone::Clone::clone(&__r));)
+                    })
+                });
+                quote!({ let __r = #rt::rev::take(&mut #ax); #(#adds)* })
             }
             Kind::Copy(y) if place.local == Local::RETURN => {
                 // The result's cotangent, mapped back to the local returned (into its shadow,
