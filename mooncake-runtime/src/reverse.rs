@@ -459,6 +459,10 @@ pub trait AsRead<T> {
     fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T>>;
     /// The buffer's length (without touching the shadow).
     fn read_len(&self) -> usize;
+    /// Element `i` (without touching the shadow).
+    fn read_at(&self, i: usize) -> T
+    where
+        T: Copy;
 }
 
 impl<T> AsRead<T> for CoDual<&[T], crate::shared::SharedVec<T>> {
@@ -470,6 +474,13 @@ impl<T> AsRead<T> for CoDual<&[T], crate::shared::SharedVec<T>> {
     #[inline(always)]
     fn read_len(&self) -> usize {
         self.primal.len()
+    }
+    #[inline(always)]
+    fn read_at(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        self.primal[i]
     }
 }
 
@@ -483,6 +494,13 @@ impl<T> AsRead<T> for CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
     fn read_len(&self) -> usize {
         self.primal.len()
     }
+    #[inline(always)]
+    fn read_at(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        self.primal[i]
+    }
 }
 
 impl<T, const N: usize> AsRead<T> for CoDual<&[T; N], crate::shared::SharedVec<T>> {
@@ -494,6 +512,13 @@ impl<T, const N: usize> AsRead<T> for CoDual<&[T; N], crate::shared::SharedVec<T
     #[inline(always)]
     fn read_len(&self) -> usize {
         N
+    }
+    #[inline(always)]
+    fn read_at(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        self.primal[i]
     }
 }
 
@@ -507,6 +532,13 @@ impl<T> AsRead<T> for CoDual<Vec<T>, crate::shared::SharedVec<T>> {
     fn read_len(&self) -> usize {
         self.primal.len()
     }
+    #[inline(always)]
+    fn read_at(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        self.primal[i]
+    }
 }
 
 impl<T> AsRead<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
@@ -519,12 +551,42 @@ impl<T> AsRead<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedV
     fn read_len(&self) -> usize {
         self.primal.len()
     }
+    #[inline(always)]
+    fn read_at(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        self.primal.get(i)
+    }
 }
 
 /// The free-function form generated code calls.
 #[inline(always)]
 pub fn as_read<T, B: AsRead<T>>(b: &B) -> CoDual<&B::S, crate::shared::SharedVec<T>> {
     b.as_read()
+}
+
+/// Element `i` of a codual buffer, however it is held (a load whose pullback derived code
+/// writes inline: see [`shadow_add`]).
+#[inline(always)]
+pub fn read_at<T: Copy, B: AsRead<T>>(b: &B, i: usize) -> T {
+    b.read_at(i)
+}
+
+/// The shadow of a codual buffer (an `Rc` clone), captured once per call by derived code.
+#[inline(always)]
+pub fn shadow_of<T, B: AsRead<T>>(b: &B) -> crate::shared::SharedVec<T> {
+    b.as_read().fdata
+}
+
+/// `shadow[i] += r`: the adjoint of a load `x[i]`.
+#[inline(always)]
+pub fn shadow_add<T: Copy + std::ops::AddAssign>(
+    shadow: &crate::shared::SharedVec<T>,
+    i: usize,
+    r: T,
+) {
+    shadow.add(i, r)
 }
 
 /// The length of a codual buffer, however it is held: `len()` has derivative zero, so derived

@@ -703,6 +703,14 @@ pub(crate) struct Reverse<'a> {
     pub(crate) pool_tapes: bool,
     /// The result's `CoDual` type.
     pub(crate) ret_ty: TokenStream,
+    /// Arguments the body never assigns: a load `x[i]` of one tapes only `i`, and its adjoint
+    /// goes into the argument's shadow, captured once per call (see [`shadow_capture`]).
+    stable_args: Vec<bool>,
+}
+
+/// The local holding the shadow of argument `l`, captured once per call.
+fn shadow_capture(l: Local) -> syn::Ident {
+    format_ident!("__sh{}", l.0, span = Span::mixed_site())
 }
 
 fn tape(s: (usize, usize)) -> syn::Ident {
@@ -786,6 +794,22 @@ impl<'a> Reverse<'a> {
                 }
             }
         }
+        let stable_args = {
+            let mut stable = vec![false; body.locals.len()];
+            for l in body.args() {
+                stable[l.index()] = refs[l.index()];
+            }
+            for b in &body.blocks {
+                for s in &b.statements {
+                    if let StatementKind::Assign(p, _) = &s.kind
+                        && p.projections.is_empty()
+                    {
+                        stable[p.local.index()] = false;
+                    }
+                }
+            }
+            stable
+        };
         Reverse {
             body,
             names,
@@ -799,6 +823,7 @@ impl<'a> Reverse<'a> {
             box_all_calls,
             pool_tapes: false,
             ret_ty: quote!(_),
+            stable_args,
         }
     }
 
@@ -901,6 +926,21 @@ impl<'a> Reverse<'a> {
                 return quote_spanned!(span=> #x = #rt::rev::pass(&#y); #mark);
             }
             Rvalue::Use(Operand::Use(p)) => match access(p) {
+                Some(Access::Index(base, index)) if self.stable_args[base.index()] => {
+                    // The element's value; only the index goes on the tape.
+                    let (b_, i_) = (self.names.local(base), self.names.local(index));
+                    let t = tape((b.index(), i));
+                    let store = if self.in_loop.contains(&b) {
+                        quote!(#t.push(#i_.primal);)
+                    } else {
+                        quote!(#t = ::core::option::Option::Some(#i_.primal);)
+                    };
+                    return quote_spanned!(span=>
+                        #x = #rt::CoDual::new(#rt::rev::read_at(&#b_, #i_.primal), #rt::NoFData);
+                        #mark
+                        #store
+                    );
+                }
                 Some(Access::Index(base, index)) => {
                     let (base, index) = (self.names.local(base), self.names.local(index));
                     (
@@ -1352,6 +1392,24 @@ impl<'a> Reverse<'a> {
         };
         let ax = adj(place.local);
         let store = !place.projections.is_empty();
+        if let (true, Rvalue::Use(Operand::Use(p))) = (place.projections.is_empty(), rv)
+            && let Some(Access::Index(base, _)) = access(p)
+            && self.stable_args[base.index()]
+        {
+            // A load of a stable argument: the index from the tape, the adjoint into the
+            // shadow captured at entry.
+            let t = tape((b.index(), i));
+            let pop = if self.in_loop.contains(&b) {
+                quote!(match #t.pop() { ::core::option::Option::Some(i) => i, ::core::option::Option::None => ::core::unreachable!() })
+            } else {
+                quote!(match #t.take() { ::core::option::Option::Some(i) => i, ::core::option::Option::None => ::core::unreachable!() })
+            };
+            let sh = shadow_capture(base);
+            return quote!({
+                let __i: usize = #pop;
+                #rt::rev::shadow_add(&#sh, __i, #rt::rev::take(&mut #ax));
+            });
+        }
         match kind(place, rv, &self.refs, &self.ints) {
             Kind::Build(parts) => {
                 let accs = parts.iter().map(|(m, l)| match l {
@@ -1584,8 +1642,26 @@ impl<'a> Reverse<'a> {
             let x = self.names.local(*l);
             quote!(let mut #x = #rt::rev::array_into_handle(#x);)
         });
+        // The shadows of stable arguments that loads read, captured once per call.
+        let mut captured = vec![false; body.locals.len()];
+        for block in &body.blocks {
+            for s in &block.statements {
+                if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
+                    && p.projections.is_empty()
+                    && let Some(Access::Index(base, _)) = access(q)
+                    && self.stable_args[base.index()]
+                {
+                    captured[base.index()] = true;
+                }
+            }
+        }
+        let captures = (0..body.locals.len()).filter(|l| captured[*l]).map(|l| {
+            let (x, sh) = (self.names.local(Local(l as u32)), shadow_capture(Local(l as u32)));
+            quote!(let #sh = #rt::rev::shadow_of(&#x);)
+        });
         let forward = quote!(
             #(#to_handles)*
+            #(#captures)*
             #(#decls)*
             #stack
             let mut __exit: u32 = 0;
