@@ -562,6 +562,9 @@ fn gradient_api_with_buffers() {
 
 #[test]
 fn gradient_api() {
+    // A path to a function in another module.
+    let (v, (d,)) = value_and_gradient!(inner::cube(2.0));
+    assert_eq!((v, d), (8.0, 12.0));
     let (v, (dx, dy)) = value_and_gradient!(scalars(0.6, 1.3));
     assert_eq!(v, scalars(0.6, 1.3));
     // Against the forward mode along each axis.
