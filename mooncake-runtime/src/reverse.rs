@@ -681,6 +681,90 @@ pub fn cell_store_rrule<T: Float>(
     })
 }
 
+/// A store `*x = v` (or `p.field = v`) through a handle, whatever the handle holds: a scalar
+/// ([`cell_store_rrule`]) or a whole buffer, replaced by a built buffer or a `Vec` value. The
+/// pullback restores the old contents and shadow and sends the gradient of the stored value to
+/// `v`'s shadow (buffers) or rdata (scalars).
+pub trait StoreRule<V> {
+    /// The stored value's rdata.
+    type VRData;
+    /// `(unit, pullback)`.
+    #[allow(clippy::type_complexity)]
+    fn store_rrule(
+        &self,
+        v: V,
+    ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, Self::VRData) + use<Self, V>);
+}
+
+impl<T: Float> StoreRule<CoDual<T, NoFData>>
+    for CoDual<crate::shared::SharedCell<T>, crate::shared::SharedCell<T>>
+{
+    type VRData = T;
+    #[inline(always)]
+    fn store_rrule(
+        &self,
+        v: CoDual<T, NoFData>,
+    ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T) + use<T>) {
+        cell_store_rrule(self, v)
+    }
+}
+
+/// A whole buffer stored through a handle: the new contents (`new`) and the shadow they came
+/// with (`from`), which the pullback increments.
+fn buffer_store<T: Float>(
+    x: &CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>,
+    new: Vec<T>,
+    from: crate::shared::SharedVec<T>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
+    let (handle, shadow) = (x.primal.clone(), x.fdata.clone());
+    let n = new.len();
+    let old = handle.replace(new);
+    let old_shadow = shadow.replace(vec![T::ZERO; n]);
+    (CoDual::new((), NoFData), move |_| {
+        let g = shadow.replace(old_shadow);
+        from.with_mut(|d| {
+            assert_eq!(d.len(), g.len(), "mooncake: a stored buffer's shadow changed length");
+            d.iter_mut().zip(g).for_each(|(d, g)| *d += g);
+        });
+        handle.replace(old);
+        (NoRData, NoRData)
+    })
+}
+
+impl<T: Float> StoreRule<CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+{
+    type VRData = NoRData;
+    fn store_rrule(
+        &self,
+        v: CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>,
+    ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
+        buffer_store(self, v.primal.with(<[T]>::to_vec), v.fdata)
+    }
+}
+
+impl<T: Float> StoreRule<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+{
+    type VRData = NoRData;
+    fn store_rrule(
+        &self,
+        v: CoDual<Vec<T>, crate::shared::SharedVec<T>>,
+    ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
+        buffer_store(self, v.primal, v.fdata)
+    }
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn store_rrule<S: StoreRule<V>, V>(
+    s: &S,
+    v: V,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, S::VRData) + use<S, V>) {
+    s.store_rrule(v)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Buffers built in derived code: held through handles from their creation.
 

@@ -615,6 +615,28 @@ fn a_cotangent_of_the_wrong_length_is_refused() {
     let _ = value_and_pullback!(scaled(&x, 2.0), vec![1.0, 1.0]);
 }
 
+// ---- whole buffers stored through `&mut` ------------------------------------------------------
+
+#[differentiable]
+fn replace_all(s: &mut Vec<f64>, z: &[f64], a: f64) -> f64 {
+    let mut t = Vec::with_capacity(z.len());
+    for i in 0..z.len() {
+        t.push(a * z[i]);
+    }
+    let before = s[0] * s[1];
+    *s = t;
+    before + s[0] * s[2]
+}
+
+#[test]
+fn whole_buffer_stores() {
+    // `s` changes length; its state on entry comes back after the pullback, and the gradient
+    // of the stored buffer reaches `z` and `a`.
+    let s = vec![1.0, -2.0];
+    let z = vec![0.5, 3.0, -1.5];
+    test_rule!(replace_all(&mut s, &z, 1.5));
+}
+
 // ---- pop ------------------------------------------------------------------------------------
 
 #[differentiable]

@@ -1359,11 +1359,11 @@ impl<'a> Reverse<'a> {
             }
             Some(Access::Deref(base)) => {
                 let base = self.names.local(base);
-                quote_spanned!(span=> #rt::rev::cell_store_rrule(&#base, #v))
+                quote_spanned!(span=> #rt::rev::store_rrule(&#base, #v))
             }
             Some(Access::Field(base, path)) => {
                 let view = self.view(true, base, &path, span);
-                quote_spanned!(span=> #rt::rev::cell_store_rrule(&#view, #v))
+                quote_spanned!(span=> #rt::rev::store_rrule(&#view, #v))
             }
             Some(Access::FieldIndex(base, path, index)) => {
                 let view = self.view(true, base, &path, span);
