@@ -35,47 +35,14 @@ fn f(x: &[f64], y: &[f64], z: &mut [f64], s: &mut Vec<f64>) -> f64 {
     for i in 0..z.len() {
         z[i] *= y[i] * x[i];
     }
-    // s[] = 2z. Plain Rust would say `*s = z.iter().map(|v| 2.0 * v).collect()`; reverse mode
-    // does not cover assigning a whole `Vec` through `&mut` yet, so `s` is emptied by `clear`
-    // (rules by hand, below) and refilled by `push` (a runtime rule).
-    clear(s);
+    // s[] = 2z
+    let mut t = Vec::with_capacity(z.len());
     for i in 0..z.len() {
-        s.push(2.0 * z[i]);
+        t.push(2.0 * z[i]);
     }
+    *s = t;
     // return sum(z)
     z.iter().sum::<f64>()
-}
-
-/// `s.clear()`: a primitive with rules written by hand, since `#[differentiable]` reverse mode
-/// has no rule for `Vec::clear` yet.
-fn clear(s: &mut Vec<f64>) {
-    s.clear();
-}
-
-/// Forward rule of [`clear`]: the primal and its tangent are both emptied.
-#[frule(for = clear)]
-fn clear_frule(s: Dual<&mut Vec<f64>, &mut Vec<f64>>) -> Dual<(), NoTangent> {
-    s.primal.clear();
-    s.tangent.clear();
-    Dual::new((), NoTangent)
-}
-
-/// Reverse rule of [`clear`]. The old contents no longer reach anything, so their gradient from
-/// what follows is zero: the forward pass keeps the contents and the shadow and empties both;
-/// the pullback puts both back (restoring the state on entry, seed 000's rule for overwrites).
-#[rrule(for = clear)]
-fn clear_rrule(
-    s: CoDual<SharedVec<f64>, SharedVec<f64>>,
-) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData,) + use<>) {
-    let (s, ds) = s.into_parts();
-    let contents = s.replace(Vec::new());
-    let shadow = ds.replace(Vec::new());
-    let pullback = move |_: NoRData| {
-        s.replace(contents);
-        ds.replace(shadow);
-        (NoRData,)
-    };
-    (CoDual::new((), NoFData), pullback)
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
