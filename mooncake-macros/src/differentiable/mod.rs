@@ -615,20 +615,36 @@ fn stubs(func: &FnParts<'_>, sig: &parse::Sig) -> TokenStream {
     )
 }
 
+/// What both dispatch generators start from: how the method takes `self`, its key (the hash of
+/// its name) and the bounds of the impls; `None` for a function without `self`, or a generic
+/// method, which cannot be named as one rule (it stays callable as `Type::method(..)`).
+fn dispatch_basis(
+    imp: &syn::ItemImpl,
+    fsig: &syn::Signature,
+    sig: &parse::Sig,
+) -> Option<(parse::Receiver, u64, Vec<TokenStream>)> {
+    let rt = rt();
+    let recv = sig.args.first().and_then(|a| a.receiver)?;
+    if !fsig.generics.params.is_empty() {
+        return None;
+    }
+    let self_ty = &imp.self_ty;
+    let mut bounds = vec![quote!(#self_ty: #rt::Primal)];
+    if let Some(w) = &imp.generics.where_clause {
+        let p = &w.predicates;
+        bounds.push(quote!(#p));
+    }
+    Some((recv, forward::method_key(&fsig.ident.to_string()), bounds))
+}
+
 /// The `MethodFrule` impls that let `x.method(args)` in derived code find `method`'s rule,
 /// for each way the receiver can be held (by value, behind `&`, behind `&mut`).
 fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig) -> TokenStream {
     let rt = rt();
-    let Some(recv) = sig.args.first().and_then(|a| a.receiver) else {
+    let Some((recv, key, bounds)) = dispatch_basis(imp, fsig, sig) else {
         return quote!();
     };
-    if !fsig.generics.params.is_empty() {
-        // A generic method cannot be named as one function pointer; it is still callable as
-        // `Type::method(..)`.
-        return quote!();
-    }
     let self_ty = &imp.self_ty;
-    let key = forward::method_key(&fsig.ident.to_string());
     let rule = format_ident!("{}_frule", fsig.ident, span = fsig.ident.span());
     let arg_tys: Vec<TokenStream> = sig.args[1..].iter().map(|a| dual_type(&a.ty)).collect();
     let ret = dual_type(&sig.ret);
@@ -637,11 +653,6 @@ fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig)
         let lts = lts.iter().map(|l| syn::Lifetime::new(l, Span::call_site()));
         quote!(#(#lts,)* #gparams)
     };
-    let mut bounds = vec![quote!(#self_ty: #rt::Primal)];
-    if let Some(w) = &imp.generics.where_clause {
-        let p = &w.predicates;
-        bounds.push(quote!(#p));
-    }
     let tangent = quote!(<#self_ty as #rt::Primal>::Tangent);
     let tref = quote!(<#self_ty as #rt::Primal>::TangentRef);
     let make =
@@ -730,14 +741,10 @@ fn method_dispatch_reverse(
     sig: &parse::Sig,
 ) -> TokenStream {
     let rt = rt();
-    let Some(recv) = sig.args.first().and_then(|a| a.receiver) else {
+    let Some((recv, key, bounds)) = dispatch_basis(imp, fsig, sig) else {
         return quote!();
     };
-    if !fsig.generics.params.is_empty() {
-        return quote!();
-    }
     let self_ty = &imp.self_ty;
-    let key = forward::method_key(&fsig.ident.to_string());
     let rule = format_ident!("{}_rrule", fsig.ident, span = fsig.ident.span());
     let lt = syn::Lifetime::new("'__b", Span::call_site());
     let arg_tys: Vec<TokenStream> = sig.args[1..]
@@ -755,11 +762,6 @@ fn method_dispatch_reverse(
     let ret_codual = codual_type(ret);
     let ret_rdata = rdata_type(ret);
     let gparams = &imp.generics.params;
-    let mut bounds = vec![quote!(#self_ty: #rt::Primal)];
-    if let Some(w) = &imp.generics.where_clause {
-        let p = &w.predicates;
-        bounds.push(quote!(#p));
-    }
     let primal = quote!(#rt::Primal);
     let shadow = quote!(<#self_ty as #primal>::Shadow);
     let fdata = quote!(<#self_ty as #primal>::FData);
