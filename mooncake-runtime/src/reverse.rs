@@ -455,109 +455,55 @@ pub fn zero_of<R: ZeroRData>(_: std::marker::PhantomData<fn() -> R>) -> R {
 pub trait AsRead<T> {
     /// The buffer type behind the reference.
     type S: crate::rules::buffer::ReadBuffer<T> + ?Sized;
-    /// The buffer by reference, with its shadow.
-    fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T>>;
+    /// The buffer, without its shadow.
+    fn buffer(&self) -> &Self::S;
+    /// The shadow.
+    fn shadow(&self) -> &crate::shared::SharedVec<T>;
+    /// The buffer by reference, with (a clone of) its shadow.
+    #[inline(always)]
+    fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T>> {
+        CoDual::new(self.buffer(), self.shadow().clone())
+    }
     /// The buffer's length (without touching the shadow).
-    fn read_len(&self) -> usize;
+    #[inline(always)]
+    fn read_len(&self) -> usize {
+        crate::rules::buffer::ReadBuffer::len(self.buffer())
+    }
     /// Element `i` (without touching the shadow).
-    fn read_at(&self, i: usize) -> T
-    where
-        T: Copy;
-}
-
-impl<T> AsRead<T> for CoDual<&[T], crate::shared::SharedVec<T>> {
-    type S = [T];
-    #[inline(always)]
-    fn as_read(&self) -> CoDual<&[T], crate::shared::SharedVec<T>> {
-        CoDual::new(self.primal, self.fdata.clone())
-    }
-    #[inline(always)]
-    fn read_len(&self) -> usize {
-        self.primal.len()
-    }
     #[inline(always)]
     fn read_at(&self, i: usize) -> T
     where
         T: Copy,
     {
-        self.primal[i]
+        crate::rules::buffer::ReadBuffer::with_slice(self.buffer(), |s| s[i])
     }
 }
 
-impl<T> AsRead<T> for CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
-    type S = Vec<T>;
-    #[inline(always)]
-    fn as_read(&self) -> CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
-        CoDual::new(self.primal, self.fdata.clone())
-    }
-    #[inline(always)]
-    fn read_len(&self) -> usize {
-        self.primal.len()
-    }
-    #[inline(always)]
-    fn read_at(&self, i: usize) -> T
-    where
-        T: Copy,
-    {
-        self.primal[i]
-    }
+/// `AsRead` for a codual whose primal is the buffer (`by_value`) or a reference to it.
+macro_rules! as_read_impls {
+    ($([$($g:tt)*] $primal:ty => $s:ty, $by:tt;)*) => {$(
+        impl<$($g)*> AsRead<T> for CoDual<$primal, crate::shared::SharedVec<T>> {
+            type S = $s;
+            #[inline(always)]
+            fn buffer(&self) -> &$s {
+                as_read_impls!(@buffer self $by)
+            }
+            #[inline(always)]
+            fn shadow(&self) -> &crate::shared::SharedVec<T> {
+                &self.fdata
+            }
+        }
+    )*};
+    (@buffer $self:ident ref) => { $self.primal };
+    (@buffer $self:ident value) => { &$self.primal };
 }
 
-impl<T, const N: usize> AsRead<T> for CoDual<&[T; N], crate::shared::SharedVec<T>> {
-    type S = [T; N];
-    #[inline(always)]
-    fn as_read(&self) -> CoDual<&[T; N], crate::shared::SharedVec<T>> {
-        CoDual::new(self.primal, self.fdata.clone())
-    }
-    #[inline(always)]
-    fn read_len(&self) -> usize {
-        N
-    }
-    #[inline(always)]
-    fn read_at(&self, i: usize) -> T
-    where
-        T: Copy,
-    {
-        self.primal[i]
-    }
-}
-
-impl<T> AsRead<T> for CoDual<Vec<T>, crate::shared::SharedVec<T>> {
-    type S = Vec<T>;
-    #[inline(always)]
-    fn as_read(&self) -> CoDual<&Vec<T>, crate::shared::SharedVec<T>> {
-        CoDual::new(&self.primal, self.fdata.clone())
-    }
-    #[inline(always)]
-    fn read_len(&self) -> usize {
-        self.primal.len()
-    }
-    #[inline(always)]
-    fn read_at(&self, i: usize) -> T
-    where
-        T: Copy,
-    {
-        self.primal[i]
-    }
-}
-
-impl<T> AsRead<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
-    type S = crate::shared::SharedVec<T>;
-    #[inline(always)]
-    fn as_read(&self) -> CoDual<&crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
-        CoDual::new(&self.primal, self.fdata.clone())
-    }
-    #[inline(always)]
-    fn read_len(&self) -> usize {
-        self.primal.len()
-    }
-    #[inline(always)]
-    fn read_at(&self, i: usize) -> T
-    where
-        T: Copy,
-    {
-        self.primal.get(i)
-    }
+as_read_impls! {
+    [T] &[T] => [T], ref;
+    [T] &Vec<T> => Vec<T>, ref;
+    [T, const N: usize] &[T; N] => [T; N], ref;
+    [T] Vec<T> => Vec<T>, value;
+    [T] crate::shared::SharedVec<T> => crate::shared::SharedVec<T>, value;
 }
 
 /// The free-function form generated code calls.
@@ -576,7 +522,7 @@ pub fn read_at<T: Copy, B: AsRead<T>>(b: &B, i: usize) -> T {
 /// The shadow of a codual buffer (an `Rc` clone), captured once per call by derived code.
 #[inline(always)]
 pub fn shadow_of<T, B: AsRead<T>>(b: &B) -> crate::shared::SharedVec<T> {
-    b.as_read().fdata
+    b.shadow().clone()
 }
 
 /// `shadow[i] += r`: the adjoint of a load `x[i]`.
@@ -1083,9 +1029,19 @@ impl GiveBack for () {
 }
 
 /// What lending a value gives back: the fresh shadow the callee wrote, and the value's fdata.
+/// Also how a method's receiver held by value gets its gradient back from the shadow it was
+/// lent with.
 pub struct ValueBack<T: Primal> {
     shadow: T::Shadow,
     fdata: T::FData,
+}
+
+impl<T: Primal> ValueBack<T> {
+    /// `shadow`'s content, to be given back to a value with fdata `fdata`.
+    #[inline(always)]
+    pub fn new(shadow: T::Shadow, fdata: T::FData) -> Self {
+        ValueBack { shadow, fdata }
+    }
 }
 
 impl<T: Primal> GiveBack for ValueBack<T> {
@@ -1114,7 +1070,7 @@ impl<T: Primal + 'static> Lend for CoDual<T, T::FData> {
     fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, ValueBack<T>) {
         let shadow = self.primal.zero_shadow();
         let r = f(CoDual::new(&self.primal, shadow.clone()));
-        (r, ValueBack { shadow, fdata: self.fdata.clone() })
+        (r, ValueBack::new(shadow, self.fdata.clone()))
     }
 }
 

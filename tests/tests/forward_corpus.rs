@@ -354,6 +354,14 @@ fn returns_vec(x: &[f64], a: f64) -> Vec<f64> {
     out
 }
 
+/// Run-time misuse: a cotangent of the wrong length for the result of [`returns_vec`].
+#[test]
+#[should_panic(expected = "cannot increment a shadow of length 3 by one of length 2")]
+fn a_cotangent_of_the_wrong_length_is_refused() {
+    let x = vec![1.0, 2.0, 3.0];
+    let _ = value_and_pullback!(returns_vec(&x, 2.0), vec![1.0, 1.0]);
+}
+
 #[differentiable]
 fn mutate_array(x: &mut [f64; 3], a: f64) {
     x[0] *= a;

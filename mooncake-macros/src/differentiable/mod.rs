@@ -99,11 +99,15 @@ pub(crate) struct FnParts<'a> {
 /// function given alone is taken for a method if it has a receiver or mentions `Self`.
 fn primal_path(func: &FnParts<'_>) -> TokenStream {
     let name = &func.sig.ident;
-    let mentions_self = {
-        let sig = func.sig;
-        let s = quote!(#sig).to_string();
-        s.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "Self")
-    };
+    fn mentions_self(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == "Self",
+            proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
+            _ => false,
+        })
+    }
+    let sig = func.sig;
+    let mentions_self = mentions_self(quote!(#sig));
     let generics = func.sig.generics.params.iter().filter_map(|p| match p {
         syn::GenericParam::Type(t) => {
             let i = &t.ident;
@@ -863,11 +867,8 @@ fn method_dispatch_reverse(
                     let __fdata = ::core::clone::Clone::clone(&__recv.fdata);
                     let __pb = move |__ybar| {
                         let __r = __inner(__ybar);
-                        let (__f, __rd) = <#self_ty as #primal>::split_tangent(
-                            <#self_ty as #primal>::shadow_to_tangent(&__shadow),
-                        );
-                        #rt::FData::increment_from(&__fdata, &__f);
-                        (__rd, #(__r.#ridx,)*)
+                        let __back = #rt::rev::ValueBack::<#self_ty>::new(__shadow, __fdata);
+                        (#rt::rev::give_back(__back), #(__r.#ridx,)*)
                     };
                 ),
                 add_ra.clone(),
@@ -929,12 +930,8 @@ fn method_dispatch_reverse(
                             &<#self_ty as #primal>::tangent_to_shadow(__after_t),
                         );
                         let __r = __inner(__ybar);
-                        let (__f, __rd) = <#self_ty as #primal>::split_tangent(
-                            <#self_ty as #primal>::shadow_to_tangent(&__shadow),
-                        );
-                        #rt::FData::increment_from(&__fdata, &__f);
-                        let _ = __r.0;
-                        (__rd, #(__r.#ridx,)*)
+                        let __back = #rt::rev::ValueBack::<#self_ty>::new(__shadow, __fdata);
+                        (#rt::rev::give_back(__back), #(__r.#ridx,)*)
                     };
                 ),
                 quote!(__r.0),
