@@ -10,7 +10,13 @@
 //! `reverse` for `value_and_gradient!`, `prepared` for its cached form, `hand` for the
 //! hand-written gradient) and the number of repetitions (after one call outside the count,
 //! which a profile can subtract by running with 0). Prints a checksum, so that nothing is
-//! optimised away.
+//! optimised away. `bash benches/callgrind.sh` counts every problem and mode this way.
+//!
+//! Each problem has the sizes of its criterion group, and each mode is called as the group's
+//! entry calls it (`primal`, `derived_reverse`, `derived_reverse_prepared`, `hand_gradient`):
+//! the first argument through `black_box`, the gradient of the prepared form through
+//! `black_box`, the plain form's result through `black_box` and dropped (as criterion does with
+//! what a timed closure returns), so that a count here is of the code criterion times.
 
 // `&*black_box(&x)`: the argument stays a reference in syntax, which is how
 // `value_and_gradient!` tells a borrowed argument from one passed by value.
@@ -19,6 +25,21 @@
 use mooncake_benches::*;
 use mooncake_runtime::prelude::*;
 use std::hint::black_box;
+
+/// The problems, in the order of `benches/gradients.rs` (`benches/callgrind.sh` reads this list).
+const PROBLEMS: [&str; 11] = [
+    "sum_1000",
+    "_sum_1000",
+    "sum_sin_1000",
+    "_sum_sin_1000",
+    "naive_map_sin_cos_exp",
+    "rosenbrock_1000",
+    "kron_sum",
+    "simple_mlp",
+    "gmm",
+    "ode_euler_1000",
+    "recursive",
+];
 
 /// Runs `f` once, then `reps` times, and sums what it returns.
 fn repeat(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
@@ -29,28 +50,51 @@ fn repeat(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
     s
 }
 
+/// Dispatches one mode to `$primal`, `$hand`, `$reverse` (a `value_and_gradient!` call) or
+/// `$prepared` (the same with a cache), each an expression written out by the caller.
+macro_rules! modes {
+    ($mode:expr, $reps:expr, $primal:expr, $hand:expr, $reverse:expr, $prepared:expr) => {
+        match $mode {
+            "primal" => repeat($reps, || $primal),
+            "reverse" => repeat($reps, || black_box($reverse).0),
+            "prepared" => repeat($reps, || {
+                let (v, g) = $prepared;
+                black_box(g);
+                v
+            }),
+            "hand" => repeat($reps, || $hand),
+            other => panic!("unknown mode {other}"),
+        }
+    };
+}
+
 /// Dispatches a problem over one vector `x` of length `n`.
 macro_rules! vector {
     ($mode:expr, $reps:expr, $n:expr, $f:ident, $hand:ident) => {{
         let x = inputs($n, 1);
         let mut g = vec![0.0; $n];
         let mut cache = GradientCache::new();
-        match $mode {
-            "primal" => repeat($reps, || $f(black_box(&x))),
-            "reverse" => repeat($reps, || value_and_gradient!($f(&*black_box(&x))).1.0[0]),
-            "prepared" => repeat($reps, || {
-                value_and_gradient!($f(&*black_box(&x)), cache = &mut cache).1.0[0]
-            }),
-            "hand" => repeat($reps, || $hand(black_box(&x), &mut g)),
-            other => panic!("unknown mode {other}"),
-        }
+        modes!(
+            $mode,
+            $reps,
+            $f(black_box(&x)),
+            $hand(black_box(&x), &mut g),
+            value_and_gradient!($f(&*black_box(&x))),
+            value_and_gradient!($f(&*black_box(&x)), cache = &mut cache)
+        )
     }};
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 2 && args[1] == "--list" {
+        for p in PROBLEMS {
+            println!("{p}");
+        }
+        return;
+    }
     if args.len() != 4 {
-        eprintln!("usage: profile PROBLEM primal|reverse|prepared|hand REPS");
+        eprintln!("usage: profile PROBLEM primal|reverse|prepared|hand REPS, or profile --list");
         std::process::exit(2);
     }
     let (problem, mode) = (args[1].as_str(), args[2].as_str());
@@ -69,31 +113,30 @@ fn main() {
             let (a, b) = (inputs(na * na, 1), inputs(nb * nb, 2));
             let (mut ga, mut gb) = (vec![0.0; na * na], vec![0.0; nb * nb]);
             let mut cache = GradientCache::new();
-            match mode {
-                "primal" => repeat(reps, || kron_sum(black_box(&a), &b, na, nb)),
-                "reverse" => repeat(reps, || value_and_gradient!(kron_sum(&a, &b, na, nb)).0),
-                "prepared" => repeat(reps, || {
-                    value_and_gradient!(kron_sum(&a, &b, na, nb), cache = &mut cache).0
-                }),
-                "hand" => repeat(reps, || kron_sum_gradient(&a, &b, na, nb, &mut ga, &mut gb)),
-                other => panic!("unknown mode {other}"),
-            }
+            modes!(
+                mode,
+                reps,
+                kron_sum(black_box(&a), &b, na, nb),
+                kron_sum_gradient(black_box(&a), &b, na, nb, &mut ga, &mut gb),
+                value_and_gradient!(kron_sum(&*black_box(&a), &b, na, nb)),
+                value_and_gradient!(kron_sum(&*black_box(&a), &b, na, nb), cache = &mut cache)
+            )
         }
         "simple_mlp" => {
-            let p = Mlp::new(32, 64, 16, 1);
-            let (x, y) = (inputs(32 * 32, 2), inputs(32 * 16, 3));
+            let (ni, nh, no, batch) = (32, 64, 16, 32);
+            let p = Mlp::new(ni, nh, no, 1);
+            let (x, y) = (inputs(batch * ni, 2), inputs(batch * no, 3));
             let mut g = p.zero_tangent();
-            let mut scratch = vec![0.0; 64 + 16];
+            let mut scratch = vec![0.0; nh + no];
             let mut cache = GradientCache::new();
-            match mode {
-                "primal" => repeat(reps, || simple_mlp(black_box(&p), &x, &y)),
-                "reverse" => repeat(reps, || value_and_gradient!(simple_mlp(&p, &x, &y)).0),
-                "prepared" => repeat(reps, || {
-                    value_and_gradient!(simple_mlp(&p, &x, &y), cache = &mut cache).0
-                }),
-                "hand" => repeat(reps, || simple_mlp_gradient(&p, &x, &y, &mut g, &mut scratch)),
-                other => panic!("unknown mode {other}"),
-            }
+            modes!(
+                mode,
+                reps,
+                simple_mlp(black_box(&p), &x, &y),
+                simple_mlp_gradient(black_box(&p), &x, &y, &mut g, &mut scratch),
+                value_and_gradient!(simple_mlp(&*black_box(&p), &x, &y)),
+                value_and_gradient!(simple_mlp(&*black_box(&p), &x, &y), cache = &mut cache)
+            )
         }
         "gmm" => {
             let (d, k, n, gamma, m) = (10, 5, 1000, 1.0, 0);
@@ -101,58 +144,51 @@ fn main() {
             let (al, me, ic, x) =
                 (inputs(k, 1), inputs(k * d, 2), inputs(k * icf_sz, 3), inputs(n * d, 4));
             let mut ws = GmmWorkspace::new(k, d);
-            let (mut ga, mut gm, mut gi) = (vec![0.0; k], vec![0.0; k * d], vec![0.0; ic.len()]);
+            let (mut ga, mut gm, mut gi) = (vec![0.0; k], vec![0.0; k * d], vec![0.0; k * icf_sz]);
             let mut cache = GradientCache::new();
-            match mode {
-                "primal" => {
-                    repeat(reps, || gmm_objective(black_box(&al), &me, &ic, &x, d, gamma, m))
-                }
-                "reverse" => repeat(reps, || {
-                    value_and_gradient!(gmm_objective(&al, &me, &ic, &x, d, gamma, m)).0
-                }),
-                "prepared" => repeat(reps, || {
-                    value_and_gradient!(
-                        gmm_objective(&al, &me, &ic, &x, d, gamma, m),
-                        cache = &mut cache
-                    )
-                    .0
-                }),
-                "hand" => repeat(reps, || {
+            modes!(
+                mode,
+                reps,
+                gmm_objective(black_box(&al), &me, &ic, &x, d, gamma, m),
+                {
                     let g = (&mut ga[..], &mut gm[..], &mut gi[..]);
-                    gmm_objective_gradient(&al, &me, &ic, &x, d, gamma, m, &mut ws, g)
-                }),
-                other => panic!("unknown mode {other}"),
-            }
+                    gmm_objective_gradient(black_box(&al), &me, &ic, &x, d, gamma, m, &mut ws, g)
+                },
+                value_and_gradient!(gmm_objective(&*black_box(&al), &me, &ic, &x, d, gamma, m)),
+                value_and_gradient!(
+                    gmm_objective(&*black_box(&al), &me, &ic, &x, d, gamma, m),
+                    cache = &mut cache
+                )
+            )
         }
         "ode_euler_1000" => {
-            let (p, u0, steps) = (vec![1.5, 1.0, 3.0, 1.0], vec![1.0, 0.8], 1000);
-            let (mut gp, mut gu, mut traj) = (vec![0.0; 4], vec![0.0; 2], vec![0.0; 2002]);
+            let steps = 1000;
+            let (p, u0) = (vec![1.5, 1.0, 3.0, 1.0], vec![1.0, 0.8]);
+            let (mut gp, mut gu) = (vec![0.0; 4], vec![0.0; 2]);
+            let mut traj = vec![0.0; 2 * (steps + 1)];
             let mut cache = GradientCache::new();
-            match mode {
-                "primal" => repeat(reps, || ode_euler(black_box(&p), &u0, steps)),
-                "reverse" => repeat(reps, || value_and_gradient!(ode_euler(&p, &u0, steps)).0),
-                "prepared" => repeat(reps, || {
-                    value_and_gradient!(ode_euler(&p, &u0, steps), cache = &mut cache).0
-                }),
-                "hand" => {
-                    repeat(reps, || ode_euler_gradient(&p, &u0, steps, &mut traj, &mut gp, &mut gu))
-                }
-                other => panic!("unknown mode {other}"),
-            }
+            modes!(
+                mode,
+                reps,
+                ode_euler(black_box(&p), &u0, steps),
+                ode_euler_gradient(black_box(&p), &u0, steps, &mut traj, &mut gp, &mut gu),
+                value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps)),
+                value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps), cache = &mut cache)
+            )
         }
         "recursive" => {
-            let x = inputs(101, 1);
-            let (mut r, mut g) = (vec![0.0; 101], vec![0.0; 101]);
+            let depth = 100;
+            let x = inputs(depth + 1, 1);
+            let (mut r, mut g) = (vec![0.0; depth + 1], vec![0.0; depth + 1]);
             let mut cache = GradientCache::new();
-            match mode {
-                "primal" => repeat(reps, || recursive(black_box(&x), 100)),
-                "reverse" => repeat(reps, || value_and_gradient!(recursive(&x, 100)).0),
-                "prepared" => {
-                    repeat(reps, || value_and_gradient!(recursive(&x, 100), cache = &mut cache).0)
-                }
-                "hand" => repeat(reps, || recursive_gradient(&x, 100, &mut r, &mut g)),
-                other => panic!("unknown mode {other}"),
-            }
+            modes!(
+                mode,
+                reps,
+                recursive(black_box(&x), depth),
+                recursive_gradient(black_box(&x), depth, &mut r, &mut g),
+                value_and_gradient!(recursive(&*black_box(&x), depth)),
+                value_and_gradient!(recursive(&*black_box(&x), depth), cache = &mut cache)
+            )
         }
         other => panic!("unknown problem {other}"),
     };

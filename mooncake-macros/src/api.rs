@@ -11,7 +11,14 @@ use syn::{Expr, Token};
 
 struct DerivativeInput {
     call: syn::ExprCall,
-    tangents: Vec<Expr>,
+    tangents: Tangents,
+}
+
+/// The tangents of `value_and_derivative!`: a tuple written out (one expression per
+/// argument), or any expression of the tuple's type (`(tx,)` for one argument, as a variable).
+enum Tangents {
+    Listed(Vec<Expr>),
+    Tuple(Box<Expr>),
 }
 
 /// The call the API macros start with: `f(args..)`, by path.
@@ -37,15 +44,10 @@ impl Parse for DerivativeInput {
         input.parse::<Token![,]>()?;
         let tangents: Expr = input.parse()?;
         let _ = input.parse::<Option<Token![,]>>()?;
-        let tangents = match tangents {
-            Expr::Tuple(t) => t.elems.into_iter().collect(),
-            Expr::Paren(p) => vec![*p.expr],
-            other => {
-                return Err(syn::Error::new(
-                    other.span(),
-                    "expected the tangents as a tuple, one per argument: `(tx, ty)` (or `(tx,)`)",
-                ));
-            }
+        let tangents = match ungroup(tangents) {
+            Expr::Tuple(t) => Tangents::Listed(t.elems.into_iter().collect()),
+            Expr::Paren(p) => Tangents::Listed(vec![*p.expr]),
+            other => Tangents::Tuple(Box::new(other)),
         };
         Ok(DerivativeInput { call, tangents })
     }
@@ -78,6 +80,17 @@ fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
     }
 }
 
+/// A gradient as the user sees it: `NoTangent` for an argument with no differentiable part
+/// (the rules' tangent of `&[usize]` is a `Vec` of `NoTangent`s).
+fn friendly(g: &TokenStream) -> TokenStream {
+    let rt = quote!(::mooncake_runtime::__private);
+    quote!({
+        #[allow(unused_imports)]
+        use #rt::api::{FriendlyAsIs as _, FriendlyNoTangent as _};
+        (&#rt::api::Friendly::new(#g)).friendly()
+    })
+}
+
 /// `value_and_derivative!(f(a, &b, &mut c), (ta, tb, tc))`.
 pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
     let input = match syn::parse2::<DerivativeInput>(input) {
@@ -87,51 +100,99 @@ pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
     let n = input.call.args.len();
     let func = &input.call.func;
     let func_text = quote!(#func).to_string().replace(' ', "");
-    if input.tangents.len() != n {
-        return syn::Error::new(
-            if input.tangents.is_empty() { input.call.span() } else { input.tangents[0].span() },
-            format!(
-                "`{}` takes {n} argument{} but {} tangent{} given: pass one tangent per argument \
-                 (`NoTangent` for non-differentiable ones)",
-                func_text,
-                if n == 1 { "" } else { "s" },
-                input.tangents.len(),
-                if input.tangents.len() == 1 { " is" } else { "s are" },
-            ),
-        )
-        .to_compile_error();
-    }
+    let rt = quote!(::mooncake_runtime::__private);
+    let site = proc_macro2::Span::mixed_site();
+    // The tangents as one expression each: written out, or the fields of a tuple given whole.
+    let (tuple, tangents): (TokenStream, Vec<TokenStream>) = match &input.tangents {
+        Tangents::Listed(ts) => {
+            if ts.len() != n {
+                return syn::Error::new(
+                    if ts.is_empty() { input.call.span() } else { ts[0].span() },
+                    format!(
+                        "`{}` takes {n} argument{} but {} tangent{} given: pass one tangent per \
+                         argument (`NoTangent` for non-differentiable ones)",
+                        func_text,
+                        if n == 1 { "" } else { "s" },
+                        ts.len(),
+                        if ts.len() == 1 { " is" } else { "s are" },
+                    ),
+                )
+                .to_compile_error();
+            }
+            (quote!(), ts.iter().map(|t| quote!(#t)).collect())
+        }
+        Tangents::Tuple(e) => {
+            let ts = format_ident!("__ts", span = site);
+            let fields = (0..n).map(|k| {
+                let k = syn::Index::from(k);
+                quote_spanned!(e.span()=> #ts.#k)
+            });
+            // Up to 8 arguments, a tuple of another length is refused with a message.
+            let tuple = if n <= 8 {
+                quote_spanned!(e.span()=> let #ts = #rt::api::tangents::<#n, _>(#e);)
+            } else {
+                quote_spanned!(e.span()=> let #ts = #e;)
+            };
+            (tuple, fields.collect())
+        }
+    };
     let rule = match rule_path(&input.call.func, "frule") {
         Ok(p) => p,
         Err(e) => return e.to_compile_error(),
     };
-    let rt = quote!(::mooncake_runtime::__private);
     let mut lets = Vec::new();
     let mut args = Vec::new();
-    for (i, (arg, tangent)) in input.call.args.iter().zip(&input.tangents).enumerate() {
-        let t = format_ident!("__t{}", i, span = proc_macro2::Span::mixed_site());
+    for (i, (arg, tangent)) in input.call.args.iter().zip(&tangents).enumerate() {
+        let t = format_ident!("__t{}", i, span = site);
+        let a = format_ident!("__a{}", i, span = site);
         let span = arg.span();
+        // The tangent as the argument's tangent type (`NoTangent` standing for the zero tangent
+        // of an argument with no differentiable part).
+        let user = |primal: TokenStream| {
+            quote_spanned!(span=> {
+                #[allow(unused_imports)]
+                use #rt::api::{TangentAsIs as _, TangentFromNoTangent as _};
+                (&#rt::api::UserTangent::new(#tangent, #primal)).to_tangent()
+            })
+        };
         match arg {
             Expr::Reference(r) => {
                 let inner = &r.expr;
+                let value = user(quote!(&#inner));
                 if r.mutability.is_some() {
-                    lets.push(quote_spanned!(tangent.span()=> let mut #t = #tangent;));
+                    lets.push(quote_spanned!(span=> let mut #t = #value;));
                     args.push(quote_spanned!(span=> { let __d = #rt::Dual::new(&mut #inner, &mut #t); #rt::Dual::new(__d.primal, __d.tangent) }));
                 } else {
-                    lets.push(quote_spanned!(tangent.span()=> let #t = #tangent;));
+                    lets.push(quote_spanned!(span=> let #t = #value;));
                     args.push(quote_spanned!(span=> { let __d = #rt::Dual::new(&#inner, &#t); #rt::Dual::new(__d.primal, __d.tangent) }));
                 }
             }
             other => {
-                lets.push(quote_spanned!(tangent.span()=> let #t = #tangent;));
-                args.push(quote_spanned!(span=> #rt::Dual::new(#other, #t)));
+                // A reference passed by name (`x` with `x: &[f64]`) is paired with a borrow of
+                // its tangent, a value with the tangent: whichever the argument's type is.
+                let value = user(quote!(&#a));
+                lets.push(quote_spanned!(span=>
+                    let #a = #other;
+                    let mut #t = ::core::option::Option::Some(#value);
+                ));
+                args.push(quote_spanned!(span=> {
+                    #[allow(unused_imports)]
+                    use #rt::api::{RefArgDual as _, ValueArgDual as _};
+                    let __d = (&#rt::api::ArgOf::new(#a)).arg_dual(&mut #t);
+                    #rt::Dual::new(__d.primal, __d.tangent)
+                }));
             }
         }
     }
     quote!({
+        #tuple
         #(#lets)*
         let __d = #rule(#(#args),*);
-        (__d.primal, __d.tangent)
+        (__d.primal, {
+            #[allow(unused_imports)]
+            use #rt::api::{FriendlyAsIs as _, FriendlyNoTangent as _};
+            (&#rt::api::Friendly::new(__d.tangent)).friendly()
+        })
     })
 }
 
@@ -194,6 +255,10 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
     }
     let rt = quote!(::mooncake_runtime::__private);
     let site = proc_macro2::Span::mixed_site();
+    // Names the expansion binds and reads, all with one span (an argument's span would put a
+    // use in another hygiene context than the binding when the call comes from a macro).
+    let (r, ybar_name) = (format_ident!("__r", span = site), format_ident!("__ybar", span = site));
+    let y = format_ident!("__y", span = site);
     let mut lets = Vec::new();
     let mut args = Vec::new();
     let mut grads = Vec::new();
@@ -234,26 +299,28 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                     let #m = #rt::rev::primal_marker(&#p);
                 ));
                 args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                grads.push(quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, __r.#idx)));
+                grads.push(quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx)));
             }
         }
     }
     let seed = match &input.ybar {
         None => quote!(
-            let __ybar = #rt::api::seed_one(&__y.primal);
+            let #ybar_name = #rt::api::seed_one(&#y.primal);
         ),
-        Some(ybar) => quote_spanned!(ybar.span()=>
-            let __ybar = #rt::api::seed_cotangent(&__y, #ybar);
-        ),
+        Some(ybar) => {
+            let seed = quote_spanned!(ybar.span()=> #rt::api::seed_cotangent(&#y, #ybar));
+            quote!(let #ybar_name = #seed;)
+        }
     };
+    let grads = grads.iter().map(friendly);
     quote!({
         #(#lets)*
-        let (__y, __pb) = #rule(#(#args),*);
+        let (#y, __pb) = #rule(#(#args),*);
         #seed
-        let __r = __pb(__ybar);
-        let _ = &__r;
+        let #r = __pb(#ybar_name);
+        let _ = &#r;
         #(#restores)*
-        (__y.primal, (#(#grads,)*))
+        (#y.primal, (#(#grads,)*))
     })
 }
 
@@ -266,6 +333,7 @@ fn value_and_gradient_cached(call: &syn::ExprCall, rule: &syn::Path, cache: &Exp
     let name = quote!(#func).to_string().replace(' ', "");
     let n = call.args.len();
     let c = format_ident!("__cache", span = site);
+    let r = format_ident!("__r", span = site);
     let mut lets = Vec::new();
     let mut args = Vec::new();
     let mut done = Vec::new();
@@ -307,19 +375,20 @@ fn value_and_gradient_cached(call: &syn::ExprCall, rule: &syn::Path, cache: &Exp
                     let #mk = #rt::rev::primal_marker(&#p);
                 ));
                 args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                done.push(quote_spanned!(span=> #c.value_done(#k, #mk, &#f, __r.#idx);));
+                done.push(quote_spanned!(span=> #c.value_done(#k, #mk, &#f, #r.#idx);));
                 grads.push(quote_spanned!(span=> #c.value_gradient(#k, #mk)));
             }
         }
     }
+    let grads = grads.iter().map(friendly);
     quote!({
         let #c: &mut #rt::GradientCache = #cache;
         let #c = #c.begin(#name, #n);
         #(#lets)*
         let (__y, __pb) = #rule(#(#args),*);
         let __ybar = #rt::api::seed_one(&__y.primal);
-        let __r = __pb(__ybar);
-        let _ = &__r;
+        let #r = __pb(__ybar);
+        let _ = &#r;
         #(#done)*
         let #c: &#rt::GradientCache = #c;
         (__y.primal, (#(#grads,)*))

@@ -7,6 +7,8 @@ use proc_macro::TokenStream;
 mod api;
 mod derive_tangent;
 mod differentiable;
+#[cfg(test)]
+mod fuzz;
 mod test_rule;
 
 /// Derives the tangent machinery of a struct: see `mooncake_runtime::Tangent`.

@@ -13,6 +13,7 @@
 //! A reverse rule's argument seen through a handle (a `&mut` argument) is checked by position
 //! only (`_`): the handle does not say whether the argument was `&mut [T]` or `&mut Vec<T>`.
 
+use crate::differentiable::parse::unambiguous;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -115,7 +116,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream, mode: Mode) -> TokenS
         let span = pt.ty.span();
         match mode {
             Mode::Forward => {
-                primal_args.push(quote!(#p));
+                primal_args.push(unambiguous(p));
                 let expected = match p {
                     Type::Reference(r) => {
                         let (lt, m, inner) = (&r.lifetime, &r.mutability, &r.elem);
@@ -127,7 +128,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream, mode: Mode) -> TokenS
             }
             Mode::Reverse if is_handle(p) => primal_args.push(quote!(_)),
             Mode::Reverse => {
-                primal_args.push(quote!(#p));
+                primal_args.push(unambiguous(p));
                 let expected = match p {
                     Type::Reference(r) => {
                         let inner = &r.elem;
@@ -147,13 +148,13 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream, mode: Mode) -> TokenS
     let result = match (mode, output) {
         (Mode::Forward, Some(ty)) => pair(ty, "Dual").map(|(r, t)| {
             checks.push(quote_spanned!(ty.span()=> #rt::api::same_type::<#t, <#r as #rt::Primal>::Tangent>();));
-            quote!(#r)
+            unambiguous(r)
         }),
         (Mode::Reverse, Some(Type::Tuple(tuple))) if tuple.elems.len() == 2 => {
             let first = &tuple.elems[0];
             pair(first, "CoDual").map(|(r, f)| {
                 checks.push(quote_spanned!(first.span()=> #rt::api::same_type::<#f, <#r as #rt::Primal>::FData>();));
-                quote!(#r)
+                unambiguous(r)
             })
         }
         _ => None,

@@ -10,6 +10,7 @@
 //! the pieces of the generated rules' signatures (argument types of `Dual` / `CoDual`, `Primal`
 //! bounds, the turbofish of the primal call and the `use<..>` of the pullback).
 
+use crate::differentiable::parse::unambiguous_type;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::parse::{Parse, ParseStream};
@@ -150,7 +151,9 @@ impl Parse for RuleSig {
                 content.parse()?
             };
             content.parse::<Token![:]>()?;
-            let ty: Type = content.parse()?;
+            // A trait object with `+` goes into `<T as Primal>` and `fn(..)` types in
+            // parentheses (found by the fuzz test).
+            let ty = unambiguous_type(&content.parse()?);
             args.push(Arg { name, ty });
             if content.is_empty() {
                 break;
@@ -159,7 +162,7 @@ impl Parse for RuleSig {
         }
         let ret: Type = if input.peek(Token![->]) {
             input.parse::<Token![->]>()?;
-            input.parse()?
+            unambiguous_type(&input.parse()?)
         } else {
             syn::parse_quote!(())
         };

@@ -157,10 +157,25 @@ fn rule_path(func: &Expr, suffix: &str) -> syn::Result<Path> {
     Ok(path)
 }
 
+/// A rule given as `frule = expr`, ready to be called: a path as it is, anything else in
+/// parentheses (`frule = x as F` or a closure would otherwise swallow the call's arguments;
+/// found by the fuzz test).
+fn callee(rule: &Expr) -> TokenStream {
+    match rule {
+        Expr::Path(_) => quote!(#rule),
+        other => quote!((#other)),
+    }
+}
+
 pub(crate) fn expand(input: TokenStream, on_failure: OnFailure) -> TokenStream {
     match syn::parse2::<Input>(input).and_then(|input| generate(input, on_failure)) {
         Ok(tokens) => tokens,
-        Err(err) => err.to_compile_error(),
+        // In a block: several `compile_error!`s side by side are not one expression, and
+        // `check_rule!` stands where an expression must (found by the fuzz test).
+        Err(err) => {
+            let errors = err.to_compile_error();
+            quote!({ #errors })
+        }
     }
 }
 
@@ -258,12 +273,15 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
         ));
     }
     let only = |m: &str| mode.as_ref().is_some_and(|mode| mode == m);
+    // A call that names no function is reported once, not once per rule.
+    let mut no_path = false;
     let frule = match frule {
         _ if only("reverse") => None,
-        Some(f) => Some(quote!(#f)),
+        Some(f) => Some(callee(&f)),
         None => match rule_path(&call.func, "frule") {
             Ok(p) => Some(quote!(#p)),
             Err(e) => {
+                no_path = true;
                 push_error(e);
                 None
             }
@@ -271,7 +289,8 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
     };
     let rrule = match rrule {
         _ if only("forward") => None,
-        Some(r) => Some(quote!(#r)),
+        Some(r) => Some(callee(&r)),
+        None if no_path => None,
         None => match rule_path(&call.func, "rrule") {
             Ok(p) => Some(quote!(#p)),
             Err(e) => {

@@ -3,7 +3,7 @@
 
 use crate::dual::CoDual;
 use crate::float::Float;
-use crate::tangent::{FData, Primal};
+use crate::tangent::{FData, Primal, TangentSpace};
 
 /// A scalar result: what `value_and_gradient!` seeds with one.
 #[diagnostic::on_unimplemented(
@@ -44,7 +44,9 @@ pub fn value_gradient<P: Primal>(
     fdata: &P::FData,
     rdata: P::RData,
 ) -> P::Tangent {
-    P::join_tangent(fdata, rdata)
+    let mut t = P::join_tangent(fdata, rdata);
+    t.settle();
+    t
 }
 
 /// The gradient of an argument passed by reference: what its shadow holds.
@@ -70,3 +72,221 @@ where
 )]
 pub trait SameType<B: ?Sized> {}
 impl<A: ?Sized> SameType<A> for A {}
+
+// ---------------------------------------------------------------------------------------------
+// What the user sees: non-differentiable tangents as `NoTangent`, and arguments that are
+// references passed by name.
+//
+// The macros choose between two impls of one method name by *autoref specialisation*: a call
+// `(&Wrapper(x)).method()` takes the impl on `Wrapper<..>` when it applies, and falls back to
+// the impl on `&Wrapper<..>` otherwise. The types are concrete at the user's call site, so the
+// choice is made there, at compile time (in a generic function, the fallback is taken).
+
+/// A tangent type with no differentiable part: [`NoTangent`](crate::NoTangent), and `Vec`s,
+/// arrays, tuples and options of such. The tangent of `&[usize]` is a `Vec` of `NoTangent`s
+/// (zero-sized: it holds no memory) inside the rules; the API shows it as `NoTangent`.
+#[diagnostic::on_unimplemented(
+    message = "`NoTangent` was given for an argument with a differentiable part (`{Self}`)",
+    label = "this argument needs a tangent of its own type",
+    note = "`NoTangent` stands only for an argument with no differentiable part (an integer, a `bool`, a buffer of them); give a differentiable argument a tangent of its tangent type (`0.0` for an `f64`, `vec![0.0; n]` for a buffer of `n`)"
+)]
+pub trait NonDifferentiable {}
+
+impl NonDifferentiable for crate::NoTangent {}
+#[diagnostic::do_not_recommend]
+impl<T: NonDifferentiable> NonDifferentiable for Vec<T> {}
+#[diagnostic::do_not_recommend]
+impl<T: NonDifferentiable + ?Sized> NonDifferentiable for &T {}
+#[diagnostic::do_not_recommend]
+impl<T: NonDifferentiable> NonDifferentiable for Option<T> {}
+#[diagnostic::do_not_recommend]
+impl<T: NonDifferentiable, const N: usize> NonDifferentiable for [T; N] {}
+macro_rules! nondiff_tuples {
+    ($(($($T:ident),+))*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<$($T: NonDifferentiable),+> NonDifferentiable for ($($T,)+) {}
+    )*};
+}
+nondiff_tuples! { (A) (A, B) (A, B, C) (A, B, C, D) (A, B, C, D, E) (A, B, C, D, E, F) }
+
+/// Takes the value out of a one-shot cell.
+#[inline(always)]
+fn take_once<T>(c: &std::cell::Cell<Option<T>>) -> T {
+    match c.take() {
+        Some(v) => v,
+        None => unreachable!("mooncake: an API value taken twice"),
+    }
+}
+
+/// A gradient (or a result's tangent) on its way to the user: `NoTangent` if it has no
+/// differentiable part ([`FriendlyNoTangent`]), else as it is ([`FriendlyAsIs`]).
+pub struct Friendly<T>(std::cell::Cell<Option<T>>);
+
+impl<T> Friendly<T> {
+    /// Wraps a gradient.
+    #[inline(always)]
+    pub fn new(t: T) -> Self {
+        Friendly(std::cell::Cell::new(Some(t)))
+    }
+}
+
+/// The user-facing form of a tangent with no differentiable part.
+pub trait FriendlyNoTangent {
+    /// `NoTangent`.
+    fn friendly(&self) -> crate::NoTangent;
+}
+
+impl<T: NonDifferentiable> FriendlyNoTangent for Friendly<T> {
+    #[inline(always)]
+    fn friendly(&self) -> crate::NoTangent {
+        crate::NoTangent
+    }
+}
+
+/// Every other tangent, as it is.
+pub trait FriendlyAsIs {
+    /// The tangent.
+    type Out;
+    /// The tangent.
+    fn friendly(&self) -> Self::Out;
+}
+
+impl<T> FriendlyAsIs for &Friendly<T> {
+    type Out = T;
+    #[inline(always)]
+    fn friendly(&self) -> T {
+        take_once(&self.0)
+    }
+}
+
+/// A tangent the user gave for an argument whose primal is `p`: `NoTangent` for an argument
+/// with no differentiable part stands for its zero tangent ([`TangentFromNoTangent`]); any
+/// other tangent is taken as it is ([`TangentAsIs`]).
+pub struct UserTangent<'p, G, P: ?Sized>(std::cell::Cell<Option<G>>, &'p P);
+
+impl<'p, G, P: ?Sized> UserTangent<'p, G, P> {
+    /// Wraps the tangent `g` given for the primal `p`.
+    #[inline(always)]
+    pub fn new(g: G, p: &'p P) -> Self {
+        UserTangent(std::cell::Cell::new(Some(g)), p)
+    }
+}
+
+/// `NoTangent` given for an argument with no differentiable part (an integer buffer, say).
+pub trait TangentFromNoTangent<P: ?Sized + Primal> {
+    /// The argument's (zero) tangent.
+    fn to_tangent(&self) -> P::Tangent;
+}
+
+impl<P: ?Sized + Primal> TangentFromNoTangent<P> for UserTangent<'_, crate::NoTangent, P>
+where
+    P::Tangent: NonDifferentiable,
+{
+    #[inline(always)]
+    fn to_tangent(&self) -> P::Tangent {
+        self.1.zero_tangent()
+    }
+}
+
+/// A tangent of the argument's own tangent type.
+pub trait TangentAsIs<G> {
+    /// The tangent.
+    fn to_tangent(&self) -> G;
+}
+
+impl<G, P: ?Sized> TangentAsIs<G> for &UserTangent<'_, G, P> {
+    #[inline(always)]
+    fn to_tangent(&self) -> G {
+        take_once(&self.0)
+    }
+}
+
+/// An argument of `value_and_derivative!` written as an expression, not as `&x` or `&mut x`:
+/// a shared reference (seen in its type) is paired with a borrow of its tangent
+/// ([`RefArgDual`]), a value with the tangent itself ([`ValueArgDual`]), as the rule takes them.
+pub struct ArgOf<P>(std::cell::Cell<Option<P>>);
+
+impl<P> ArgOf<P> {
+    /// Wraps the argument.
+    #[inline(always)]
+    pub fn new(p: P) -> Self {
+        ArgOf(std::cell::Cell::new(Some(p)))
+    }
+}
+
+/// A shared reference: the `Dual` of the reference and a borrow of its tangent.
+pub trait RefArgDual<'a, 't, T: ?Sized + Primal> {
+    /// The `Dual`.
+    fn arg_dual(&self, t: &'t mut Option<T::Tangent>) -> crate::Dual<&'a T, &'t T::TangentRef>;
+}
+
+impl<'a, 't, T: ?Sized + Primal> RefArgDual<'a, 't, T> for ArgOf<&'a T> {
+    #[inline(always)]
+    fn arg_dual(&self, t: &'t mut Option<T::Tangent>) -> crate::Dual<&'a T, &'t T::TangentRef> {
+        let t: &'t Option<T::Tangent> = t;
+        match t {
+            Some(t) => crate::Dual::new(take_once(&self.0), T::tangent_ref(t)),
+            None => unreachable!("mooncake: a tangent taken twice"),
+        }
+    }
+}
+
+/// A value: the `Dual` of the value and its tangent.
+pub trait ValueArgDual<P: Primal> {
+    /// The `Dual`.
+    fn arg_dual(&self, t: &mut Option<P::Tangent>) -> crate::Dual<P, P::Tangent>;
+}
+
+impl<P: Primal> ValueArgDual<P> for &ArgOf<P> {
+    #[inline(always)]
+    fn arg_dual(&self, t: &mut Option<P::Tangent>) -> crate::Dual<P, P::Tangent> {
+        match t.take() {
+            Some(t) => crate::Dual::new(take_once(&self.0), t),
+            None => unreachable!("mooncake: a tangent taken twice"),
+        }
+    }
+}
+
+/// The tangents given to `value_and_derivative!` as one tuple: `N` of them, one per argument.
+#[diagnostic::on_unimplemented(
+    message = "`value_and_derivative!` needs one tangent per argument: a tuple of {N}, not `{Self}`",
+    label = "not a tuple of {N} tangents",
+    note = "give a tuple with one tangent per argument, in order (`NoTangent` for an argument with no differentiable part); for one argument, a 1-tuple `(t,)`"
+)]
+pub trait Tangents<const N: usize> {
+    /// The tangents, one per argument.
+    type Split;
+    /// The tangents.
+    fn split(self) -> Self::Split;
+}
+
+macro_rules! tangent_tuples {
+    ($($n:literal: ($($T:ident),*);)*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<$($T),*> Tangents<$n> for ($($T,)*) {
+            type Split = ($($T,)*);
+            #[inline(always)]
+            fn split(self) -> Self::Split {
+                self
+            }
+        }
+    )*};
+}
+
+tangent_tuples! {
+    0: ();
+    1: (A);
+    2: (A, B);
+    3: (A, B, C);
+    4: (A, B, C, D);
+    5: (A, B, C, D, E);
+    6: (A, B, C, D, E, F);
+    7: (A, B, C, D, E, F, G);
+    8: (A, B, C, D, E, F, G, H);
+}
+
+/// The tangents given to `value_and_derivative!` as one tuple, checked for their number.
+#[inline(always)]
+pub fn tangents<const N: usize, T: Tangents<N>>(t: T) -> T::Split {
+    t.split()
+}

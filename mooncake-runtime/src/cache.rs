@@ -209,7 +209,8 @@ impl GradientCache {
         P: Primal,
         P::Tangent: 'static,
     {
-        let gradient = P::join_tangent(fdata, rdata);
+        let mut gradient = P::join_tangent(fdata, rdata);
+        crate::tangent::TangentSpace::settle(&mut gradient);
         if self.slots[k].is_none() {
             self.slots[k] = Some(Box::new(ValueSlot { gradient }));
         } else {

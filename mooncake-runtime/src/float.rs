@@ -16,9 +16,15 @@ macro_rules! float_methods {
         pub trait Float:
             'static
             + sealed::Sealed
-            + crate::tangent::Primal<Tangent = Self, RData = Self, FData = crate::dual::NoFData>
+            + crate::tangent::Primal<
+                Tangent = Self,
+                RData = Self,
+                FData = crate::dual::NoFData,
+                Shadow = crate::shared::SharedCell<Self>,
+            >
             + crate::tangent::TangentSpace
             + crate::reverse::ZeroRData
+            + crate::element::SumElement
             + Copy
             + Debug
             + Display

@@ -5,6 +5,7 @@
 //! of its own.
 
 use crate::dual::{Dual, NoTangent};
+use crate::element::{Element, SumElement};
 use crate::float::Float;
 use crate::rules::buffer::{self, ReadBuffer, WriteBuffer};
 use crate::rules::scalar::{self, CastRule};
@@ -32,9 +33,10 @@ pub fn cast<A: CastRule<B>, B: Primal>(x: Dual<A, A::Tangent>) -> Dual<B, B::Tan
 
 macro_rules! comparisons {
     ($($name:ident: $op:tt;)*) => {$(
-        /// A comparison of primal values: a `bool` with no tangent.
+        /// A comparison of primal values of one type (so that an integer literal takes the
+        /// other side's type, `1 > n` with `n: usize`): a `bool` with no tangent.
         #[inline(always)]
-        pub fn $name<A: PartialOrd<B>, B, TA, TB>(a: Dual<A, TA>, b: Dual<B, TB>) -> Dual<bool, NoTangent> {
+        pub fn $name<P: PartialOrd, TA, TB>(a: Dual<P, TA>, b: Dual<P, TB>) -> Dual<bool, NoTangent> {
             Dual::new(a.primal $op b.primal, NoTangent)
         }
     )*};
@@ -361,6 +363,12 @@ macro_rules! int_methods {
                 Dual::new(*self.primal, NoTangent)
             }
         }
+        impl IntDual<$t> for Dual<&mut $t, &mut NoTangent> {
+            #[inline(always)]
+            fn value(&self) -> Dual<$t, NoTangent> {
+                Dual::new(*self.primal, NoTangent)
+            }
+        }
     )*};
 }
 
@@ -410,11 +418,11 @@ impl<'b, E, P: ReadBuffer<E>, T> MethodFrule<{ method_key("len") }, BufferKey<E>
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>>
+impl<'b, E: SumElement, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
     MethodFrule<{ method_key("__iter_sum") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b P, &'b T>;
-    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<E, E>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<E, E::Tangent>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
         (Dual::new(&self.primal, &self.tangent), buffer::sum_frule::<E, &'b P, &'b T>)
@@ -422,11 +430,11 @@ impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>>
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>>
+impl<'b, E: Element, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
     MethodFrule<{ method_key("to_vec") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b P, &'b T>;
-    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<Vec<E>, Vec<E>>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<Vec<E>, Vec<E::Tangent>>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
         (Dual::new(&self.primal, &self.tangent), buffer::to_vec_frule::<E, &'b P, &'b T>)
@@ -435,37 +443,55 @@ impl<'b, E: Float, P: ReadBuffer<E>, T: ReadBuffer<E>>
 
 /// `v.clone()` of a `Vec` held by value.
 #[diagnostic::do_not_recommend]
-impl<'b, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>>
-    for &'b mut Dual<Vec<E>, Vec<E>>
+impl<'b, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+    for &'b mut Dual<Vec<E>, Vec<E::Tangent>>
 {
-    type Receiver = Dual<&'b Vec<E>, &'b Vec<E>>;
-    type Rule = fn(Dual<&'b Vec<E>, &'b Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
+    type Receiver = Dual<&'b Vec<E>, &'b Vec<E::Tangent>>;
+    type Rule = fn(Dual<&'b Vec<E>, &'b Vec<E::Tangent>>) -> Dual<Vec<E>, Vec<E::Tangent>>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
         (
             Dual::new(&self.primal, &self.tangent),
-            buffer::vec_clone_frule::<E, &'b Vec<E>, &'b Vec<E>>,
+            buffer::vec_clone_frule::<E, &'b Vec<E>, &'b Vec<E::Tangent>>,
         )
     }
 }
 
 /// `v.clone()` of a `Vec` behind a shared reference (Rust's method lookup derefs to `Vec`).
+/// The primal and the tangent may be borrowed for different lifetimes (a rule's argument
+/// `&Vec<f64>` is `Dual<&Vec<f64>, &Vec<f64>>` with two elided lifetimes).
 #[diagnostic::do_not_recommend]
-impl<'a, E: Float> MethodFrule<{ method_key("clone") }, BufferKey<E>>
-    for &mut Dual<&'a Vec<E>, &'a Vec<E>>
+impl<'a, 'c, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+    for &mut Dual<&'a Vec<E>, &'c Vec<E::Tangent>>
 {
-    type Receiver = Dual<&'a Vec<E>, &'a Vec<E>>;
-    type Rule = fn(Dual<&'a Vec<E>, &'a Vec<E>>) -> Dual<Vec<E>, Vec<E>>;
+    type Receiver = Dual<&'a Vec<E>, &'c Vec<E::Tangent>>;
+    type Rule = fn(Dual<&'a Vec<E>, &'c Vec<E::Tangent>>) -> Dual<Vec<E>, Vec<E::Tangent>>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (*self, buffer::vec_clone_frule::<E, &'a Vec<E>, &'a Vec<E>>)
+        (*self, buffer::vec_clone_frule::<E, &'a Vec<E>, &'c Vec<E::Tangent>>)
+    }
+}
+
+/// `v.clone()` of a `Vec` behind `&mut`: reborrowed shared for the copy.
+#[diagnostic::do_not_recommend]
+impl<'b, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+    for &'b mut Dual<&mut Vec<E>, &mut Vec<E::Tangent>>
+{
+    type Receiver = Dual<&'b Vec<E>, &'b Vec<E::Tangent>>;
+    type Rule = fn(Dual<&'b Vec<E>, &'b Vec<E::Tangent>>) -> Dual<Vec<E>, Vec<E::Tangent>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (
+            Dual::new(&*self.primal, &*self.tangent),
+            buffer::vec_clone_frule::<E, &'b Vec<E>, &'b Vec<E::Tangent>>,
+        )
     }
 }
 
 macro_rules! write_methods {
     ($($name:literal => |$($arg:ident: $ty:ty),*| $rule:ident),*) => {$(
         #[diagnostic::do_not_recommend]
-        impl<'b, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>> MethodFrule<{ method_key($name) }, BufferKey<E>>
+        impl<'b, E: Element, P: WriteBuffer<E>, T: WriteBuffer<E::Tangent>> MethodFrule<{ method_key($name) }, BufferKey<E>>
             for &'b mut Dual<P, T>
         {
             type Receiver = Dual<&'b mut P, &'b mut T>;
@@ -479,17 +505,19 @@ macro_rules! write_methods {
 }
 
 write_methods!(
-    "fill" => |v: Dual<E, E>| fill_frule,
+    "fill" => |v: Dual<E, E::Tangent>| fill_frule,
     "swap" => |a: Dual<usize, NoTangent>, b: Dual<usize, NoTangent>| swap_frule
 );
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>>
+impl<'b, E: Element, P: WriteBuffer<E>, T: WriteBuffer<E::Tangent>>
     MethodFrule<{ method_key("copy_from_slice") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b mut P, &'b mut T>;
-    type Rule =
-        for<'s> fn(Dual<&'b mut P, &'b mut T>, Dual<&'s [E], &'s [E]>) -> Dual<(), NoTangent>;
+    type Rule = for<'s> fn(
+        Dual<&'b mut P, &'b mut T>,
+        Dual<&'s [E], &'s [E::Tangent]>,
+    ) -> Dual<(), NoTangent>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
         (Dual::new(&mut self.primal, &mut self.tangent), |d, s| buffer::copy_from_slice_frule(d, s))
@@ -497,29 +525,34 @@ impl<'b, E: Float, P: WriteBuffer<E>, T: WriteBuffer<E>>
 }
 
 /// A dual of a `Vec` that can grow: by value or behind `&mut`.
-pub trait VecDual<E> {
+pub trait VecDual<E: Primal> {
     /// The `Vec`s, mutably.
-    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E>>;
+    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E::Tangent>>;
 }
 
-impl<E> VecDual<E> for Dual<Vec<E>, Vec<E>> {
+impl<E: Primal> VecDual<E> for Dual<Vec<E>, Vec<E::Tangent>> {
     #[inline(always)]
-    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E>> {
+    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E::Tangent>> {
         Dual::new(&mut self.primal, &mut self.tangent)
     }
 }
 
-impl<E> VecDual<E> for Dual<&mut Vec<E>, &mut Vec<E>> {
+impl<E: Primal> VecDual<E> for Dual<&mut Vec<E>, &mut Vec<E::Tangent>> {
     #[inline(always)]
-    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E>> {
+    fn vecs(&mut self) -> Dual<&mut Vec<E>, &mut Vec<E::Tangent>> {
         Dual::new(&mut *self.primal, &mut *self.tangent)
     }
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<E>> for &'b mut D {
-    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;
-    type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E>>, Dual<E, E>) -> Dual<(), NoTangent>;
+impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<E>>
+    for &'b mut D
+{
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
+    type Rule = fn(
+        Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>,
+        Dual<E, E::Tangent>,
+    ) -> Dual<(), NoTangent>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
         (self.vecs(), buffer::push_frule::<E>)
@@ -527,9 +560,10 @@ impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E>> for &'b mut D {
-    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E>>;
-    type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E>>) -> Dual<Option<E>, Option<E>>;
+impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E>> for &'b mut D {
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
+    type Rule =
+        fn(Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>) -> Dual<Option<E>, Option<E::Tangent>>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
         (self.vecs(), buffer::pop_frule::<E>)
@@ -538,13 +572,13 @@ impl<'b, E: Float, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E
 
 /// `Vec::new()`.
 #[inline(always)]
-pub fn vec_new<E: Float>() -> Dual<Vec<E>, Vec<E>> {
+pub fn vec_new<E: Element>() -> Dual<Vec<E>, Vec<E::Tangent>> {
     buffer::vec_new_frule()
 }
 
 /// `Vec::with_capacity(n)`.
 #[inline(always)]
-pub fn vec_with_capacity<E: Float>(n: Dual<usize, NoTangent>) -> Dual<Vec<E>, Vec<E>> {
+pub fn vec_with_capacity<E: Element>(n: Dual<usize, NoTangent>) -> Dual<Vec<E>, Vec<E::Tangent>> {
     buffer::vec_with_capacity_frule(n)
 }
 

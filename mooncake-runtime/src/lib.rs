@@ -31,6 +31,7 @@ extern crate self as mooncake_runtime;
 pub mod api;
 pub mod cache;
 pub mod dual;
+pub mod element;
 pub mod float;
 pub mod forward;
 mod impls;
@@ -45,6 +46,7 @@ pub mod test_utils;
 
 pub use cache::GradientCache;
 pub use dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+pub use element::Element;
 pub use float::Float;
 pub use mooncake_macros::Tangent;
 
@@ -316,7 +318,7 @@ pub use mooncake_macros::from_rrule;
 pub struct ReadmeDoctests;
 pub use rng::TestRng;
 pub use rules::stop_gradient::{stop_gradient, stop_gradient_frule, stop_gradient_rrule};
-pub use shared::{SharedCell, SharedRef, SharedVec};
+pub use shared::{SharedArray, SharedCell, SharedRef, SharedVec};
 pub use tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace};
 
 /// Everything a user of Mooncake needs in scope: `use mooncake_runtime::prelude::*;`.
@@ -327,7 +329,7 @@ pub mod prelude {
     pub use crate::rules::stop_gradient::{
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,
     };
-    pub use crate::shared::{SharedCell, SharedRef, SharedVec};
+    pub use crate::shared::{SharedArray, SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace};
     pub use mooncake_macros::{
         Tangent, check_rule, differentiable, frule, mooncake_overlay, rrule, test_rule,
@@ -347,7 +349,7 @@ pub mod __private {
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;
     pub use crate::rules;
-    pub use crate::shared::{SharedCell, SharedRef, SharedVec};
+    pub use crate::shared::{SharedArray, SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{
         FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace, close,
     };

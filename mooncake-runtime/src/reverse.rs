@@ -41,6 +41,9 @@ pub fn take<R: ZeroRData>(acc: &mut R) -> R {
 
 /// Rdata types with a zero that does not depend on a primal's shape: every rdata type is one,
 /// because buffers (whose size varies) keep their gradient in fdata.
+///
+/// The zero of a float is `-0.0`, the additive identity (see [`TangentSpace::settle`]): the
+/// adjoint of a local starts there, so `0 + r` folds to `r`.
 pub trait ZeroRData: TangentSpace {
     /// Zero.
     fn zero() -> Self;
@@ -55,14 +58,14 @@ pub fn zero<R: ZeroRData>() -> R {
 impl ZeroRData for f64 {
     #[inline(always)]
     fn zero() -> Self {
-        0.0
+        -0.0
     }
 }
 
 impl ZeroRData for f32 {
     #[inline(always)]
     fn zero() -> Self {
-        0.0
+        -0.0
     }
 }
 
@@ -431,6 +434,10 @@ impl<T> HasRData for crate::shared::SharedVec<T> {
     type RData = NoRData;
 }
 
+impl<T, const N: usize> HasRData for crate::shared::SharedArray<T, N> {
+    type RData = NoRData;
+}
+
 impl<T> HasRData for crate::shared::SharedCell<T> {
     type RData = NoRData;
 }
@@ -452,16 +459,16 @@ pub fn zero_of<R: ZeroRData>(_: std::marker::PhantomData<fn() -> R>) -> R {
 
 /// A codual buffer that can be read: gives the buffer rules a `CoDual<&S, SharedVec<T>>` with
 /// `S` free of the borrow's lifetime, so that their pullbacks capture no borrow.
-pub trait AsRead<T> {
+pub trait AsRead<T: Primal> {
     /// The buffer type behind the reference.
     type S: crate::rules::buffer::ReadBuffer<T> + ?Sized;
     /// The buffer, without its shadow.
     fn buffer(&self) -> &Self::S;
     /// The shadow.
-    fn shadow(&self) -> &crate::shared::SharedVec<T>;
+    fn shadow(&self) -> &crate::shared::SharedVec<T::Tangent>;
     /// The buffer by reference, with (a clone of) its shadow.
     #[inline(always)]
-    fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T>> {
+    fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T::Tangent>> {
         CoDual::new(self.buffer(), self.shadow().clone())
     }
     /// The buffer's length (without touching the shadow).
@@ -482,64 +489,88 @@ pub trait AsRead<T> {
 /// `AsRead` for a codual whose primal is the buffer (`by_value`) or a reference to it.
 macro_rules! as_read_impls {
     ($([$($g:tt)*] $primal:ty => $s:ty, $by:tt;)*) => {$(
-        impl<$($g)*> AsRead<T> for CoDual<$primal, crate::shared::SharedVec<T>> {
+        impl<$($g)*> AsRead<T> for CoDual<$primal, crate::shared::SharedVec<T::Tangent>> {
             type S = $s;
             #[inline(always)]
             fn buffer(&self) -> &$s {
                 as_read_impls!(@buffer self $by)
             }
             #[inline(always)]
-            fn shadow(&self) -> &crate::shared::SharedVec<T> {
+            fn shadow(&self) -> &crate::shared::SharedVec<T::Tangent> {
                 &self.fdata
             }
         }
     )*};
     (@buffer $self:ident ref) => { $self.primal };
     (@buffer $self:ident value) => { &$self.primal };
+    (@buffer $self:ident array) => { $self.primal.as_shared_vec() };
 }
 
 as_read_impls! {
-    [T] &[T] => [T], ref;
-    [T] &Vec<T> => Vec<T>, ref;
-    [T, const N: usize] &[T; N] => [T; N], ref;
-    [T] Vec<T> => Vec<T>, value;
-    [T] crate::shared::SharedVec<T> => crate::shared::SharedVec<T>, value;
+    [T: Primal] &[T] => [T], ref;
+    [T: Primal] &Vec<T> => Vec<T>, ref;
+    [T: Primal, const N: usize] &[T; N] => [T; N], ref;
+    [T: Primal] Vec<T> => Vec<T>, value;
+    [T: Primal] crate::shared::SharedVec<T> => crate::shared::SharedVec<T>, value;
+    [T: Primal, const N: usize] crate::shared::SharedArray<T, N> => crate::shared::SharedVec<T>, array;
 }
 
 /// The free-function form generated code calls.
 #[inline(always)]
-pub fn as_read<T, B: AsRead<T>>(b: &B) -> CoDual<&B::S, crate::shared::SharedVec<T>> {
+pub fn as_read<T: Primal, B: AsRead<T>>(
+    b: &B,
+) -> CoDual<&B::S, crate::shared::SharedVec<T::Tangent>> {
     b.as_read()
 }
 
 /// Element `i` of a codual buffer, however it is held (a load whose pullback derived code
 /// writes inline: see [`shadow_add`]).
 #[inline(always)]
-pub fn read_at<T: Copy, B: AsRead<T>>(b: &B, i: usize) -> T {
+pub fn read_at<T: Primal + Copy, B: AsRead<T>>(b: &B, i: usize) -> T {
     b.read_at(i)
 }
 
 /// The shadow of a codual buffer (an `Rc` clone), captured once per call by derived code.
 #[inline(always)]
-pub fn shadow_of<T, B: AsRead<T>>(b: &B) -> crate::shared::SharedVec<T> {
+pub fn shadow_of<T: Primal, B: AsRead<T>>(b: &B) -> crate::shared::SharedVec<T::Tangent> {
     b.shadow().clone()
 }
 
-/// `shadow[i] += r`: the adjoint of a load `x[i]`.
+/// The shadow of a buffer built in the body, captured into a slot when the buffer was made
+/// (see [`shadow_of`]); a buffer never made (on a path the call did not take) has no loads to
+/// take adjoints from, so an empty shadow stands in for it.
 #[inline(always)]
-pub fn shadow_add<T: Copy + std::ops::AddAssign>(
-    shadow: &crate::shared::SharedVec<T>,
+pub fn captured_shadow<D>(
+    slot: Option<crate::shared::SharedVec<D>>,
+) -> crate::shared::SharedVec<D> {
+    slot.unwrap_or_else(|| crate::shared::SharedVec::from_vec(Vec::new()))
+}
+
+/// `shadow[i] += r`: the adjoint of a load `x[i]` (nothing at all for a buffer of integers or
+/// `bool`s, whose shadow holds `NoTangent`s).
+#[inline(always)]
+pub fn shadow_add<D: crate::element::AddRData<R>, R>(
+    shadow: &crate::shared::SharedVec<D>,
     i: usize,
-    r: T,
+    r: R,
 ) {
-    shadow.add(i, r)
+    if std::mem::size_of::<D>() != 0 {
+        shadow.with_mut(|s| s[i].add_rdata(r));
+    }
 }
 
 /// The length of a codual buffer, however it is held: `len()` has derivative zero, so derived
 /// code computes it on the primal, with no rule and no tape.
 #[inline(always)]
-pub fn len_of<T, B: AsRead<T>>(b: &B) -> usize {
+pub fn len_of<T: Primal, B: AsRead<T>>(b: &B) -> usize {
     b.read_len()
+}
+
+/// `x.iter().sum()` of a buffer of integers, however it is held: no derivative, so derived code
+/// computes it on the primal.
+#[inline(always)]
+pub fn sum_of<T: Primal + Copy + std::iter::Sum, B: AsRead<T>>(b: &B) -> T {
+    crate::rules::buffer::ReadBuffer::with_slice(b.buffer(), |s| s.iter().copied().sum())
 }
 
 /// A codual local passed on as an argument: cloned (a copy for values, an `Rc` increment for
@@ -547,6 +578,44 @@ pub fn len_of<T, B: AsRead<T>>(b: &B) -> usize {
 #[inline(always)]
 pub fn pass<P: Clone, F: Clone>(x: &CoDual<P, F>) -> CoDual<P, F> {
     x.clone()
+}
+
+/// A `&mut` argument passed on to a call (see [`FromMutArgument`]).
+pub struct MutArg<H, S>(CoDual<H, S>);
+
+impl<H, S> MutArg<H, S> {
+    /// Wraps the argument's handle and shadow.
+    #[inline(always)]
+    pub fn new(x: CoDual<H, S>) -> Self {
+        MutArg(x)
+    }
+
+    /// The callee's parameter.
+    #[inline(always)]
+    pub fn into_param<P: FromMutArgument<H, S>>(self) -> P {
+        P::from_mut_argument(self.0)
+    }
+}
+
+/// A parameter a `&mut` argument can be passed to in reverse mode: a `&mut` parameter (the
+/// argument's handle and shadow). A `&` parameter is refused with what to write instead, since
+/// the handle cannot be borrowed for the call without saying so (`&*v`, a loan).
+#[diagnostic::on_unimplemented(
+    message = "reverse mode cannot pass a `&mut` argument on to a `&` parameter as it is",
+    label = "a `&mut` argument passed to a `&` parameter",
+    note = "reborrow it explicitly, `f(&*v)`: reverse mode lends it to the call with its shadow"
+)]
+pub trait FromMutArgument<H, S> {
+    /// The parameter.
+    fn from_mut_argument(x: CoDual<H, S>) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<H, S> FromMutArgument<H, S> for CoDual<H, S> {
+    #[inline(always)]
+    fn from_mut_argument(x: CoDual<H, S>) -> Self {
+        x
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -570,29 +639,103 @@ pub mod unsupported {
     /// value passed on, or a call of a `std` function other than `Vec::new` /
     /// `Vec::with_capacity`.
     pub struct BorrowsInLocalsOrStdCalls;
+    /// An element of an element, `a[i][j]` (arrays of arrays, `Vec<Vec<f64>>`): nested
+    /// buffers are not covered yet; a flat buffer indexed `a[i * n + j]` is.
+    pub struct NestedIndexing;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Memory written in derived code: buffers and scalars behind `&mut` (seen through handles).
 
 /// A codual buffer that can be written: its handle and shadow (cloning aliases).
-pub trait AsWrite<T> {
+pub trait AsWrite<T: Primal> {
     /// The handle and the shadow.
-    fn as_write(&self) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>;
+    fn as_write(&self)
+    -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>;
+    /// The handle and the shadow, borrowed.
+    fn parts(&self) -> (&crate::shared::SharedVec<T>, &crate::shared::SharedVec<T::Tangent>);
 }
 
-impl<T> AsWrite<T> for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+impl<T: Primal> AsWrite<T>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>
+{
     #[inline(always)]
-    fn as_write(&self) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+    fn as_write(
+        &self,
+    ) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>> {
         self.clone()
     }
+    #[inline(always)]
+    fn parts(&self) -> (&crate::shared::SharedVec<T>, &crate::shared::SharedVec<T::Tangent>) {
+        (&self.primal, &self.fdata)
+    }
+}
+
+impl<T: Primal, const N: usize> AsWrite<T>
+    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>
+{
+    #[inline(always)]
+    fn as_write(
+        &self,
+    ) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>> {
+        CoDual::new(self.primal.as_shared_vec().clone(), self.fdata.clone())
+    }
+    #[inline(always)]
+    fn parts(&self) -> (&crate::shared::SharedVec<T>, &crate::shared::SharedVec<T::Tangent>) {
+        (self.primal.as_shared_vec(), &self.fdata)
+    }
+}
+
+/// What the reverse sweep needs to undo `x[i] = v` on a buffer built in the body (see
+/// [`store_at`]): the index, and the element and its shadow as they were.
+#[derive(Clone, Copy, Debug)]
+pub struct Stored<T, D> {
+    i: usize,
+    old: T,
+    old_d: D,
+}
+
+/// `x[i] = v` on a buffer held through a handle that derived code captured once (a buffer built
+/// in the body): the rule of [`crate::rules::buffer::index_set_rrule`] without its pullback,
+/// whose work [`unstore_at`] does inline from the returned record, so that the tape holds plain
+/// data (no closure, no clone of the handles).
+#[inline(always)]
+pub fn store_at<T: crate::element::Element, B: AsWrite<T>>(
+    b: &B,
+    i: usize,
+    v: CoDual<T, NoFData>,
+) -> Stored<T, T::Tangent> {
+    let (x, dx) = b.parts();
+    let old = x.set(i, v.primal);
+    let old_d = dx.set(i, T::ZERO_TANGENT);
+    Stored { i, old, old_d }
+}
+
+/// The reverse of [`store_at`]: the gradient of the value written (what the shadow gathered at
+/// `i`), with the element and its shadow put back as they were.
+#[inline(always)]
+pub fn unstore_at<T: crate::element::Element>(
+    x: &crate::shared::SharedVec<T>,
+    dx: &crate::shared::SharedVec<T::Tangent>,
+    s: Stored<T, T::Tangent>,
+) -> T::RData {
+    let v_bar = T::tangent_rdata(dx.set(s.i, s.old_d));
+    x.set(s.i, s.old);
+    v_bar
+}
+
+/// The handle of a buffer built in the body, captured into a slot when it is made (see
+/// [`captured_shadow`]).
+#[inline(always)]
+pub fn primal_handle<T: Primal, B: AsWrite<T>>(b: &B) -> crate::shared::SharedVec<T> {
+    b.parts().0.clone()
 }
 
 /// The free-function form generated code calls.
 #[inline(always)]
-pub fn as_write<T, B: AsWrite<T>>(
+pub fn as_write<T: Primal, B: AsWrite<T>>(
     b: &B,
-) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>> {
     b.as_write()
 }
 
@@ -655,47 +798,71 @@ impl<T: Float> StoreRule<CoDual<T, NoFData>>
     }
 }
 
+macro_rules! int_cell_stores {
+    ($($t:ty),*) => {$(
+        /// `*n = v` through a `&mut` integer's handle: the pullback puts the old value back.
+        impl StoreRule<CoDual<$t, NoFData>> for CoDual<crate::shared::SharedCell<$t>, NoFData> {
+            type VRData = NoRData;
+            #[inline(always)]
+            fn store_rrule(
+                &self,
+                v: CoDual<$t, NoFData>,
+            ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>) {
+                let cell = self.primal.clone();
+                let old = cell.set(v.primal);
+                (CoDual::new((), NoFData), move |_| {
+                    cell.set(old);
+                    (NoRData, NoRData)
+                })
+            }
+        }
+    )*};
+}
+
+int_cell_stores!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
 /// A whole buffer stored through a handle: the new contents (`new`) and the shadow they came
 /// with (`from`), which the pullback increments.
-fn buffer_store<T: Float>(
-    x: &CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>,
+fn buffer_store<T: crate::element::Element>(
+    x: &CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>,
     new: Vec<T>,
-    from: crate::shared::SharedVec<T>,
+    from: crate::shared::SharedVec<T::Tangent>,
 ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
     let (handle, shadow) = (x.primal.clone(), x.fdata.clone());
     let n = new.len();
     let old = handle.replace(new);
-    let old_shadow = shadow.replace(vec![T::ZERO; n]);
+    let old_shadow = shadow.replace(vec![T::ZERO_TANGENT; n]);
     (CoDual::new((), NoFData), move |_| {
         let g = shadow.replace(old_shadow);
         from.with_mut(|d| {
             assert_eq!(d.len(), g.len(), "mooncake: a stored buffer's shadow changed length");
-            d.iter_mut().zip(g).for_each(|(d, g)| *d += g);
+            d.iter_mut().zip(g).for_each(|(d, g)| T::add_rdata(d, T::tangent_rdata(g)));
         });
         handle.replace(old);
         (NoRData, NoRData)
     })
 }
 
-impl<T: Float> StoreRule<CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>>
-    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+impl<T: crate::element::Element>
+    StoreRule<CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>
 {
     type VRData = NoRData;
     fn store_rrule(
         &self,
-        v: CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>,
+        v: CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>,
     ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
         buffer_store(self, v.primal.with(<[T]>::to_vec), v.fdata)
     }
 }
 
-impl<T: Float> StoreRule<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
-    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+impl<T: crate::element::Element> StoreRule<CoDual<Vec<T>, crate::shared::SharedVec<T::Tangent>>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>
 {
     type VRData = NoRData;
     fn store_rrule(
         &self,
-        v: CoDual<Vec<T>, crate::shared::SharedVec<T>>,
+        v: CoDual<Vec<T>, crate::shared::SharedVec<T::Tangent>>,
     ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
         buffer_store(self, v.primal, v.fdata)
     }
@@ -717,46 +884,442 @@ pub fn store_rrule<S: StoreRule<V>, V>(
 /// A buffer a rule created, moved into a handle (no copy) so that later reads, writes and
 /// `push`es can share it with the pullbacks that restore it.
 #[inline(always)]
-pub fn into_handle<T>(
-    v: CoDual<Vec<T>, crate::shared::SharedVec<T>>,
-) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
+pub fn into_handle<T, D>(
+    v: CoDual<Vec<T>, crate::shared::SharedVec<D>>,
+) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>> {
     CoDual::new(crate::shared::SharedVec::from_vec(v.primal), v.fdata)
+}
+
+/// A buffer value moved into a handle (see [`hold_rrule`]): a `Vec` (its shadow kept, so
+/// gradients flow through it as before), an array (a fresh zero shadow, read back as the
+/// array's rdata by the pullback), or something already held (unchanged).
+pub trait Hold {
+    /// The handle and its shadow.
+    type Held;
+    /// What the pullback needs to give the value its gradient back.
+    type Link;
+    /// The value's rdata.
+    type RData;
+    /// The value through a handle, and the link for the pullback.
+    fn hold(self) -> (Self::Held, Self::Link);
+    /// The value's rdata, from what the handle's shadow gathered.
+    fn rdata(link: Self::Link) -> Self::RData;
+}
+
+impl<T, D> Hold for CoDual<Vec<T>, crate::shared::SharedVec<D>> {
+    type Held = CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>>;
+    type Link = ();
+    type RData = NoRData;
+    #[inline(always)]
+    fn hold(self) -> (Self::Held, ()) {
+        (into_handle(self), ())
+    }
+    #[inline(always)]
+    fn rdata(_: ()) -> NoRData {
+        NoRData
+    }
+}
+
+impl<T: crate::element::Element, const N: usize> Hold for CoDual<[T; N], [NoFData; N]> {
+    type Held = CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>;
+    type Link = crate::shared::SharedVec<T::Tangent>;
+    type RData = [T::RData; N];
+    #[inline]
+    fn hold(self) -> (Self::Held, Self::Link) {
+        let shadow = crate::shared::SharedVec::filled(T::ZERO_TANGENT, N);
+        let held = CoDual::new(crate::shared::SharedArray::from_array(self.primal), shadow);
+        let link = held.fdata.clone();
+        (held, link)
+    }
+    #[inline]
+    fn rdata(shadow: Self::Link) -> [T::RData; N] {
+        shadow.with(|s| std::array::from_fn(|k| T::tangent_rdata(s[k])))
+    }
+}
+
+impl<T, const N: usize, D> Hold
+    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<D>>
+{
+    type Held = Self;
+    type Link = ();
+    type RData = NoRData;
+    #[inline(always)]
+    fn hold(self) -> (Self, ()) {
+        (self, ())
+    }
+    #[inline(always)]
+    fn rdata(_: ()) -> NoRData {
+        NoRData
+    }
+}
+
+impl<T, D> Hold for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>> {
+    type Held = Self;
+    type Link = ();
+    type RData = NoRData;
+    #[inline(always)]
+    fn hold(self) -> (Self, ()) {
+        (self, ())
+    }
+    #[inline(always)]
+    fn rdata(_: ()) -> NoRData {
+        NoRData
+    }
+}
+
+/// The rule of holding a buffer value (a call's result, a field) through a handle, which derived
+/// code does when the body indexes, measures or grows it: the buffer rules read and write
+/// handles. The pullback returns the value's rdata (for an array, what its handle's shadow
+/// gathered).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn hold_rrule<H: Hold>(x: H) -> (H::Held, impl FnOnce(NoRData) -> (H::RData,) + use<H>) {
+    let (held, link) = x.hold();
+    (held, move |_: NoRData| (H::rdata(link),))
+}
+
+/// The rule of passing a buffer held through a handle by value to a call: a copy of it as the
+/// value the callee takes (a `Vec` sharing the handle's shadow, or an array, whose rdata the
+/// pullback adds into the shadow). See [`AsResult`].
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn release_rrule<T, S: AsResult<T>>(
+    s: &S,
+) -> (T, impl FnOnce(S::Ret) -> (S::Own,) + use<T, S>) {
+    let (v, link) = s.as_result();
+    (v, move |r: S::Ret| (S::return_adjoint(link, r),))
+}
+
+/// A buffer held through a handle that can be copied into a new handle of the same kind (see
+/// [`copy_rrule`]).
+pub trait CopyHandle: Sized {
+    /// The element type.
+    type T: crate::element::Element;
+    /// A new handle holding a copy, with a fresh zero shadow, and the pullback that adds that
+    /// shadow into this one's.
+    #[allow(clippy::type_complexity)]
+    fn copy_rrule(&self) -> (Self, impl FnOnce(NoRData) -> (NoRData,) + use<Self>);
+}
+
+impl<T: crate::element::Element> CopyHandle
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>
+{
+    type T = T;
+    #[inline]
+    fn copy_rrule(&self) -> (Self, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
+        let (v, pb) = crate::rules::buffer::to_vec_rrule(self.as_read());
+        (into_handle(v), pb)
+    }
+}
+
+impl<T: crate::element::Element, const N: usize> CopyHandle
+    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>
+{
+    type T = T;
+    #[inline]
+    fn copy_rrule(&self) -> (Self, impl FnOnce(NoRData) -> (NoRData,) + use<T, N>) {
+        let (v, pb) = crate::rules::buffer::to_vec_rrule(self.as_read());
+        (CoDual::new(crate::shared::SharedArray::from_vec(v.primal), v.fdata), pb)
+    }
+}
+
+/// The rule of copying a buffer held through a handle (`let mut y = x;` of an array, then
+/// written): a new handle with a fresh zero shadow, which the pullback adds into the
+/// original's.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn copy_rrule<H: CopyHandle>(h: &H) -> (H, impl FnOnce(NoRData) -> (NoRData,) + use<H>) {
+    h.copy_rrule()
+}
+
+/// An array built in the body (by the `Vec` rules), held through a handle that keeps its
+/// length.
+#[inline(always)]
+pub fn into_array_handle<T, D, const N: usize>(
+    v: CoDual<Vec<T>, crate::shared::SharedVec<D>>,
+) -> CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<D>> {
+    CoDual::new(crate::shared::SharedArray::from_vec(v.primal), v.fdata)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Fields of structs.
 
-/// The reverse rule of reading a scalar field of a struct seen through a reference: the value,
-/// and a pullback that adds its gradient into the field's shadow (a float's `SharedCell`;
-/// nothing for an integer, whose shadow is `NoFData`).
-pub trait ShadowLoad<T: Primal> {
-    /// `(value, pullback)`.
-    fn load(value: &T, shadow: &Self)
-    -> (CoDual<T, NoFData>, impl FnOnce(T::RData) + use<T, Self>);
+/// The reverse rule of reading a field of a struct seen through a reference (`p.b`, `p.rot`):
+/// a copy of the value, and a pullback that adds its gradient into the field's shadow
+/// (`Primal::add_rdata_to_shadow`: in place for a scalar, nothing for an integer).
+#[inline(always)]
+pub fn shadow_load_rrule<T: Primal + Clone>(
+    value: &T,
+    shadow: &T::Shadow,
+) -> (CoDual<T, T::FData>, impl FnOnce(T::RData) + use<T>) {
+    let (v, shadow) = (value.clone(), shadow.clone());
+    (CoDual::new(value.clone(), value.zero_fdata()), move |r: T::RData| {
+        v.add_rdata_to_shadow(&shadow, r)
+    })
 }
 
-impl<T: Float> ShadowLoad<T> for crate::shared::SharedCell<T> {
-    #[inline]
-    fn load(value: &T, shadow: &Self) -> (CoDual<T, NoFData>, impl FnOnce(T) + use<T>) {
-        let shadow = shadow.clone();
-        (CoDual::new(*value, NoFData), move |dy: T| shadow.add(dy))
+/// A handle through which reverse mode sees a value behind `&mut` (see `Primal::Handle`): the
+/// value's type. Implemented for the scalars' `SharedCell`s and by `#[derive(Tangent)]` for
+/// each struct's handle.
+pub trait HandleOf: Clone {
+    /// The type of the value the handle holds.
+    type Primal: Primal<Handle = Self> + crate::tangent::FromHandle + Clone;
+}
+
+impl<T: Primal<Handle = crate::shared::SharedCell<T>> + crate::tangent::FromHandle + Copy> HandleOf
+    for crate::shared::SharedCell<T>
+{
+    type Primal = T;
+}
+
+/// What an assertion of derived code sees of a value held through a handle: something that
+/// dereferences to the value (`*m < 1.0` of `m: &mut f64`, `v[0]` and `v.len()` of a buffer).
+pub trait PrimalView {
+    /// The view.
+    type View<'a>: std::ops::Deref
+    where
+        Self: 'a;
+    /// The view.
+    fn view(&self) -> Self::View<'_>;
+}
+
+/// A copy of a value, seen through `Deref` (see [`PrimalView`]).
+pub struct ValueView<T>(T);
+
+impl<T> std::ops::Deref for ValueView<T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.0
     }
 }
 
-impl<T: Primal<RData = NoRData> + Copy> ShadowLoad<T> for NoFData {
-    #[inline]
-    fn load(value: &T, _: &Self) -> (CoDual<T, NoFData>, impl FnOnce(NoRData) + use<T>) {
-        (CoDual::new(*value, NoFData), |_| ())
+impl<H: HandleOf> PrimalView for H {
+    type View<'a>
+        = ValueView<H::Primal>
+    where
+        H: 'a;
+    #[inline(always)]
+    fn view(&self) -> ValueView<H::Primal> {
+        ValueView(<H::Primal as crate::tangent::FromHandle>::from_handle(self))
+    }
+}
+
+impl<T> PrimalView for crate::shared::SharedVec<T> {
+    type View<'a>
+        = std::cell::Ref<'a, Vec<T>>
+    where
+        T: 'a;
+    #[inline(always)]
+    fn view(&self) -> std::cell::Ref<'_, Vec<T>> {
+        self.borrow()
+    }
+}
+
+impl<T, const N: usize> PrimalView for crate::shared::SharedArray<T, N> {
+    type View<'a>
+        = std::cell::Ref<'a, Vec<T>>
+    where
+        T: 'a;
+    #[inline(always)]
+    fn view(&self) -> std::cell::Ref<'_, Vec<T>> {
+        self.as_shared_vec().borrow()
     }
 }
 
 /// The free-function form generated code calls.
 #[inline(always)]
-pub fn shadow_load_rrule<T: Primal, S: ShadowLoad<T>>(
-    value: &T,
-    shadow: &S,
-) -> (CoDual<T, NoFData>, impl FnOnce(T::RData) + use<T, S>) {
-    S::load(value, shadow)
+pub fn view<P: PrimalView>(p: &P) -> P::View<'_> {
+    p.view()
+}
+
+/// The reverse rule of `*x` for `x: &T` (a number behind a shared reference): a copy of the
+/// value, and a pullback that adds its gradient into `x`'s shadow.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn ref_load_rrule<T: Primal + Clone>(
+    x: &CoDual<&T, T::Shadow>,
+) -> (CoDual<T, T::FData>, impl FnOnce(T::RData) -> (NoRData,) + use<T>) {
+    let (v, pb) = shadow_load_rrule(x.primal, &x.fdata);
+    (v, move |r| {
+        pb(r);
+        (NoRData,)
+    })
+}
+
+/// The reverse rule of reading the value a handle holds (`*x` of `x: &mut f64`, a field `s.k`
+/// or `s.p` of `s: &mut S`): a copy of it, and a pullback that adds its gradient into the
+/// shadow.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn handle_load_rrule<H: HandleOf>(
+    x: &CoDual<H, <H::Primal as Primal>::Shadow>,
+) -> (
+    CoDual<H::Primal, <H::Primal as Primal>::FData>,
+    impl FnOnce(<H::Primal as Primal>::RData) -> (NoRData,) + use<H>,
+) {
+    let v = <H::Primal as crate::tangent::FromHandle>::from_handle(&x.primal);
+    let fdata = v.zero_fdata();
+    let (w, shadow) = (v.clone(), x.fdata.clone());
+    (CoDual::new(v, fdata), move |r| {
+        w.add_rdata_to_shadow(&shadow, r);
+        (NoRData,)
+    })
+}
+
+// Fields of a struct held by value (a local, or an argument passed by value): an array field's
+// gradient is part of the struct's rdata (the derived `SRData`, with the struct's field names),
+// a buffer field's is in its shadow (the field's fdata). Derived code reaches the field in the
+// struct's rdata with a closure `|d| &mut d.path`, since only it knows the field's name.
+
+/// An element of a buffer field of a struct held by value, read or written: an array
+/// (`[NoFData; N]` fdata: the gradient in the struct's rdata) or a `Vec` (a shadow).
+pub trait ValueFieldIndex<P: ?Sized> {
+    /// The element type.
+    type Elem: crate::element::Element;
+    /// The field's part of the struct's rdata.
+    type FieldRData: ZeroRData;
+    /// Element `i` of the field `p`.
+    fn load(p: &P, f: &Self, i: usize) -> Self::Elem;
+    /// Adds the gradient `r` of element `i` into the field's rdata or shadow.
+    fn add(f: &Self, d: &mut Self::FieldRData, i: usize, r: <Self::Elem as Primal>::RData);
+    /// `p[i] = v`, returning what the pullback needs: the element's old gradient (taken out of
+    /// a shadow, which restarts at zero) or nothing (an array's, taken out of the rdata later).
+    fn store(
+        p: &mut P,
+        f: &Self,
+        i: usize,
+        v: Self::Elem,
+    ) -> Option<<Self::Elem as Primal>::Tangent>;
+    /// The stored value's gradient: taken out of the field's rdata or shadow at `i`.
+    fn take(
+        f: &Self,
+        d: &mut Self::FieldRData,
+        i: usize,
+        saved: Option<<Self::Elem as Primal>::Tangent>,
+    ) -> <Self::Elem as Primal>::RData;
+}
+
+impl<T: crate::element::Element, const N: usize> ValueFieldIndex<[T; N]> for [NoFData; N]
+where
+    T::RData: ZeroRData,
+{
+    type Elem = T;
+    type FieldRData = [T::RData; N];
+    #[inline(always)]
+    fn load(p: &[T; N], _: &Self, i: usize) -> T {
+        p[i]
+    }
+    #[inline(always)]
+    fn add(_: &Self, d: &mut [T::RData; N], i: usize, r: T::RData) {
+        accumulate(&mut d[i], r);
+    }
+    #[inline(always)]
+    fn store(p: &mut [T; N], _: &Self, i: usize, v: T) -> Option<T::Tangent> {
+        p[i] = v;
+        None
+    }
+    #[inline(always)]
+    fn take(_: &Self, d: &mut [T::RData; N], i: usize, _: Option<T::Tangent>) -> T::RData {
+        take(&mut d[i])
+    }
+}
+
+impl<T: crate::element::Element> ValueFieldIndex<Vec<T>> for crate::shared::SharedVec<T::Tangent> {
+    type Elem = T;
+    type FieldRData = NoRData;
+    #[inline(always)]
+    fn load(p: &Vec<T>, _: &Self, i: usize) -> T {
+        p[i]
+    }
+    #[inline(always)]
+    fn add(f: &Self, _: &mut NoRData, i: usize, r: T::RData) {
+        f.with_mut(|s| T::add_rdata(&mut s[i], r));
+    }
+    #[inline(always)]
+    fn store(p: &mut Vec<T>, f: &Self, i: usize, v: T) -> Option<T::Tangent> {
+        p[i] = v;
+        Some(f.set(i, T::ZERO_TANGENT))
+    }
+    #[inline(always)]
+    fn take(f: &Self, _: &mut NoRData, i: usize, saved: Option<T::Tangent>) -> T::RData {
+        match saved {
+            Some(old) => T::tangent_rdata(f.set(i, old)),
+            None => unreachable!("mooncake: a buffer field's store kept no shadow"),
+        }
+    }
+}
+
+/// The reverse rule of `x = p.path[i]`, `p` a struct held by value whose rdata has type `R`:
+/// the element, and a pullback that gives `p` the gradient (in the field's part of a zero
+/// rdata, or in the field's shadow).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn value_field_index_load_rrule<P: ?Sized, F, R, At>(
+    p: &P,
+    f: &F,
+    i: usize,
+    _r: std::marker::PhantomData<fn() -> R>,
+    at: At,
+) -> (
+    CoDual<F::Elem, NoFData>,
+    impl FnOnce(<F::Elem as Primal>::RData) -> (R, NoRData) + use<P, F, R, At>,
+)
+where
+    F: ValueFieldIndex<P> + Clone,
+    R: ZeroRData,
+    At: FnOnce(&mut R) -> &mut F::FieldRData,
+{
+    let y = F::load(p, f, i);
+    let f = f.clone();
+    (CoDual::new(y, NoFData), move |r| {
+        let mut d = R::zero();
+        F::add(&f, at(&mut d), i, r);
+        (d, NoRData)
+    })
+}
+
+/// The reverse rule of `p.path[i] = v`, `p` a struct held by value whose rdata has type `R`:
+/// writes, and a pullback that takes the struct's rdata after the write and returns it before
+/// (the element's gradient taken out), with `v`'s.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn value_field_index_store_rrule<P: ?Sized, F, R, At>(
+    p: &mut P,
+    f: &F,
+    i: usize,
+    v: CoDual<F::Elem, NoFData>,
+    _r: std::marker::PhantomData<fn() -> R>,
+    at: At,
+) -> impl FnOnce(NoRData, R) -> (R, NoRData, <F::Elem as Primal>::RData) + use<P, F, R, At>
+where
+    F: ValueFieldIndex<P> + Clone,
+    At: FnOnce(&mut R) -> &mut F::FieldRData,
+{
+    let saved = F::store(p, f, i, v.primal);
+    let f = f.clone();
+    move |_: NoRData, mut d: R| {
+        let vb = F::take(&f, at(&mut d), i, saved);
+        (d, NoRData, vb)
+    }
+}
+
+/// The pullback of `p.path = v`, `p` a struct held by value whose rdata has type `R`: takes the
+/// struct's rdata after the write and returns it before (the field's gradient taken out, to
+/// `v`). The write itself is derived code's (`p.primal.path = v.primal`, with the fdata).
+#[inline(always)]
+pub fn value_field_store_pullback<R, V, At>(
+    _r: std::marker::PhantomData<fn() -> R>,
+    at: At,
+) -> impl FnOnce(NoRData, R) -> (R, V) + use<R, V, At>
+where
+    V: ZeroRData,
+    At: FnOnce(&mut R) -> &mut V,
+{
+    move |_: NoRData, mut d: R| {
+        let v = take(at(&mut d));
+        (d, v)
+    }
 }
 
 /// A view of a buffer field (`&p.w`) with its shadow, for the buffer rules.
@@ -770,6 +1333,213 @@ pub fn field_view<'a, P: ?Sized, S: Clone>(primal: &'a P, shadow: &S) -> CoDual<
 #[inline(always)]
 pub fn handle_view<H: Clone, S: Clone>(handle: &H, shadow: &S) -> CoDual<H, S> {
     CoDual::new(handle.clone(), shadow.clone())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recompute instead of tape: a copy of a shared-reference argument, made at entry, which the
+// reverse sweep reads when it runs a block of the forward sweep again (the pullback may not
+// borrow the caller's data).
+
+/// An argument a reverse rule can copy for its reverse sweep: `&[T]`, `&Vec<T>`, `&[T; N]`.
+pub trait ReplaySource {
+    /// The copy.
+    type Copy: ReplayCopy + 'static;
+    /// A copy, its buffer taken from `pool` if one is given (and given back by
+    /// [`give_replay_copy`]).
+    fn replay_copy(&self, pool: Option<&'static std::thread::LocalKey<TapePool>>) -> Self::Copy;
+}
+
+/// A copy of an argument (see [`ReplaySource`]), seen as the argument was.
+pub trait ReplayCopy {
+    /// What the argument was: `&[T]`, `&Vec<T>` or `&[T; N]`.
+    type View<'c>
+    where
+        Self: 'c;
+    /// The copy, seen as the argument.
+    fn view(&self) -> Self::View<'_>;
+    /// Gives the copy's buffer back to `pool`.
+    fn give_back(self, pool: &'static std::thread::LocalKey<TapePool>);
+}
+
+// The copies keep the `Box<Vec<T>>` a tape pool hands out (`take_tape`), to give it back as is.
+/// The copy of a `&[T]` argument.
+#[allow(clippy::box_collection)]
+pub struct SliceCopy<T>(Box<Vec<T>>);
+/// The copy of a `&Vec<T>` argument.
+#[allow(clippy::box_collection)]
+pub struct VecCopy<T>(Box<Vec<T>>);
+/// The copy of a `&[T; N]` argument.
+pub struct ArrayCopy<T, const N: usize>([T; N]);
+
+#[allow(clippy::box_collection)]
+fn copy_into<T: Clone + 'static>(
+    x: &[T],
+    pool: Option<&'static std::thread::LocalKey<TapePool>>,
+) -> Box<Vec<T>> {
+    let mut v: Box<Vec<T>> = match pool {
+        Some(p) => take_tape(p),
+        None => Box::new(Vec::with_capacity(x.len())),
+    };
+    v.extend_from_slice(x);
+    v
+}
+
+impl<T: Clone + 'static, S> ReplaySource for CoDual<&[T], S> {
+    type Copy = SliceCopy<T>;
+    #[inline]
+    fn replay_copy(&self, pool: Option<&'static std::thread::LocalKey<TapePool>>) -> SliceCopy<T> {
+        SliceCopy(copy_into(self.primal, pool))
+    }
+}
+
+impl<T: Clone + 'static, S> ReplaySource for CoDual<&Vec<T>, S> {
+    type Copy = VecCopy<T>;
+    #[inline]
+    fn replay_copy(&self, pool: Option<&'static std::thread::LocalKey<TapePool>>) -> VecCopy<T> {
+        VecCopy(copy_into(self.primal, pool))
+    }
+}
+
+impl<T: Copy + 'static, S, const N: usize> ReplaySource for CoDual<&[T; N], S> {
+    type Copy = ArrayCopy<T, N>;
+    #[inline]
+    fn replay_copy(&self, _: Option<&'static std::thread::LocalKey<TapePool>>) -> ArrayCopy<T, N> {
+        ArrayCopy(*self.primal)
+    }
+}
+
+impl<T: 'static> ReplayCopy for SliceCopy<T> {
+    type View<'c> = &'c [T];
+    #[inline(always)]
+    fn view(&self) -> &[T] {
+        &self.0
+    }
+    #[inline]
+    fn give_back(self, pool: &'static std::thread::LocalKey<TapePool>) {
+        give_tape(pool, self.0)
+    }
+}
+
+impl<T: 'static> ReplayCopy for VecCopy<T> {
+    type View<'c> = &'c Vec<T>;
+    #[inline(always)]
+    fn view(&self) -> &Vec<T> {
+        &self.0
+    }
+    #[inline]
+    fn give_back(self, pool: &'static std::thread::LocalKey<TapePool>) {
+        give_tape(pool, self.0)
+    }
+}
+
+impl<T: 'static, const N: usize> ReplayCopy for ArrayCopy<T, N> {
+    type View<'c> = &'c [T; N];
+    #[inline(always)]
+    fn view(&self) -> &[T; N] {
+        &self.0
+    }
+    #[inline(always)]
+    fn give_back(self, _: &'static std::thread::LocalKey<TapePool>) {}
+}
+
+/// Where the reverse sweep of a derived rule adds the gradients of an argument's loads
+/// `x[i]`: the argument's shadow itself, borrowed once for the whole sweep, or plain zeroed
+/// memory added into the shadow once at the end. Either way each load's adjoint is one add
+/// into a slice (see [`sink`], [`acc_add`], [`close_sink`]), with no borrow per element.
+///
+/// Both are sound because the shadow of an argument behind `&` is only ever incremented during
+/// a reverse sweep (nobody reads it before the pullback returns, and increments commute).
+pub enum Sink<'s, D> {
+    /// The shadow, borrowed until [`close_sink`].
+    Direct(std::cell::RefMut<'s, Vec<D>>),
+    /// Zeroed memory as long as the shadow, from a tape pool.
+    #[allow(clippy::box_collection)]
+    Buffered(Box<Vec<D>>),
+}
+
+impl<D> Sink<'_, D> {
+    /// The memory the adjoints go into.
+    #[inline(always)]
+    pub fn slice_mut(&mut self) -> &mut [D] {
+        match self {
+            Sink::Direct(v) => v.as_mut_slice(),
+            Sink::Buffered(v) => v.as_mut_slice(),
+        }
+    }
+}
+
+/// The [`Sink`] of an argument's shadow, of length `len` (read before any sink of the sweep is
+/// made, since the shadow may be another's already borrowed). `direct` says the derived rule hands the argument to
+/// nothing else (no call, no rule, no other local sees it), so that nothing else borrows its
+/// shadow while the reverse sweep runs; the shadow is then borrowed directly unless it is the
+/// shadow of an earlier sink of the same sweep (`taken`: their [`SharedVec::addr`]s, when two
+/// arguments alias) or borrowed already. Otherwise the sink is buffered, its memory from `pool`
+/// if one is given.
+///
+/// [`SharedVec::addr`]: crate::shared::SharedVec::addr
+pub fn sink<'s, D: Copy + Default + 'static>(
+    shadow: &'s crate::shared::SharedVec<D>,
+    len: usize,
+    direct: bool,
+    taken: &[usize],
+    pool: Option<&'static std::thread::LocalKey<TapePool>>,
+) -> Sink<'s, D> {
+    if direct
+        && !taken.contains(&shadow.addr())
+        && let Some(v) = shadow.try_borrow_mut()
+    {
+        return Sink::Direct(v);
+    }
+    let mut acc: Box<Vec<D>> = match pool {
+        Some(p) => take_tape(p),
+        None => Box::new(Vec::new()),
+    };
+    acc.resize(len, D::default());
+    Sink::Buffered(acc)
+}
+
+/// `acc[i] += r`: a load's adjoint into the memory of a [`Sink`].
+#[inline(always)]
+pub fn acc_add<D: crate::element::AddRData<R>, R>(acc: &mut [D], i: usize, r: R) {
+    acc[i].add_rdata(r);
+}
+
+/// Ends a [`Sink`]: a direct borrow is released; buffered memory is added into the shadow (one
+/// borrow) and given back to `pool`. Sinks are closed in the order they were made, so that a
+/// buffered one whose shadow is also a direct one's is added after that borrow ends.
+pub fn close_sink<D: TangentSpace + Copy + 'static>(
+    shadow: &crate::shared::SharedVec<D>,
+    sink: Sink<'_, D>,
+    pool: Option<&'static std::thread::LocalKey<TapePool>>,
+) {
+    let Sink::Buffered(acc) = sink else { return };
+    if std::mem::size_of::<D>() != 0 {
+        shadow.with_mut(|s| s.iter_mut().zip(acc.iter()).for_each(|(d, a)| d.increment(a)));
+    }
+    if let Some(p) = pool {
+        give_tape(p, acc);
+    }
+}
+
+/// The free-function form generated code calls: a copy of argument `x` for the reverse sweep.
+#[inline(always)]
+pub fn replay_copy<X: ReplaySource>(
+    x: &X,
+    pool: Option<&'static std::thread::LocalKey<TapePool>>,
+) -> X::Copy {
+    x.replay_copy(pool)
+}
+
+/// The free-function form generated code calls: the copy, seen as the argument.
+#[inline(always)]
+pub fn replay_view<C: ReplayCopy>(c: &C) -> C::View<'_> {
+    c.view()
+}
+
+/// The free-function form generated code calls: the copy's buffer back to its pool.
+#[inline(always)]
+pub fn give_replay_copy<C: ReplayCopy>(pool: &'static std::thread::LocalKey<TapePool>, c: C) {
+    c.give_back(pool)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -911,13 +1681,13 @@ impl<P: Clone + Primal, F: Clone> AsResult<CoDual<P, F>> for CoDual<P, F> {
     }
 }
 
-impl<T: Clone> AsResult<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
-    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+impl<T: Clone, D> AsResult<CoDual<Vec<T>, crate::shared::SharedVec<D>>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>>
 {
     type Ret = NoRData;
     type Own = NoRData;
     type Link = ();
-    fn as_result(&self) -> (CoDual<Vec<T>, crate::shared::SharedVec<T>>, ()) {
+    fn as_result(&self) -> (CoDual<Vec<T>, crate::shared::SharedVec<D>>, ()) {
         (CoDual::new(self.primal.with(<[T]>::to_vec), self.fdata.clone()), ())
     }
     #[inline(always)]
@@ -926,24 +1696,18 @@ impl<T: Clone> AsResult<CoDual<Vec<T>, crate::shared::SharedVec<T>>>
     }
 }
 
-impl<T: Float, const N: usize> AsResult<CoDual<[T; N], [NoFData; N]>>
-    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>>
+impl<T: crate::element::Element, const N: usize> AsResult<CoDual<[T; N], [NoFData; N]>>
+    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>
 {
-    type Ret = [T; N];
+    type Ret = [T::RData; N];
     type Own = NoRData;
-    type Link = crate::shared::SharedVec<T>;
-    fn as_result(&self) -> (CoDual<[T; N], [NoFData; N]>, crate::shared::SharedVec<T>) {
-        let v = self.primal.to_vec();
-        match <[T; N]>::try_from(v) {
-            Ok(a) => (CoDual::new(a, [NoFData; N]), self.fdata.clone()),
-            Err(v) => panic!(
-                "mooncake: an array result of length {N} was built with {} elements",
-                v.len()
-            ),
-        }
+    type Link = crate::shared::SharedVec<T::Tangent>;
+    #[inline]
+    fn as_result(&self) -> (CoDual<[T; N], [NoFData; N]>, crate::shared::SharedVec<T::Tangent>) {
+        (CoDual::new(self.primal.to_array(), [NoFData; N]), self.fdata.clone())
     }
-    fn return_adjoint(shadow: crate::shared::SharedVec<T>, r: [T; N]) -> NoRData {
-        shadow.with_mut(|s| s.iter_mut().zip(r).for_each(|(d, r)| *d += r));
+    fn return_adjoint(shadow: crate::shared::SharedVec<T::Tangent>, r: [T::RData; N]) -> NoRData {
+        shadow.with_mut(|s| s.iter_mut().zip(r).for_each(|(d, r)| T::add_rdata(d, r)));
         NoRData
     }
 }
@@ -976,10 +1740,10 @@ pub fn as_result<T, S: AsResult<T>>(s: &S) -> (T, S::Link) {
 #[inline]
 pub fn array_into_handle<T: Primal + Clone, const N: usize>(
     x: CoDual<[T; N], [T::FData; N]>,
-) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>> {
+) -> CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>> {
     let shadow =
         crate::shared::SharedVec::from_vec(x.primal.iter().map(Primal::zero_tangent).collect());
-    CoDual::new(crate::shared::SharedVec::from_vec(Vec::from(x.primal)), shadow)
+    CoDual::new(crate::shared::SharedArray::from_array(x.primal), shadow)
 }
 
 /// The rdata of an array passed by value: what its handle's shadow gathered.
@@ -1053,8 +1817,34 @@ impl<T: Primal> GiveBack for ValueBack<T> {
     }
 }
 
-impl<T: 'static> Lend for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T>> {
-    type Loan<'s> = CoDual<&'s Vec<T>, crate::shared::SharedVec<T>>;
+impl<T: 'static, const N: usize, D: 'static> Lend
+    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<D>>
+{
+    type Loan<'s> = CoDual<&'s [T; N], crate::shared::SharedVec<D>>;
+    type Back = ();
+    #[inline(always)]
+    fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, ()) {
+        let shadow = self.fdata.clone();
+        (self.primal.with_array(|a| f(CoDual::new(a, shadow))), ())
+    }
+}
+
+impl<T: Copy + 'static> Lend
+    for CoDual<crate::shared::SharedCell<T>, crate::shared::SharedCell<T>>
+{
+    type Loan<'s> = CoDual<&'s T, crate::shared::SharedCell<T>>;
+    type Back = ();
+    #[inline(always)]
+    fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, ()) {
+        let value = self.primal.get();
+        (f(CoDual::new(&value, self.fdata.clone())), ())
+    }
+}
+
+impl<T: 'static, D: 'static> Lend
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>>
+{
+    type Loan<'s> = CoDual<&'s Vec<T>, crate::shared::SharedVec<D>>;
     type Back = ();
     #[inline(always)]
     fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, ()) {
@@ -1072,6 +1862,61 @@ impl<T: Primal + 'static> Lend for CoDual<T, T::FData> {
         let r = f(CoDual::new(&self.primal, shadow.clone()));
         (r, ValueBack::new(shadow, self.fdata.clone()))
     }
+}
+
+/// `&mut v` of a value the function holds, lent to a call (`g(&mut b)` with `b: f64` a local):
+/// the callee gets a fresh handle holding the value and a fresh zero shadow, as it gets any
+/// `&mut` argument, and the value is read back out of the handle after the call. The reverse
+/// pass seeds the shadow with the value's adjoint after the call ([`seed_back`]) before the
+/// callee's pullback runs, and takes the adjoint before the call out of it ([`give_back`]).
+pub trait LendMut {
+    /// What the callee gets.
+    type Loan;
+    /// What the reverse pass needs.
+    type Back: GiveBack;
+    /// Runs `f` on the loan, then reads the value back; returns `f`'s result and the back.
+    fn lend_mut<R>(&mut self, f: impl FnOnce(Self::Loan) -> R) -> (R, Self::Back);
+}
+
+/// What a mutable loan of a value gives back ([`LendMut`]).
+pub struct MutBack<T: Primal> {
+    value: T,
+    back: ValueBack<T>,
+}
+
+impl<T: Primal + crate::tangent::FromHandle + Clone> LendMut for CoDual<T, T::FData> {
+    type Loan = CoDual<T::Handle, T::Shadow>;
+    type Back = MutBack<T>;
+    #[inline]
+    fn lend_mut<R>(&mut self, f: impl FnOnce(Self::Loan) -> R) -> (R, MutBack<T>) {
+        let handle = self.primal.to_handle();
+        let shadow = self.primal.zero_shadow();
+        let r = f(CoDual::new(handle.clone(), shadow.clone()));
+        self.primal = T::from_handle(&handle);
+        let back = ValueBack::new(shadow, self.fdata.clone());
+        (r, MutBack { value: self.primal.clone(), back })
+    }
+}
+
+impl<T: Primal> GiveBack for MutBack<T> {
+    type RData = T::RData;
+    #[inline]
+    fn give_back(self) -> T::RData {
+        self.back.give_back()
+    }
+}
+
+/// Seeds the shadow of a mutable loan with the value's adjoint after the call (see
+/// [`LendMut`]).
+#[inline]
+pub fn seed_back<T: Primal>(b: &MutBack<T>, r: T::RData) {
+    b.value.add_rdata_to_shadow(&b.back.shadow, r);
+}
+
+/// The free-function form generated code calls.
+#[inline(always)]
+pub fn lend_mut<L: LendMut, R>(l: &mut L, f: impl FnOnce(L::Loan) -> R) -> (R, L::Back) {
+    l.lend_mut(f)
 }
 
 /// The free-function form generated code calls.

@@ -77,6 +77,20 @@ impl<T> SharedVec<T> {
         Rc::ptr_eq(&self.0, &other.0)
     }
 
+    /// The buffer's address, to tell whether two handles alias without comparing types.
+    #[inline(always)]
+    pub fn addr(&self) -> usize {
+        Rc::as_ptr(&self.0) as *const () as usize
+    }
+
+    /// A mutable borrow of the `Vec`, held until dropped, or `None` if the buffer is borrowed
+    /// already. Derived reverse rules hold one for a whole reverse sweep (see
+    /// `rev::sink`).
+    #[inline]
+    pub fn try_borrow_mut(&self) -> Option<std::cell::RefMut<'_, Vec<T>>> {
+        self.0.try_borrow_mut().ok()
+    }
+
     /// Appends `value`.
     #[inline]
     pub fn push(&self, value: T) {
@@ -93,6 +107,15 @@ impl<T> SharedVec<T> {
     #[inline(always)]
     pub fn with<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
         f(&self.0.borrow())
+    }
+
+    /// A shared borrow of the `Vec` (what an assertion in derived code reads).
+    ///
+    /// # Panics
+    /// If the buffer is borrowed mutably.
+    #[inline(always)]
+    pub fn borrow(&self) -> std::cell::Ref<'_, Vec<T>> {
+        self.0.borrow()
     }
 
     /// Runs `f` on a shared view of the `Vec` itself.
@@ -190,6 +213,85 @@ impl<T: Copy + Default> SharedVec<T> {
     /// `len` zeros (default values).
     pub fn zeros(len: usize) -> Self {
         Self::from_vec(vec![T::default(); len])
+    }
+}
+
+/// A shared array of `N` elements: how reverse-mode code holds an array it indexes, writes or
+/// lends (`[f64; 3]` built in the body or passed by value), so that the buffer rules apply to
+/// it as to a [`SharedVec`] (which it wraps) while its length stays part of its type: lent as
+/// `&[T; N]`, returned or passed on as `[T; N]`.
+///
+/// `clone` aliases.
+pub struct SharedArray<T, const N: usize>(SharedVec<T>);
+
+impl<T, const N: usize> Clone for SharedArray<T, N> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        SharedArray(self.0.clone())
+    }
+}
+
+impl<T: fmt::Debug, const N: usize> fmt::Debug for SharedArray<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedArray").field(&*self.0.0.borrow()).finish()
+    }
+}
+
+impl<T, const N: usize> SharedArray<T, N> {
+    /// Takes ownership of `data` (moved into a `Vec`).
+    #[inline]
+    pub fn from_array(data: [T; N]) -> Self {
+        SharedArray(SharedVec::from_vec(Vec::from(data)))
+    }
+
+    /// Takes ownership of `data`.
+    ///
+    /// # Panics
+    /// If `data` does not have `N` elements.
+    #[inline]
+    pub fn from_vec(data: Vec<T>) -> Self {
+        assert_eq!(
+            data.len(),
+            N,
+            "mooncake: an array of length {N} built with {} elements",
+            data.len()
+        );
+        SharedArray(SharedVec::from_vec(data))
+    }
+
+    /// The number of elements, `N`.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether the array is empty (`N == 0`).
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// The elements as a [`SharedVec`] (an alias, not a copy).
+    #[inline(always)]
+    pub fn as_shared_vec(&self) -> &SharedVec<T> {
+        &self.0
+    }
+
+    /// Runs `f` on a shared view of the array.
+    #[inline(always)]
+    pub fn with_array<R>(&self, f: impl FnOnce(&[T; N]) -> R) -> R {
+        self.0.with(|s| match <&[T; N]>::try_from(s) {
+            Ok(a) => f(a),
+            Err(_) => unreachable!("mooncake: a shared array changed length"),
+        })
+    }
+}
+
+impl<T: Copy, const N: usize> SharedArray<T, N> {
+    /// A copy of the array.
+    #[inline]
+    pub fn to_array(&self) -> [T; N] {
+        self.with_array(|a| *a)
     }
 }
 

@@ -32,6 +32,13 @@ pub trait TangentSpace: Clone + Debug {
     fn inner(&self, other: &Self) -> f64;
     /// `self *= a`.
     fn scale(&mut self, a: f64);
+    /// Turns every `-0.0` into `0.0`, leaving everything else as it is. Derived reverse rules
+    /// start their adjoints at `-0.0`, the additive identity (`-0.0 + x` is `x` for every `x`,
+    /// where `0.0 + -0.0` is `0.0`), so that the optimiser can drop the adds into a fresh
+    /// adjoint; the high-level API settles a gradient before giving it out, so that an argument
+    /// nothing depends on gets `0.0`. The default does nothing (right for types without floats).
+    #[inline(always)]
+    fn settle(&mut self) {}
 }
 
 /// Forward data: [`NoFData`] or a shadow (a structure of shared handles, so that cloning
@@ -116,6 +123,16 @@ pub trait Primal {
     fn reset_handle(&self, handle: &mut Self::Handle) -> Result<(), ShapeMismatch> {
         *handle = self.to_handle();
         Ok(())
+    }
+    /// `shadow += r`: the rdata of this value, read through an address whose shadow is
+    /// `shadow`, added into it (the reverse rule of a load). The default goes through a tangent
+    /// and a fresh shadow; scalars add in place.
+    fn add_rdata_to_shadow(&self, shadow: &Self::Shadow, r: Self::RData)
+    where
+        Self: Sized,
+    {
+        let t = Self::join_tangent(&self.zero_fdata(), r);
+        shadow.increment_from(&Self::tangent_to_shadow(t));
     }
     /// Copies the tangent held by `shadow` into `out`, reusing `out`'s memory where it can
     /// (the default allocates, as [`Primal::shadow_to_tangent`]).

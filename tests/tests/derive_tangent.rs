@@ -249,7 +249,8 @@ fn split_puts_buffers_in_fdata_and_scalars_in_rdata() {
     // The fdata is a shadow: a pullback increments it in place, through a clone.
     let alias = f.clone();
     alias.w.add(1, 10.0);
-    let mut r2 = r.clone();
+    // Every field's rdata is `Copy` (the `Vec`'s is `NoRData`), so the rdata is.
+    let mut r2 = r;
     r2.b += 1.0;
     let joined = Model::join_tangent(&f, r2);
     assert_eq!(joined.w, vec![1.0, 12.0, 3.0]);
@@ -540,8 +541,8 @@ fn nested_struct() {
     };
     let (f, r) = Outer::split_tangent(t.clone());
     let fi: ModelFData = f.inner.clone();
-    let ri: ModelRData = r.inner.clone();
-    let rp: PointRData = r.p.clone();
+    let ri: ModelRData = r.inner;
+    let rp: PointRData = r.p;
     assert_eq!(fi.w.to_vec(), vec![1.0, 2.0, 3.0]);
     assert_eq!((ri.b, rp.x, rp.y, r.scale), (4.0, 5.0, 6.0, 7.0));
     assert_eq!(Outer::join_tangent(&f, r), t);

@@ -4,11 +4,13 @@
 //! `report CRITERION_DIR BENCHMARKS.md`, with the machine described by the environment
 //! variables `REPORT_CPU`, `REPORT_NPROC`, `REPORT_MEMORY`, `REPORT_RUSTC`, `REPORT_DATE`,
 //! `REPORT_SETTINGS`, and optionally `REPORT_BUILD_SECONDS` (the clean build's time) and
-//! `REPORT_EXPAND_LOG` (the output of the `expand` bench, for the expansions' sizes).
+//! `REPORT_EXPAND_LOG` (the output of the `expand` bench, for the expansions' sizes) and
+//! `REPORT_CALLGRIND` (the table of `benches/callgrind.sh`: instructions per call).
 //! Only the text between the markers `<!-- report:begin -->` and `<!-- report:end -->` is
-//! replaced, so the analysis written around it stays; the build-time line is kept from the
-//! previous report when this run did not measure it.
+//! replaced, so the analysis written around it stays; the build-time line and the callgrind
+//! table are kept from the previous report when this run did not measure them.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -50,6 +52,17 @@ const ENTRIES: [(&str, &str); 8] = [
     ("reverse_tape", "reverse (tape)"),
     ("num_dual", "num-dual (vector duals)"),
 ];
+
+/// The modes of `benches/callgrind.sh`, in the callgrind table's column order.
+const MODES: [(&str, &str); 4] = [
+    ("primal", "primal"),
+    ("hand", "hand-written"),
+    ("prepared", "ours, prepared"),
+    ("reverse", "ours, unprepared (`value_and_gradient!`)"),
+];
+
+/// The heading of the callgrind table, by which the previous report's table is found.
+const CALLGRIND: &str = "### Instructions per call (callgrind)";
 
 /// The median of one criterion benchmark, in nanoseconds.
 fn median(dir: &Path, group: &str, entry: &str) -> Option<f64> {
@@ -94,12 +107,174 @@ fn ratio(r: f64) -> String {
     }
 }
 
+/// A whole number with thousands separators (`1,234,567`).
+fn count(n: f64) -> String {
+    let digits = format!("{:.0}", n.abs());
+    let mut s = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            s.push(',');
+        }
+        s.push(c);
+    }
+    if n < 0.0 { format!("-{s}") } else { s }
+}
+
 fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".to_string())
 }
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| "unknown".to_string())
+}
+
+/// The table written by `benches/callgrind.sh`: instructions per call by problem and mode,
+/// the number of calls each count is over, and the `# key: value` comments.
+#[derive(Default)]
+struct Counts {
+    /// `(problem, mode)` to instructions per call.
+    per_call: HashMap<(String, String), f64>,
+    /// `(problem, mode)` to the number of calls the count is the average of.
+    calls: HashMap<(String, String), u64>,
+    /// The comments `# key: value`, as `(key, value)`.
+    notes: Vec<(String, String)>,
+}
+
+impl Counts {
+    /// Reads the tab-separated table (comments start with `#`; the header line starts with
+    /// `problem`; lines that do not parse are skipped).
+    fn parse(text: &str) -> Counts {
+        let mut c = Counts::default();
+        for line in text.lines() {
+            if let Some(note) = line.strip_prefix('#') {
+                if let Some((k, v)) = note.split_once(':') {
+                    c.notes.push((k.trim().to_string(), v.trim().to_string()));
+                }
+                continue;
+            }
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() < 3 || f[0] == "problem" {
+                continue;
+            }
+            let Ok(n) = f[2].trim().parse() else { continue };
+            let key = (f[0].to_string(), f[1].to_string());
+            if let Some(Ok(calls)) = f.get(3).map(|x| x.trim().parse()) {
+                c.calls.insert(key.clone(), calls);
+            }
+            c.per_call.insert(key, n);
+        }
+        c
+    }
+
+    /// The instructions per call of `problem` in `mode`.
+    fn get(&self, problem: &str, mode: &str) -> Option<f64> {
+        self.per_call.get(&(problem.to_string(), mode.to_string())).copied()
+    }
+
+    /// The comment `# key: value`'s value.
+    fn note(&self, key: &str) -> Option<&str> {
+        self.notes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// The number of calls per count, as "N = 10" with the problems counted over another
+    /// number in parentheses.
+    fn calls(&self) -> String {
+        let mut tally: Vec<(u64, usize)> = Vec::new();
+        for &n in self.calls.values() {
+            match tally.iter_mut().find(|(m, _)| *m == n) {
+                Some((_, k)) => *k += 1,
+                None => tally.push((n, 1)),
+            }
+        }
+        let Some(&(common, _)) = tally.iter().max_by_key(|&&(n, k)| (k, n)) else {
+            return "N unknown".to_string();
+        };
+        let others: Vec<String> = PROBLEMS
+            .iter()
+            .filter_map(|(name, _, _)| {
+                let n = MODES
+                    .iter()
+                    .find_map(|(mode, _)| self.calls.get(&(name.to_string(), mode.to_string())))?;
+                (*n != common).then(|| format!("`{name}`: {n}"))
+            })
+            .collect();
+        if others.is_empty() {
+            format!("N = {common}")
+        } else {
+            format!("N = {common} ({})", others.join(", "))
+        }
+    }
+}
+
+/// The callgrind subsection of the previous report: from its heading in `previous`'s generated
+/// section up to the next heading or the end marker.
+fn previous_callgrind(previous: &str) -> Option<&str> {
+    let section = &previous[previous.find(BEGIN)?..];
+    let section = &section[..section.find(END).unwrap_or(section.len())];
+    let table = &section[section.find(CALLGRIND)?..];
+    let end = table[CALLGRIND.len()..].find("\n### ").map_or(table.len(), |e| e + CALLGRIND.len());
+    Some(table[..end].trim_end())
+}
+
+/// The callgrind subsection: rendered from the table at `REPORT_CALLGRIND` when it is set and
+/// readable, else the previous report's, else a line saying it was not measured.
+fn callgrind(previous: &str) -> String {
+    let table = std::env::var("REPORT_CALLGRIND").ok().and_then(|p| {
+        std::fs::read_to_string(&p)
+            .map_err(|e| eprintln!("cannot read REPORT_CALLGRIND={p} ({e}): the table is kept"))
+            .ok()
+    });
+    let Some(table) = table else {
+        return match previous_callgrind(previous) {
+            Some(kept) => format!("{kept}\n\n"),
+            None => format!(
+                "{CALLGRIND}\n\nNot measured (run `bash benches/report.sh` with valgrind on PATH \
+                 and without `--no-callgrind`).\n\n"
+            ),
+        };
+    };
+    let c = Counts::parse(&table);
+    let mut s = String::new();
+    let _ = writeln!(s, "{CALLGRIND}\n");
+    let _ = writeln!(
+        s,
+        "Instructions of one call under callgrind (`bash benches/callgrind.sh`: \
+         `benches/examples/profile.rs` run with 1 and with N + 1 repetitions, the difference \
+         of the two counts divided by N, so that start-up, the inputs and the first call \
+         cancel; {}; glibc's `memset` and `memcpy` kept off `rep stosb` / `rep movsb`, which \
+         callgrind counts per byte). Unlike the times above, these repeat from run to run, to \
+         within 0.2% (the layout of the heap and stack moves with the environment). \
+         Counted at commit {} on {}, {}.\n",
+        c.calls(),
+        c.note("commit").map_or("unknown".to_string(), |v| match v.split_once(' ') {
+            Some((hash, rest)) => format!("`{hash}` {rest}"),
+            None => format!("`{v}`"),
+        }),
+        c.note("date").unwrap_or("an unknown date"),
+        c.note("valgrind").unwrap_or("valgrind"),
+    );
+    let _ = write!(s, "| problem |");
+    for (_, title) in MODES {
+        let _ = write!(s, " {title} |");
+    }
+    let _ = writeln!(s, " prepared / hand | prepared / primal |");
+    let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (name, _, _) in PROBLEMS {
+        let _ = write!(s, "| `{name}` |");
+        for (mode, _) in MODES {
+            let _ = write!(s, " {} |", opt(c.get(name, mode), count));
+        }
+        let prepared = c.get(name, "prepared");
+        let r = |b: Option<f64>| prepared.zip(b).map(|(a, b)| a / b);
+        let _ = writeln!(
+            s,
+            " {} | {} |",
+            opt(r(c.get(name, "hand")), ratio),
+            opt(r(c.get(name, "primal")), ratio)
+        );
+    }
+    let _ = writeln!(s);
+    s
 }
 
 /// The generated section.
@@ -191,6 +366,7 @@ fn generate(dir: &Path, previous: &str) -> String {
         );
     }
     let _ = writeln!(s, "\nTargets met: {met}; missed: {missed}.\n");
+    let _ = write!(s, "{}", callgrind(previous));
     let _ = writeln!(s, "### Expansion of `#[differentiable]`\n");
     let _ = writeln!(
         s,

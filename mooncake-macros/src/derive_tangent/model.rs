@@ -6,6 +6,7 @@
 //! syn 2 (spans are kept). Nothing outside this module sees a syn 3 type.
 
 use super::ctxt::Ctxt;
+use crate::differentiable::parse::unambiguous_type;
 use darling::ast::{Data, Fields, Style};
 use darling::{FromDeriveInput, FromField, FromVariant};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -101,7 +102,12 @@ fn convert(cx: &Ctxt, model: InputModel) -> Option<Container> {
             let (style, fields) = fields.split();
             let fields: Option<Vec<Field>> = fields
                 .into_iter()
-                .map(|f| Some(Field { ident: f.ident, ty: reparse::<syn::Type>(cx, &f.ty)? }))
+                // A trait-object type with `+` is put in parentheses: pasted into
+                // `<T as Primal>` it would not parse (found by the fuzz test).
+                .map(|f| {
+                    let ty = reparse::<syn::Type>(cx, &f.ty)?;
+                    Some(Field { ident: f.ident, ty: unambiguous_type(&ty) })
+                })
                 .collect();
             Body::Struct { style, fields: fields? }
         }

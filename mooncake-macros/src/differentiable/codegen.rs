@@ -36,6 +36,18 @@ impl Names {
     /// Replaces the `__mooncake_local_N` markers that lowering put in assertion and panic
     /// macros by the primal value of local N.
     pub(crate) fn substitute_primals(&self, tokens: TokenStream) -> TokenStream {
+        self.substitute(tokens, &|l| {
+            let l = self.local(l);
+            quote!(#l.primal)
+        })
+    }
+
+    /// Replaces the `__mooncake_local_N` markers by `value(N)`, in parentheses.
+    pub(crate) fn substitute(
+        &self,
+        tokens: TokenStream,
+        value: &dyn Fn(Local) -> TokenStream,
+    ) -> TokenStream {
         tokens
             .into_iter()
             .map(|tt| match tt {
@@ -43,10 +55,9 @@ impl Names {
                     let s = i.to_string();
                     match s.strip_prefix("__mooncake_local_").and_then(|n| n.parse::<u32>().ok()) {
                         Some(n) => {
-                            let l = self.local(Local(n));
                             let g = proc_macro2::Group::new(
                                 proc_macro2::Delimiter::Parenthesis,
-                                quote!(#l.primal),
+                                value(Local(n)),
                             );
                             TokenTree::Group(g)
                         }
@@ -55,7 +66,7 @@ impl Names {
                 }
                 TokenTree::Group(g) => {
                     let mut ng =
-                        proc_macro2::Group::new(g.delimiter(), self.substitute_primals(g.stream()));
+                        proc_macro2::Group::new(g.delimiter(), self.substitute(g.stream(), value));
                     ng.set_span(g.span());
                     TokenTree::Group(ng)
                 }

@@ -54,6 +54,11 @@ pub(crate) struct Forward<'a> {
     pub(crate) shared_ref: Vec<bool>,
     /// Arguments declared `&mut T`: passed on, they are reborrowed, as Rust does implicitly.
     mut_ref: Vec<bool>,
+    /// Locals holding integers computed from integer literals alone ([`literal_ints`]).
+    literal_int: Vec<bool>,
+    /// Per block and statement: whether the statement's method receiver is borrowed shared
+    /// ([`shared_receivers`]).
+    shared_receiver: Vec<Vec<bool>>,
 }
 
 impl<'a> Forward<'a> {
@@ -91,7 +96,17 @@ impl<'a> Forward<'a> {
                 }
             }
         }
-        Forward { names, debug: false, locals: &body.locals, shared_ref, mut_ref }
+        let literal_int = literal_ints(body);
+        let shared_receiver = shared_receivers(body, &shared_ref);
+        Forward {
+            names,
+            debug: false,
+            locals: &body.locals,
+            shared_ref,
+            mut_ref,
+            literal_int,
+            shared_receiver,
+        }
     }
 
     fn operand(&self, op: &Operand, span: Span) -> TokenStream {
@@ -100,6 +115,15 @@ impl<'a> Forward<'a> {
             Operand::Use(place) if place.projections.is_empty() => {
                 let l = self.names.local(place.local);
                 quote_spanned!(span=> #l)
+            }
+            // Behind a reference, a field read by value is a copy (Rust allows no move there):
+            // the primal is `Copy`, its tangent (a derived struct's) is cloned.
+            Operand::Use(place)
+                if self.shared_ref[place.local.index()] || self.mut_ref[place.local.index()] =>
+            {
+                let p = place_half(self.names, place, "primal");
+                let t = place_half(self.names, place, "tangent");
+                quote_spanned!(span=> #rt::Dual::new(#p, ::core::clone::Clone::clone(&#t)))
             }
             Operand::Use(place) => {
                 let p = place_half(self.names, place, "primal");
@@ -123,15 +147,28 @@ impl<'a> Forward<'a> {
     /// passed to a function.
     fn argument(&self, op: &Operand, span: Span) -> TokenStream {
         let rt = rt();
-        if let Operand::Use(p) = op
-            && p.projections.is_empty()
-            && self.mut_ref[p.local.index()]
-        {
-            let l = self.names.local(p.local);
-            return quote_spanned!(span=> #rt::Dual::new(&mut *#l.primal, &mut *#l.tangent));
+        if self.is_mut_ref_local(op) {
+            return self.argument_value(op, span);
         }
         let v = self.operand(op, span);
         quote_spanned!(span=> { let __d = #v; #rt::Dual::new(__d.primal, __d.tangent) })
+    }
+
+    /// Whether `op` is a `&mut` argument passed on as it is (reborrowed, as Rust does).
+    fn is_mut_ref_local(&self, op: &Operand) -> bool {
+        matches!(op, Operand::Use(p) if p.projections.is_empty() && self.mut_ref[p.local.index()])
+    }
+
+    /// The value of an argument: the operand, or a reborrow of a `&mut` argument.
+    fn argument_value(&self, op: &Operand, span: Span) -> TokenStream {
+        let rt = rt();
+        match op {
+            Operand::Use(p) if self.is_mut_ref_local(op) => {
+                let l = self.names.local(p.local);
+                quote_spanned!(span=> #rt::Dual::new(&mut *#l.primal, &mut *#l.tangent))
+            }
+            _ => self.operand(op, span),
+        }
     }
 
     /// The receiver of a method call, as a `Dual` value to be borrowed mutably: the local
@@ -152,6 +189,22 @@ impl<'a> Forward<'a> {
         })
     }
 
+    /// The receiver of a method call that must not borrow it mutably (see
+    /// [`shared_receivers`]): a `Dual` of shared references to the place.
+    fn shared_receiver(&self, place: &Place, span: Span) -> Receiver {
+        let rt = rt();
+        if self.shared_ref[place.local.index()] {
+            return self.receiver(place, span);
+        }
+        let p = place_half(self.names, place, "primal");
+        let t = place_half(self.names, place, "tangent");
+        Receiver::Value(if place.projections.is_empty() && self.mut_ref[place.local.index()] {
+            quote_spanned!(span=> #rt::Dual::new(&*#p, &*#t))
+        } else {
+            quote_spanned!(span=> #rt::Dual::new(&#p, &#t))
+        })
+    }
+
     fn method_call(
         &self,
         receiver: Receiver,
@@ -161,12 +214,20 @@ impl<'a> Forward<'a> {
     ) -> TokenStream {
         let rt = rt();
         let key = method_key(&method.to_string());
-        let args = args.iter().map(|a| self.argument(a, span));
+        // The arguments are evaluated before the receiver is borrowed, as Rust's two-phase
+        // borrows allow (`v.push(v[0])`): each is read into a variable of its own, then
+        // re-wrapped at the call so that coercions still apply.
+        let vars: Vec<_> =
+            (0..args.len()).map(|i| format_ident!("__a{}", i, span = Span::mixed_site())).collect();
+        let values = args.iter().map(|a| self.argument_value(a, span));
+        let args =
+            vars.iter().map(|v| quote_spanned!(span=> #rt::Dual::new(#v.primal, #v.tangent)));
         let m = method.span();
         let (setup, borrow) = match receiver {
             Receiver::Local(l) => (quote!(), quote!(&mut #l)),
             Receiver::Value(v) => (quote!(let mut __recv = #v;), quote!(&mut __recv)),
         };
+        let setup = quote!(#(let #vars = #values;)* #setup);
         // The argument of the dispatch call is a name with the method's own (user) span, so that
         // a missing rule is reported at the user's method call rather than at the attribute.
         let receiver_name = syn::Ident::new("__mooncake_receiver", m);
@@ -184,11 +245,28 @@ impl<'a> Forward<'a> {
         })
     }
 
-    pub(crate) fn rvalue(&self, rv: &Rvalue, span: Span) -> TokenStream {
+    /// The primal value of an operand that [`is_literal_int`] accepts.
+    fn literal_primal(&self, op: &Operand, span: Span) -> TokenStream {
+        match op {
+            Operand::Const(c) => quote_spanned!(span=> (#c)),
+            Operand::Use(p) => {
+                let l = self.names.local(p.local);
+                quote_spanned!(span=> #l.primal)
+            }
+            Operand::Ref(..) => unreachable!("not an integer literal"),
+        }
+    }
+
+    /// The forward-mode value of `rv`; `shared` borrows a method's receiver shared.
+    fn rvalue(&self, rv: &Rvalue, shared: bool, span: Span) -> TokenStream {
         let rt = rt();
         let op = |o: &Operand| self.operand(o, span);
+        if let Some(tokens) = self.literal_arithmetic(rv, span) {
+            return tokens;
+        }
         match rv {
-            Rvalue::Use(o) => op(o),
+            // A change of representation (reverse mode only) is the value itself.
+            Rvalue::Use(o) | Rvalue::Convert(_, o) => op(o),
             Rvalue::Binary(bin, a, b) => {
                 let (a, b) = (op(a), op(b));
                 let f = match bin {
@@ -223,7 +301,11 @@ impl<'a> Forward<'a> {
             }
             Rvalue::Call { func, args } => self.call(func, args, span),
             Rvalue::Method { receiver, method, args } => {
-                let r = self.receiver(receiver, span);
+                let r = if shared {
+                    self.shared_receiver(receiver, span)
+                } else {
+                    self.receiver(receiver, span)
+                };
                 self.method_call(r, method, args, span)
             }
             Rvalue::Tuple(ops) | Rvalue::Array(ops) | Rvalue::VecList(ops) => {
@@ -259,13 +341,14 @@ impl<'a> Forward<'a> {
                     .collect();
                 let vals = fields.iter().map(|(_, o)| op(o));
                 let members: Vec<_> = fields.iter().map(|(m, _)| m).collect();
-                let tangent_path = tangent_path(path);
+                // The tangent is written field by field into the struct's zero tangent: a
+                // derived tangent of a generic struct has a marker field a literal would need.
                 quote_spanned!(span=> {
                     #(let #vars = #vals;)*
-                    #rt::Dual::new(
-                        #path { #(#members: #vars.primal),* },
-                        #tangent_path { #(#members: #vars.tangent),* },
-                    )
+                    let __p = #path { #(#members: #vars.primal),* };
+                    let mut __t = #rt::Primal::zero_tangent(&__p);
+                    #(__t.#members = #vars.tangent;)*
+                    #rt::Dual::new(__p, __t)
                 })
             }
             Rvalue::Matches(place, pat) => {
@@ -273,6 +356,43 @@ impl<'a> Forward<'a> {
                 quote_spanned!(span=> #rt::Dual::new(::core::matches!(#p, #pat), #rt::NoTangent))
             }
         }
+    }
+
+    /// Arithmetic on integers computed from literals alone, done on the primal values with
+    /// Rust's own operators, so that the literals' type is inferred from where the result is
+    /// used, as in the primal (`0..1 * 2` indexing a slice is a `usize` range): through the
+    /// operator traits on `Dual`, whose output is an associated type, rustc cannot infer it
+    /// backwards and falls back to `i32`.
+    fn literal_arithmetic(&self, rv: &Rvalue, span: Span) -> Option<TokenStream> {
+        let rt = rt();
+        let lit = |o: &Operand| is_literal_int(o, &self.literal_int);
+        let value = match rv {
+            Rvalue::Binary(bin, a, b) if is_arithmetic(*bin) && lit(a) && lit(b) => {
+                let (a, b) = (self.literal_primal(a, span), self.literal_primal(b, span));
+                let op = match bin {
+                    BinOp::Add => quote!(+),
+                    BinOp::Sub => quote!(-),
+                    BinOp::Mul => quote!(*),
+                    BinOp::Div => quote!(/),
+                    BinOp::Rem => quote!(%),
+                    BinOp::BitAnd => quote!(&),
+                    BinOp::BitOr => quote!(|),
+                    BinOp::BitXor => quote!(^),
+                    BinOp::Shl => quote!(<<),
+                    _ => quote!(>>),
+                };
+                quote_spanned!(span=> #a #op #b)
+            }
+            Rvalue::Unary(un, a) if lit(a) => {
+                let a = self.literal_primal(a, span);
+                match un {
+                    UnOp::Neg => quote_spanned!(span=> -#a),
+                    UnOp::Not => quote_spanned!(span=> !#a),
+                }
+            }
+            _ => return None,
+        };
+        Some(quote_spanned!(span=> #rt::Dual::new(#value, #rt::NoTangent)))
     }
 
     fn call(&self, func: &syn::Path, args: &[Operand], span: Span) -> TokenStream {
@@ -305,12 +425,22 @@ impl<'a> Forward<'a> {
         quote_spanned!(span=> #rule(#(#args),*))
     }
 
-    /// The forward-mode code of one statement.
-    pub(crate) fn statement(&self, s: &Statement) -> TokenStream {
+    /// The forward-mode code of the statements of block `b`.
+    pub(crate) fn block(&self, body: &Body, b: BlockId) -> TokenStream {
+        let s = body.blocks[b.index()]
+            .statements
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.statement(s, self.shared_receiver[b.index()][i]));
+        quote!(#(#s)*)
+    }
+
+    /// The forward-mode code of one statement; `shared` borrows a method's receiver shared.
+    fn statement(&self, s: &Statement, shared: bool) -> TokenStream {
         let span = s.span;
         match &s.kind {
             StatementKind::Assign(place, rv) => {
-                let value = self.rvalue(rv, span);
+                let value = self.rvalue(rv, shared, span);
                 if place.projections.is_empty() {
                     let l = self.names.local(place.local);
                     let check = if self.debug {
@@ -340,6 +470,267 @@ impl<'a> Forward<'a> {
             }
         }
     }
+}
+
+/// Whether a binary operator is arithmetic (its result has its left operand's type), rather
+/// than a comparison.
+fn is_arithmetic(op: BinOp) -> bool {
+    !matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+}
+
+/// Whether a constant is an integer literal (`2`, `-1`, `3usize`).
+fn is_int_literal(c: &TokenStream) -> bool {
+    let int = |l: &syn::LitInt| !matches!(l.suffix(), "f32" | "f64");
+    match syn::parse2::<syn::Expr>(c.clone()) {
+        Ok(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(l), .. })) => int(&l),
+        Ok(syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. })) => {
+            matches!(&*expr, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(l), .. }) if int(l))
+        }
+        _ => false,
+    }
+}
+
+/// Whether an operand is an integer literal or a local of [`literal_ints`].
+fn is_literal_int(op: &Operand, literal: &[bool]) -> bool {
+    match op {
+        Operand::Const(c) => is_int_literal(c),
+        Operand::Use(p) => p.projections.is_empty() && literal[p.local.index()],
+        Operand::Ref(..) => false,
+    }
+}
+
+/// The locals (not arguments) holding integers computed from integer literals alone: every
+/// assignment of the local is a literal, a copy of such a local, or arithmetic on them. The
+/// largest such set, so that a counter that only literals and itself assign (`let mut k = 0;
+/// .. k += 1;`) is one: its type, like the literals', is known only from where it is used.
+pub(crate) fn literal_ints(body: &Body) -> Vec<bool> {
+    let mut literal = vec![false; body.locals.len()];
+    for b in &body.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(p, _) = &s.kind
+                && p.projections.is_empty()
+                && p.local.index() > body.n_args
+            {
+                literal[p.local.index()] = true;
+            }
+        }
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in &body.blocks {
+            for s in &b.statements {
+                let StatementKind::Assign(p, rv) = &s.kind else { continue };
+                if !literal[p.local.index()] {
+                    continue;
+                }
+                let lit = |o: &Operand| is_literal_int(o, &literal);
+                let ok = p.projections.is_empty()
+                    && match rv {
+                        Rvalue::Use(a) | Rvalue::Unary(_, a) => lit(a),
+                        Rvalue::Binary(bin, a, b) => is_arithmetic(*bin) && lit(a) && lit(b),
+                        _ => false,
+                    };
+                if !ok {
+                    literal[p.local.index()] = false;
+                    changed = true;
+                }
+            }
+        }
+    }
+    literal
+}
+
+/// Every local a place names: its base and its index locals.
+fn place_locals(p: &Place, out: &mut Vec<Local>) {
+    out.push(p.local);
+    for pr in &p.projections {
+        if let Projection::Index(i) = pr {
+            out.push(*i);
+        }
+    }
+}
+
+/// Every local a statement reads (for a store `p.w[i] = v`, `p` and `i` too).
+fn statement_uses(s: &Statement) -> Vec<Local> {
+    let mut out = Vec::new();
+    match &s.kind {
+        StatementKind::Assign(place, rv) => {
+            if !place.projections.is_empty() {
+                place_locals(place, &mut out);
+            }
+            let operand = |o: &Operand, out: &mut Vec<Local>| match o {
+                Operand::Use(p) | Operand::Ref(p, _) => place_locals(p, out),
+                Operand::Const(_) => {}
+            };
+            match rv {
+                Rvalue::Use(o) | Rvalue::Convert(_, o) | Rvalue::Unary(_, o) => {
+                    operand(o, &mut out)
+                }
+                Rvalue::Cast(o, _) | Rvalue::Repeat(o, _) => operand(o, &mut out),
+                Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => {
+                    operand(a, &mut out);
+                    operand(b, &mut out);
+                }
+                Rvalue::Call { args, .. }
+                | Rvalue::Tuple(args)
+                | Rvalue::Array(args)
+                | Rvalue::VecList(args) => args.iter().for_each(|a| operand(a, &mut out)),
+                Rvalue::Method { receiver, args, .. } => {
+                    place_locals(receiver, &mut out);
+                    args.iter().for_each(|a| operand(a, &mut out));
+                }
+                Rvalue::Struct { fields, .. } => {
+                    fields.iter().for_each(|(_, a)| operand(a, &mut out))
+                }
+                Rvalue::Matches(p, _) => place_locals(p, &mut out),
+            }
+        }
+        StatementKind::Check(tokens) => marker_locals(tokens.clone(), &mut out),
+    }
+    out
+}
+
+/// The locals an assertion's tokens name (lowering's `__mooncake_local_N` markers).
+fn marker_locals(tokens: TokenStream, out: &mut Vec<Local>) {
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                let s = i.to_string();
+                if let Some(n) = s.strip_prefix("__mooncake_local_").and_then(|n| n.parse().ok()) {
+                    out.push(Local(n));
+                }
+            }
+            proc_macro2::TokenTree::Group(g) => marker_locals(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// Whether two places may overlap: one's path is a prefix of the other's, up to indices (any
+/// two indices may be equal) and dereferences; two different fields are disjoint.
+fn overlap(a: &Place, b: &Place) -> bool {
+    a.local == b.local
+        && a.projections.iter().zip(&b.projections).all(|pair| match pair {
+            (Projection::Field(x), Projection::Field(y)) => x == y,
+            _ => true,
+        })
+}
+
+/// Which method calls must borrow their receiver shared rather than mutably: those whose
+/// receiver overlaps a place lent shared to a local that is still used after the call (`v` of
+/// `for v in x.iter()`, whose element borrow `v = &x[i]` lives across `x.len()` or
+/// `x[0].max(a)` in the loop). The primal compiles, so such a method takes `&self` or `self`;
+/// the generated code's `&mut` borrow of the receiver would conflict with the element's
+/// borrow. Found by liveness over the IR; a receiver that is already shared needs nothing.
+pub(crate) fn shared_receivers(body: &Body, shared_ref: &[bool]) -> Vec<Vec<bool>> {
+    let n = body.locals.len();
+    // The places each local borrows shared: a borrow `&x[i]`, a tuple of them, or a copy.
+    let mut lent: Vec<Vec<Place>> = vec![Vec::new(); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in &body.blocks {
+            for s in &b.statements {
+                let StatementKind::Assign(p, rv) = &s.kind else { continue };
+                if !p.projections.is_empty() {
+                    continue;
+                }
+                let mut found = Vec::new();
+                let mut operand = |o: &Operand| match o {
+                    Operand::Ref(q, false) => found.push(q.clone()),
+                    Operand::Use(q) if q.projections.is_empty() => {
+                        found.extend(lent[q.local.index()].iter().cloned())
+                    }
+                    _ => {}
+                };
+                match rv {
+                    Rvalue::Use(o) => operand(o),
+                    Rvalue::Tuple(os) | Rvalue::Array(os) => os.iter().for_each(&mut operand),
+                    _ => {}
+                }
+                for q in found {
+                    let key = q.to_string();
+                    if q.local != p.local
+                        && !lent[p.local.index()].iter().any(|x| x.to_string() == key)
+                    {
+                        lent[p.local.index()].push(q);
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<Vec<bool>> =
+        body.blocks.iter().map(|b| vec![false; b.statements.len()]).collect();
+    if lent.iter().all(Vec::is_empty) {
+        return out;
+    }
+    // Liveness: a local is live after a statement if a later statement reads it before any
+    // assignment of the whole local.
+    let terminator_uses = |b: &Block| match &b.terminator.kind {
+        TerminatorKind::Branch { cond, .. } => vec![*cond],
+        _ => Vec::new(),
+    };
+    let def = |s: &Statement| match &s.kind {
+        StatementKind::Assign(p, _) if p.projections.is_empty() => Some(p.local),
+        _ => None,
+    };
+    let transfer = |b: &Block, live: &mut Vec<bool>, mut at: Option<&mut Vec<Vec<bool>>>| {
+        for l in terminator_uses(b) {
+            live[l.index()] = true;
+        }
+        for (i, s) in b.statements.iter().enumerate().rev() {
+            if let Some(at) = at.as_deref_mut() {
+                at[i] = live.clone();
+            }
+            if let Some(d) = def(s) {
+                live[d.index()] = false;
+            }
+            for u in statement_uses(s) {
+                live[u.index()] = true;
+            }
+        }
+    };
+    let mut live_in = vec![vec![false; n]; body.blocks.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (bi, b) in body.blocks.iter().enumerate().rev() {
+            let mut live = vec![false; n];
+            for succ in b.terminator.kind.successors() {
+                for (l, x) in live_in[succ.index()].iter().enumerate() {
+                    live[l] |= *x;
+                }
+            }
+            transfer(b, &mut live, None);
+            if live != live_in[bi] {
+                live_in[bi] = live;
+                changed = true;
+            }
+        }
+    }
+    for (bi, b) in body.blocks.iter().enumerate() {
+        let mut live = vec![false; n];
+        for succ in b.terminator.kind.successors() {
+            for (l, x) in live_in[succ.index()].iter().enumerate() {
+                live[l] |= *x;
+            }
+        }
+        let mut after = vec![Vec::new(); b.statements.len()];
+        transfer(b, &mut live, Some(&mut after));
+        for (i, s) in b.statements.iter().enumerate() {
+            let StatementKind::Assign(_, Rvalue::Method { receiver, .. }) = &s.kind else {
+                continue;
+            };
+            out[bi][i] = !shared_ref[receiver.local.index()]
+                && lent
+                    .iter()
+                    .enumerate()
+                    .any(|(v, places)| after[i][v] && places.iter().any(|q| overlap(q, receiver)));
+        }
+    }
+    out
 }
 
 /// `m::f` to `m::f_frule` (keeping generic arguments).
@@ -386,6 +777,9 @@ pub(crate) fn forward_text(body: &Body) -> String {
         other => format!("{other}"),
     };
     let ops = |os: &[Operand]| os.iter().map(op).collect::<Vec<_>>().join(", ");
+    let literal = literal_ints(body);
+    let lit = |o: &Operand| is_literal_int(o, &literal);
+    let plain = |o: &Operand| o.to_string().trim_start_matches("const ").to_owned();
     let mut out = String::new();
     for (i, block) in body.blocks.iter().enumerate() {
         let _ = writeln!(out, "bb{i}:");
@@ -393,7 +787,14 @@ pub(crate) fn forward_text(body: &Body) -> String {
             let line = match &s.kind {
                 StatementKind::Assign(p, rv) => {
                     let rhs = match rv {
-                        Rvalue::Use(o) => op(o),
+                        Rvalue::Binary(b, x, y) if is_arithmetic(*b) && lit(x) && lit(y) => {
+                            format!("{}({}, {}) on primals", b.name(), plain(x), plain(y))
+                        }
+                        Rvalue::Unary(u, x) if lit(x) => {
+                            let name = if *u == UnOp::Neg { "neg" } else { "not" };
+                            format!("{name}({}) on primals", plain(x))
+                        }
+                        Rvalue::Use(o) | Rvalue::Convert(_, o) => op(o),
                         Rvalue::Binary(b, x, y) => format!("{}({}, {})", b.name(), op(x), op(y)),
                         Rvalue::Unary(UnOp::Neg, x) => format!("neg({})", op(x)),
                         Rvalue::Unary(UnOp::Not, x) => format!("not({})", op(x)),

@@ -180,6 +180,26 @@ pub(crate) enum Rvalue {
     /// Whether the value in a place matches a pattern without bindings (`1..=3`, `Mode::A`,
     /// `true`): a `bool` with no derivative.
     Matches(Place, syn::Pat),
+    /// Reverse mode only, inserted by `reverse::normalise`: the same value held another way
+    /// (see [`Conversion`]). Lowering never produces it.
+    Convert(Conversion, Operand),
+}
+
+/// How reverse mode changes the way a buffer (a `Vec` or an array) is held: by value, as rules
+/// return it, or through a shared handle, which the buffer rules read and write and their
+/// pullbacks restore.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Conversion {
+    /// A buffer value (a call's result, a field) moved into a handle, because the body indexes,
+    /// measures or grows it; the pullback gives the gradient the handle's shadow gathered back
+    /// as the value's rdata (an array's) or leaves it in the shared shadow (a `Vec`'s).
+    Hold,
+    /// A buffer held through a handle, copied out as the value (a `Vec` or an array, whichever
+    /// the callee takes) passed by value to a call.
+    Release,
+    /// A copy of a buffer held through a handle into a new handle (`let mut y = x;` of an
+    /// array, then written): a new shadow, added into the old one by the pullback.
+    Copy,
 }
 
 /// A statement.
@@ -379,6 +399,7 @@ impl fmt::Display for Rvalue {
             Rvalue::VecList(ops) => write!(f, "vec![{}]", list(ops)),
             Rvalue::VecRepeat(o, n) => write!(f, "vec![{o}; {n}]"),
             Rvalue::Matches(p, pat) => write!(f, "matches({p}, {})", tokens(pat)),
+            Rvalue::Convert(c, o) => write!(f, "{}({o})", format!("{c:?}").to_lowercase()),
         }
     }
 }

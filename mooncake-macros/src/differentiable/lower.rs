@@ -45,6 +45,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         current: BlockId::ENTRY,
         scopes: vec![Vec::new()],
         loops: Vec::new(),
+        references: std::collections::HashMap::new(),
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
     for (name, ty, _) in &sig.args {
@@ -99,6 +100,10 @@ struct Lower<'e> {
     current: BlockId,
     scopes: Vec<Vec<(syn::Ident, Local)>>,
     loops: Vec<LoopCtx>,
+    /// Locals bound without a declared type to a reference (`let y = &v;`, `let y = x;` of a
+    /// reference argument), and whether it is `&mut`: a local has one type, so they hold a
+    /// reference of that kind wherever they are used.
+    references: std::collections::HashMap<Local, bool>,
 }
 
 fn unit() -> Operand {
@@ -197,6 +202,9 @@ impl Lower<'_> {
                 let last = i + 1 == n;
                 match stmt {
                     Stmt::Local(local) => cx.lower_let(local),
+                    // An empty statement (`x;;`): syn gives it as an empty verbatim expression,
+                    // which was refused with no span (found by the fuzz test).
+                    Stmt::Expr(Expr::Verbatim(tokens), Some(_)) if tokens.is_empty() => {}
                     Stmt::Expr(e, None) if last => value = cx.lower_expr(e),
                     Stmt::Expr(e, _) => {
                         cx.lower_expr(e);
@@ -273,6 +281,14 @@ impl Lower<'_> {
                         .error_spanned(at, "`@` patterns are only supported in `match` arms");
                 }
                 let l = self.new_local(Some(pi.ident.clone()), ty, pi.ident.span());
+                let reference = match &value {
+                    Operand::Ref(_, mutable) => Some(*mutable),
+                    Operand::Use(q) => self.reference_kind(q),
+                    Operand::Const(_) => None,
+                };
+                if let Some(mutable) = reference {
+                    self.references.insert(l, mutable);
+                }
                 self.assign(Place::local(l), Rvalue::Use(value), span);
                 self.bind(pi.ident.clone(), l);
             }
@@ -356,6 +372,21 @@ impl Lower<'_> {
                 let ops = items.into_iter().map(|i| self.item_operand(i, span)).collect();
                 self.emit(Rvalue::Tuple(ops), span)
             }
+        }
+    }
+
+    /// Whether `place` is a local holding a reference, and if so whether it is `&mut`: declared
+    /// with a reference type (an argument `x: &[f64]`, `let y: &mut Vec<f64> = ..`), or bound to
+    /// a borrow or to a copy of such a local. `None` for anything else, or when syntax cannot
+    /// tell.
+    fn reference_kind(&self, place: &Place) -> Option<bool> {
+        if !place.projections.is_empty() {
+            return None;
+        }
+        match &self.locals[place.local.index()].ty {
+            Some(syn::Type::Reference(r)) => Some(r.mutability.is_some()),
+            Some(_) => None,
+            None => self.references.get(&place.local).copied(),
         }
     }
 
@@ -497,11 +528,11 @@ impl Lower<'_> {
                 if t.elems.is_empty() {
                     return unit();
                 }
-                let ops = t.elems.iter().map(|e| self.lower_expr(e)).collect();
+                let ops = self.lower_operands(t.elems.iter());
                 self.emit(Rvalue::Tuple(ops), span)
             }
             Expr::Array(a) => {
-                let ops = a.elems.iter().map(|e| self.lower_expr(e)).collect();
+                let ops = self.lower_operands(a.elems.iter());
                 self.emit(Rvalue::Array(ops), span)
             }
             Expr::Repeat(r) => {
@@ -518,8 +549,8 @@ impl Lower<'_> {
                 if s.qself.is_some() {
                     return self.refuse(s, "qualified struct paths are not supported");
                 }
-                let fields =
-                    s.fields.iter().map(|f| (f.member.clone(), self.lower_expr(&f.expr))).collect();
+                let ops = self.lower_operands(s.fields.iter().map(|f| &f.expr));
+                let fields = s.fields.iter().map(|f| f.member.clone()).zip(ops).collect();
                 self.emit(Rvalue::Struct { path: s.path.clone(), fields }, span)
             }
             Expr::Cast(c) => {
@@ -627,19 +658,22 @@ impl Lower<'_> {
                 _ => return None,
             })
         };
-        let compound = matches!(
-            b.op,
-            B::AddAssign(_)
-                | B::SubAssign(_)
-                | B::MulAssign(_)
-                | B::DivAssign(_)
-                | B::RemAssign(_)
-                | B::BitAndAssign(_)
-                | B::BitOrAssign(_)
-                | B::BitXorAssign(_)
-                | B::ShlAssign(_)
-                | B::ShrAssign(_)
-        );
+        let is_compound = |op: &B| {
+            matches!(
+                op,
+                B::AddAssign(_)
+                    | B::SubAssign(_)
+                    | B::MulAssign(_)
+                    | B::DivAssign(_)
+                    | B::RemAssign(_)
+                    | B::BitAndAssign(_)
+                    | B::BitOrAssign(_)
+                    | B::BitXorAssign(_)
+                    | B::ShlAssign(_)
+                    | B::ShrAssign(_)
+            )
+        };
+        let compound = is_compound(&b.op);
         match (&b.op, simple(&b.op)) {
             (B::And(_), _) | (B::Or(_), _) => {
                 // Short-circuit: lowered to control flow.
@@ -679,12 +713,63 @@ impl Lower<'_> {
                 unit()
             }
             (_, Some(op)) => {
-                let l = self.lower_expr(&b.left);
-                let r = self.lower_expr(&b.right);
-                self.emit(Rvalue::Binary(op, l, r), span)
+                // The left spine of `a + b - c * d ..` is walked in a loop: a sum of a thousand
+                // terms recursed a thousand deep, overflowing the compiler's 8 MiB stack in a
+                // debug build of the macro (found by the fuzz test). Same order as recursion:
+                // the leftmost operand, then each right operand and its operation.
+                let mut spine = vec![(op, &*b.right, span)];
+                let mut left = &*b.left;
+                while let Expr::Binary(inner) = left
+                    && let Some(op) = simple(&inner.op)
+                    && !is_compound(&inner.op)
+                {
+                    spine.push((op, &*inner.right, inner.span()));
+                    left = &inner.left;
+                }
+                let mut value = self.lower_expr(left);
+                if let Some((_, first_right, _)) = spine.last() {
+                    value = self.hold_if_written(value, [*first_right]);
+                }
+                for (op, right, span) in spine.into_iter().rev() {
+                    let r = self.lower_expr(right);
+                    value = self.emit(Rvalue::Binary(op, value, r), span);
+                }
+                value
             }
             _ => self.refuse(b.op, "this operator is not supported"),
         }
+    }
+
+    /// Lowers operands left to right, as Rust evaluates them. An operand that reads a variable
+    /// which a later operand may write (`[a, { a += 1.0; a }]`, `a * { a = 2.0; a }`) is read
+    /// into a temporary first: the statement that uses the operands reads its places only after
+    /// every operand's statements have run.
+    fn lower_operands<'x>(&mut self, exprs: impl IntoIterator<Item = &'x Expr>) -> Vec<Operand> {
+        let exprs: Vec<&Expr> = exprs.into_iter().collect();
+        let mut out = Vec::with_capacity(exprs.len());
+        for (i, e) in exprs.iter().enumerate() {
+            let op = self.lower_expr(e);
+            out.push(self.hold_if_written(op, exprs[i + 1..].iter().copied()));
+        }
+        out
+    }
+
+    /// `op`, or a temporary holding it if it reads a named variable that one of `later` may
+    /// write (see [`may_write`]).
+    fn hold_if_written<'x>(
+        &mut self,
+        op: Operand,
+        later: impl IntoIterator<Item = &'x Expr>,
+    ) -> Operand {
+        let Operand::Use(place) = &op else { return op };
+        let Some(name) = self.locals[place.local.index()].name.clone() else { return op };
+        // A `&mut` reference passed on as it is (`g(x)`) lets the callee write through it.
+        let passed_on = self.reference_kind(&Place::local(place.local)) == Some(true);
+        if !later.into_iter().any(|e| may_write(e.to_token_stream(), &name, passed_on)) {
+            return op;
+        }
+        let span = self.locals[place.local.index()].span;
+        self.emit(Rvalue::Use(op), span)
     }
 
     /// A local holding `value` (the local itself when `value` is a bare local).
@@ -728,19 +813,17 @@ impl Lower<'_> {
                     "enum variants holding data are not supported in #[differentiable] functions yet",
                 );
             }
+            let ops = self.lower_operands(c.args.iter());
             let fields = c
                 .args
                 .iter()
                 .enumerate()
-                .map(|(i, a)| {
-                    let member =
-                        syn::Member::Unnamed(syn::Index { index: i as u32, span: a.span() });
-                    (member, self.lower_expr(a))
-                })
+                .map(|(i, a)| syn::Member::Unnamed(syn::Index { index: i as u32, span: a.span() }))
+                .zip(ops)
                 .collect();
             return self.emit(Rvalue::Struct { path: func, fields }, span);
         }
-        let args = c.args.iter().map(|a| self.lower_expr(a)).collect();
+        let args = self.lower_operands(c.args.iter());
         self.emit(Rvalue::Call { func, args }, span)
     }
 
@@ -800,7 +883,7 @@ impl Lower<'_> {
             _ => {}
         }
         let receiver = self.place_of(&m.receiver);
-        let args = m.args.iter().map(|a| self.lower_expr(a)).collect();
+        let args = self.lower_operands(m.args.iter());
         self.emit(Rvalue::Method { receiver, method: m.method.clone(), args }, span)
     }
 
@@ -831,11 +914,12 @@ impl Lower<'_> {
                 });
                 match parsed {
                     Ok(VecMacro::List(items)) => {
-                        let ops = items.iter().map(|e| self.lower_expr(e)).collect();
+                        let ops = self.lower_operands(items.iter());
                         self.emit(Rvalue::VecList(ops), span)
                     }
                     Ok(VecMacro::Repeat(x, n)) => {
                         let x = self.lower_expr(&x);
+                        let x = self.hold_if_written(x, [&n]);
                         let n = self.lower_expr(&n);
                         self.emit(Rvalue::VecRepeat(x, n), span)
                     }
@@ -1355,8 +1439,16 @@ impl Lower<'_> {
             }
             e if self.lower_place(e).is_some() => {
                 let place = self.place_of(e);
+                // `for v in x` over a reference iterates the referent's elements by reference,
+                // as `for v in x.iter()` (`iter_mut()` for `&mut`) does; over a buffer held by
+                // value, by value.
+                let kind = match self.reference_kind(&place) {
+                    Some(false) => ElemKind::Ref,
+                    Some(true) => ElemKind::Mut,
+                    None => ElemKind::Value,
+                };
                 Some(ForPlan::Elements {
-                    places: vec![(place, ElemKind::Value)],
+                    places: vec![(place, kind)],
                     enumerate: false,
                     step: None,
                 })
@@ -1451,6 +1543,147 @@ fn pattern_binds(p: &Pat) -> bool {
         Pat::Type(t) => pattern_binds(&t.pat),
         _ => false,
     }
+}
+
+/// Methods of the supported subset that never write their receiver (float and integer
+/// methods, buffer reads): a call of one in a later operand does not make an earlier read of the
+/// receiver need a temporary.
+const READ_ONLY_METHODS: &[&str] = &[
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "ln",
+    "ln_1p",
+    "log2",
+    "log10",
+    "sqrt",
+    "cbrt",
+    "abs",
+    "signum",
+    "recip",
+    "to_degrees",
+    "to_radians",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "atan2",
+    "hypot",
+    "powf",
+    "powi",
+    "pow",
+    "log",
+    "min",
+    "max",
+    "mul_add",
+    "clamp",
+    "sin_cos",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_positive",
+    "is_sign_negative",
+    "len",
+    "iter",
+    "sum",
+    "to_vec",
+    "clone",
+];
+
+/// Whether `tokens` (an expression) may write the variable `name`: assign or compound-assign
+/// to it or through a projection of it (`name = ..`, `name[i] += ..`, `name.f = ..`), borrow it
+/// mutably (`&mut name`), or call a method on it (which may take `&mut self`). By tokens, so
+/// that every kind of expression and statement inside is seen; a shadowing `let name = ..` is
+/// taken for a write too, which only costs a copy. With `passed_on` (`name` is a `&mut`
+/// reference), so is `name` passed on bare (`g(name)`, `(name, ..)`), which lends it.
+fn may_write(tokens: TokenStream, name: &syn::Ident, passed_on: bool) -> bool {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let punct =
+        |i: usize, c: char| matches!(tts.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) if may_write(g.stream(), name, passed_on) => return true,
+            TokenTree::Ident(id) if id == name => {
+                // A field or path segment of the same name is another thing.
+                if i > 0 && (punct(i - 1, '.') || punct(i - 1, ':')) {
+                    continue;
+                }
+                if i >= 2
+                    && punct(i - 2, '&')
+                    && matches!(&tts[i - 1], TokenTree::Ident(m) if m == "mut")
+                {
+                    return true;
+                }
+                // Past the projections: `.field`, `.0`, `[index]`.
+                let mut j = i + 1;
+                loop {
+                    match (tts.get(j), tts.get(j + 1), tts.get(j + 2)) {
+                        (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(_)), next)
+                            if p.as_char() == '.' =>
+                        {
+                            if matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
+                                && !matches!(&tts[j + 1], TokenTree::Ident(m)
+                                    if READ_ONLY_METHODS.contains(&m.to_string().as_str()))
+                            {
+                                return true; // a method call that may take `&mut self`
+                            }
+                            j += 2;
+                        }
+                        (Some(TokenTree::Punct(p)), Some(TokenTree::Literal(_)), _)
+                            if p.as_char() == '.' =>
+                        {
+                            j += 2
+                        }
+                        (Some(TokenTree::Group(g)), _, _)
+                            if g.delimiter() == Delimiter::Bracket =>
+                        {
+                            j += 1
+                        }
+                        _ => break,
+                    }
+                }
+                // Passed on bare: the last thing in its group, or followed by `,`.
+                if passed_on
+                    && j == i + 1
+                    && !(i > 0 && punct(i - 1, '*'))
+                    && (tts.get(j).is_none() || punct(j, ','))
+                {
+                    return true;
+                }
+                // An assignment operator: `=`, or `op=`, but not `==`, `<=`, `>=`, `!=`.
+                let mut op = String::new();
+                while let Some(TokenTree::Punct(p)) = tts.get(j) {
+                    op.push(p.as_char());
+                    j += 1;
+                    if p.spacing() == Spacing::Alone {
+                        break;
+                    }
+                }
+                if matches!(
+                    op.as_str(),
+                    "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "^=" | "&=" | "|=" | "<<=" | ">>="
+                ) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Removes blocks unreachable from the entry and renumbers the rest (invariant 6).

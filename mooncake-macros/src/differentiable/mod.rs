@@ -22,6 +22,7 @@ mod golden;
 use codegen::{Names, allow_attrs, rt};
 use errors::Errors;
 use ir::*;
+use parse::unambiguous;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -92,6 +93,9 @@ pub(crate) struct FnParts<'a> {
     pub(crate) in_generic_impl: bool,
     /// Inside an `impl` block (known when the attribute is on the block).
     pub(crate) in_impl: bool,
+    /// The type and const parameters of the enclosing `impl` block, which a method's pullback
+    /// captures (`use<..>` must name them).
+    pub(crate) impl_params: Vec<syn::Ident>,
 }
 
 /// A path to the primal function, for a `let _ = path;` in its rules: so that a function used
@@ -127,6 +131,14 @@ fn primal_path(func: &FnParts<'_>) -> TokenStream {
     }
 }
 
+/// `where` with the user's predicates, then `bounds`. The predicates are re-punctuated one by
+/// one: the user's list may be empty (`where {`) or end in a comma (rustfmt's layout), and
+/// pasting it whole before `, bounds` gave `where ,` or `,,` (found by the fuzz test).
+fn where_clause(generics: &syn::Generics, bounds: &[TokenStream]) -> TokenStream {
+    let user = generics.where_clause.iter().flat_map(|w| w.predicates.iter());
+    quote!(where #(#user,)* #(#bounds),*)
+}
+
 /// A free function, or a method given on its own: the function, then its rules.
 fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> TokenStream {
     let parts = FnParts {
@@ -135,6 +147,7 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
         block: &func.block,
         in_generic_impl: false,
         in_impl: false,
+        impl_params: Vec::new(),
     };
     let (rules, _, _) = rules_of(&parts, args, &mut errors);
     match errors.finish() {
@@ -168,6 +181,7 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
         block: &func.block,
         in_generic_impl: false,
         in_impl: false,
+        impl_params: Vec::new(),
     };
     let (rules, _, _) = rules_of(&parts, &args, &mut errors);
     // The original must exist with this signature (non-generic functions: a generic one has no
@@ -175,18 +189,12 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
     let check = if func.sig.generics.params.is_empty() {
         let name = &func.sig.ident;
         let inputs = func.sig.inputs.iter().map(|a| match a {
-            syn::FnArg::Typed(pt) => {
-                let ty = &pt.ty;
-                quote!(#ty)
-            }
-            syn::FnArg::Receiver(r) => {
-                let ty = &r.ty;
-                quote!(#ty)
-            }
+            syn::FnArg::Typed(pt) => unambiguous(&pt.ty),
+            syn::FnArg::Receiver(r) => unambiguous(&r.ty),
         });
         let output = match &func.sig.output {
             syn::ReturnType::Default => quote!(()),
-            syn::ReturnType::Type(_, ty) => quote!(#ty),
+            syn::ReturnType::Type(_, ty) => unambiguous(ty),
         };
         quote_spanned!(func.sig.ident.span()=>
             const _: fn(#(#inputs),*) -> #output = #name;
@@ -217,6 +225,16 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                     .iter()
                     .any(|p| !matches!(p, syn::GenericParam::Lifetime(_))),
                 in_impl: true,
+                impl_params: imp
+                    .generics
+                    .params
+                    .iter()
+                    .filter_map(|p| match p {
+                        syn::GenericParam::Type(t) => Some(t.ident.clone()),
+                        syn::GenericParam::Const(c) => Some(c.ident.clone()),
+                        syn::GenericParam::Lifetime(_) => None,
+                    })
+                    .collect(),
             };
             let (r, sig, derived_rrule) = rules_of(&parts, args, &mut errors);
             rules.push(r);
@@ -283,7 +301,12 @@ pub(crate) fn dual_type(ty: &syn::Type) -> TokenStream {
             let inner = &r.elem;
             quote_spanned!(ty.span()=> #rt::Dual<&#lt #m #inner, &#lt #m <#inner as #rt::Primal>::TangentRef>)
         }
-        syn::Type::Paren(p) => dual_type(&p.elem),
+        // Not around a trait object: `<dyn A + B as ..>` needs them.
+        syn::Type::Paren(p)
+            if !matches!(&*p.elem, syn::Type::TraitObject(_) | syn::Type::ImplTrait(_)) =>
+        {
+            dual_type(&p.elem)
+        }
         other => quote_spanned!(ty.span()=> #rt::Dual<#other, <#other as #rt::Primal>::Tangent>),
     }
 }
@@ -331,14 +354,18 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
     let ret_rdata = rdata_type(&sig.ret);
     let arg_rdata = sig.args.iter().map(|a| rdata_type(&a.ty));
     let mut bounds: Vec<TokenStream> = Vec::new();
+    let generic = |ty: &syn::Type| is_type_param(ty, generics);
     for ty in sig.args.iter().map(|a| &a.ty).chain(std::iter::once(&sig.ret)) {
         match ty {
             // A reference's rdata is `NoRData`; bound the referent (a bound on `&T` would need a
             // named lifetime).
             syn::Type::Reference(r) => {
                 let inner = &r.elem;
-                bounds.push(quote_spanned!(inner.span()=> #inner: #rt::Primal));
+                if generic(inner) {
+                    bounds.push(quote_spanned!(inner.span()=> #inner: #rt::Primal));
+                }
             }
+            _ if !generic(ty) => {}
             _ => {
                 bounds.push(quote_spanned!(ty.span()=> #ty: #rt::Primal));
                 bounds.push(
@@ -347,15 +374,10 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
             }
         }
     }
-    let where_clause = match &generics.where_clause {
-        Some(w) => {
-            let preds = &w.predicates;
-            quote!(where #preds, #(#bounds),*)
-        }
-        None => quote!(where #(#bounds),*),
-    };
+    let where_clause = where_clause(generics, &bounds);
     // The pullback captures no lifetime of the arguments: only the type and const parameters.
-    let captured = generics.params.iter().filter_map(|p| match p {
+    let outer = func.impl_params.iter().map(|i| quote!(#i));
+    let captured = outer.chain(generics.params.iter().filter_map(|p| match p {
         syn::GenericParam::Type(t) => {
             let i = &t.ident;
             Some(quote!(#i))
@@ -365,7 +387,7 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
             Some(quote!(#i))
         }
         syn::GenericParam::Lifetime(_) => None,
-    });
+    }));
     let doc = format!(
         "Reverse-mode rule of [`{}`], derived by `#[differentiable]`: each argument paired with \
          its fdata; returns the result paired with its fdata, and the pullback from the result's \
@@ -383,13 +405,32 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
     )
 }
 
+/// Whether `ty` is one of the type parameters of `generics` (`T`). The rules bound only such
+/// types by `Primal`: a bound on any other type (`[f64; N]` with a const `N`, `Pair<T>`,
+/// `Vec<T>`) would shadow the runtime's or the derived impl, whose associated types would then
+/// no longer normalise; the impl's own requirements follow from the parameters' bounds, and a
+/// type without `Primal` is reported by the signature's `<T as Primal>::..` anyway.
+fn is_type_param(ty: &syn::Type, generics: &syn::Generics) -> bool {
+    let syn::Type::Path(p) = ty else { return false };
+    p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| {
+            generics.params.iter().any(|g| matches!(g, syn::GenericParam::Type(t) if t.ident == *i))
+        })
+}
+
 /// For a body reverse mode does not cover yet: a `NAME_rrule` whose every use is a compile
 /// error naming the reason (instead of a bare "cannot find function").
-fn rrule_stub(func: &FnParts<'_>, sig: &parse::Sig, reason: &str) -> TokenStream {
-    let rt = rt();
+/// The bound that fails carries the span of the first statement outside the subset, so that
+/// the error's note points at the user's code that needs it.
+fn rrule_stub(func: &FnParts<'_>, sig: &parse::Sig, reason: &str, at: Span) -> TokenStream {
     let vis = &func.vis;
     let name = format_ident!("{}_rrule", func.sig.ident, span = func.sig.ident.span());
-    let reason = format_ident!("{}", reason);
+    let reason = format_ident!("{}", reason, span = at);
+    let bound = quote_spanned!(at=>
+        __R: ::mooncake_runtime::__private::rev::ReverseModeNotYet<
+            ::mooncake_runtime::__private::rev::unsupported::#reason
+        >,
+    );
     let params: Vec<syn::Ident> =
         (0..sig.args.len()).map(|i| format_ident!("__A{}", i, span = Span::mixed_site())).collect();
     let doc = format!(
@@ -402,7 +443,7 @@ fn rrule_stub(func: &FnParts<'_>, sig: &parse::Sig, reason: &str) -> TokenStream
         #[allow(dead_code, clippy::extra_unused_type_parameters)]
         #vis fn #name<#(#params,)* __R>(#(_: #params),*) -> __R
         where
-            __R: #rt::rev::ReverseModeNotYet<#rt::rev::unsupported::#reason>,
+            #bound
         {
             ::core::unreachable!()
         }
@@ -427,15 +468,11 @@ fn frule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
             syn::Type::Reference(r) => &*r.elem,
             t => t,
         };
-        bounds.push(quote_spanned!(inner.span()=> #inner: #rt::Primal));
-    }
-    let where_clause = match &generics.where_clause {
-        Some(w) => {
-            let preds = &w.predicates;
-            quote!(where #preds, #(#bounds),*)
+        if is_type_param(inner, generics) {
+            bounds.push(quote_spanned!(inner.span()=> #inner: #rt::Primal));
         }
-        None => quote!(where #(#bounds),*),
-    };
+    }
+    let where_clause = where_clause(generics, &bounds);
     let doc = format!(
         "Forward-mode rule of [`{}`](Self), derived by `#[differentiable]`: each argument paired \
          with its tangent, the result paired with its directional derivative.",
@@ -477,12 +514,15 @@ fn generate(
     let names = Names::new(body);
     let mut fwd = forward::Forward::new(body, &names);
     fwd.debug = args.debug;
-    let decls = local_declarations(body, &names, dual_type);
-    let rdecls_of = |b: &Body| local_declarations(b, &Names::new(b), codual_type);
-    let stmts = |b: BlockId| {
-        let s = body.blocks[b.index()].statements.iter().map(|s| fwd.statement(s));
-        quote!(#(#s)*)
+    let decls = local_declarations(body, &names, |t| Some(dual_type(t)));
+    // In reverse mode a buffer local may be held by value or through a handle: its type is
+    // left to inference (a constructor into it is given its element type instead).
+    let rdecls_of = |b: &Body| {
+        local_declarations(b, &Names::new(b), |t| {
+            reverse::buffer_element(t).is_none().then(|| codual_type(t))
+        })
     };
+    let stmts = |b: BlockId| fwd.block(body, b);
     let exit = |b: BlockId| {
         let t = &body.blocks[b.index()].terminator;
         match &t.kind {
@@ -555,7 +595,7 @@ fn generate(
                 }
             )
         }
-        Some(reason) => rrule_stub(func, sig, reason),
+        Some((reason, span)) => rrule_stub(func, sig, reason, span),
     };
     if args.forward_only && args.reverse_only {
         errors.error(
@@ -579,7 +619,7 @@ fn generate(
 fn local_declarations(
     body: &Body,
     names: &Names,
-    typed: fn(&syn::Type) -> TokenStream,
+    typed: fn(&syn::Type) -> Option<TokenStream>,
 ) -> TokenStream {
     let mut assigned = vec![false; body.locals.len()];
     for b in &body.blocks {
@@ -594,11 +634,8 @@ fn local_declarations(
     let decls = (body.n_args + 1..body.locals.len()).filter(|l| assigned[*l]).map(|l| {
         let name = names.local(Local(l as u32));
         let decl = &body.locals[l];
-        match &decl.ty {
-            Some(ty) => {
-                let ty = typed(ty);
-                quote_spanned!(decl.span=> let mut #name: #ty;)
-            }
+        match decl.ty.as_ref().and_then(typed) {
+            Some(ty) => quote_spanned!(decl.span=> let mut #name: #ty;),
             None => quote_spanned!(decl.span=> let mut #name;),
         }
     });
@@ -633,10 +670,25 @@ fn dispatch_basis(
         return None;
     }
     let self_ty = &imp.self_ty;
-    let mut bounds = vec![quote!(#self_ty: #rt::Primal)];
+    // A generic impl bounds its type parameters, not `Self`: a bound on `Self` would shadow the
+    // derived impl, whose associated types (`FData`, `Handle`, `TangentRef`) would then no
+    // longer normalise.
+    let params: Vec<&syn::Ident> = imp
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(&t.ident),
+            _ => None,
+        })
+        .collect();
+    let mut bounds = if params.is_empty() {
+        vec![quote!(#self_ty: #rt::Primal)]
+    } else {
+        params.iter().map(|t| quote!(#t: #rt::Primal)).collect()
+    };
     if let Some(w) = &imp.generics.where_clause {
-        let p = &w.predicates;
-        bounds.push(quote!(#p));
+        bounds.extend(w.predicates.iter().map(|p| quote!(#p)));
     }
     Some((recv, forward::method_key(&fsig.ident.to_string()), bounds))
 }
@@ -737,8 +789,8 @@ fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig)
 /// receiver's) and behind `&mut` (a copy read out of the handle, with the handle's shadow);
 /// `&mut self` methods receivers behind `&mut` (a value held by the function is refused with a
 /// compile error naming the reason); `self` methods receivers held by value. A generic `impl`
-/// gets the first kind only: with type parameters, `<T as Primal>::FData` and `::Handle` do not
-/// normalise, and the marker impls would overlap.
+/// bounds its type parameters by `Primal` rather than `Self` (see [`dispatch_basis`]), so that
+/// `<Self as Primal>::FData` and `::Handle` normalise through the derived impl.
 fn method_dispatch_reverse(
     imp: &syn::ItemImpl,
     fsig: &syn::Signature,
@@ -766,6 +818,27 @@ fn method_dispatch_reverse(
     let ret_codual = codual_type(ret);
     let ret_rdata = rdata_type(ret);
     let gparams = &imp.generics.params;
+    // `use<..>` lists the parameters' names only: `use<T: Float>` does not parse (found by the
+    // fuzz test).
+    let gnames: Vec<TokenStream> = imp
+        .generics
+        .params
+        .iter()
+        .map(|p| match p {
+            syn::GenericParam::Lifetime(l) => {
+                let l = &l.lifetime;
+                quote!(#l)
+            }
+            syn::GenericParam::Type(t) => {
+                let i = &t.ident;
+                quote!(#i)
+            }
+            syn::GenericParam::Const(c) => {
+                let i = &c.ident;
+                quote!(#i)
+            }
+        })
+        .collect();
     let primal = quote!(#rt::Primal);
     let shadow = quote!(<#self_ty as #primal>::Shadow);
     let fdata = quote!(<#self_ty as #primal>::FData);
@@ -804,7 +877,7 @@ fn method_dispatch_reverse(
                     __args: Self::Args<'__b>,
                 ) -> (
                     #ret_codual,
-                    impl ::core::ops::FnOnce(#ret_rdata, #recv_rdata) -> Self::Rets + use<#gparams>,
+                    impl ::core::ops::FnOnce(#ret_rdata, #recv_rdata) -> Self::Rets + use<#(#gnames),*>,
                 ) {
                     #body
                     (__y, move |__ybar, __ra: #recv_rdata| {
@@ -827,7 +900,6 @@ fn method_dispatch_reverse(
         #rt::TangentSpace::increment(&mut __rd, &__ra);
         __rd
     });
-    let generic = imp.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
     let by_ref = quote!(#rt::CoDual<&'__a #self_ty, #shadow>);
     let by_value = quote!(#rt::CoDual<#self_ty, #fdata>);
     let by_handle = quote!(#rt::CoDual<#handle, #shadow>);
@@ -849,9 +921,6 @@ fn method_dispatch_reverse(
                 quote!(),
                 plain.clone(),
             );
-            if generic {
-                return out;
-            }
             // Held by value: lent with a fresh shadow; the pullback turns what the shadow
             // gathered into the receiver's fdata and rdata.
             out.extend(kind(
@@ -896,9 +965,6 @@ fn method_dispatch_reverse(
         parse::Receiver::Mut => {
             let mut out =
                 kind(quote!(ByHandle), by_handle, no_rdata, direct, ignore_ra, quote!(), plain);
-            if generic {
-                return out;
-            }
             // A value the function holds: moved into a fresh handle and shadow for the call and
             // copied back. The receiver's cotangent after the call goes into that shadow before
             // the method's pullback runs, and what the shadow holds after it (the gradient with

@@ -4,6 +4,7 @@ use super::errors::Errors;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
+use quote::quote;
 use syn::spanned::Spanned;
 
 /// The arguments of `#[differentiable(...)]`.
@@ -122,8 +123,13 @@ pub(crate) fn signature(sig: &syn::Signature, errors: &mut Errors) -> Sig {
                     );
                 }
                 match &*pt.pat {
-                    syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => args
-                        .push(Arg { name: pi.ident.clone(), ty: (*pt.ty).clone(), receiver: None }),
+                    syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                        args.push(Arg {
+                            name: pi.ident.clone(),
+                            ty: unambiguous_type(&pt.ty),
+                            receiver: None,
+                        })
+                    }
                     other => errors.error_spanned(
                         other,
                         "#[differentiable] arguments must be plain names (`x: T`); destructure \
@@ -146,9 +152,34 @@ pub(crate) fn signature(sig: &syn::Signature, errors: &mut Errors) -> Sig {
             if let syn::Type::ImplTrait(it) = &**ty {
                 errors.error_spanned(it, "`impl Trait` return types are not supported");
             }
-            (**ty).clone()
+            unambiguous_type(ty)
         }
     };
     let _ = sig.span();
     Sig { args, ret }
+}
+
+/// A type that may stand in a function pointer type or before `as`: `dyn A + 'b` and
+/// `impl A + B` (or with a trailing `+`) in parentheses (`fn() -> dyn A + 'b` is an ambiguous
+/// `+`; found by the fuzz test).
+pub(crate) fn unambiguous(ty: &syn::Type) -> TokenStream {
+    let ty = unambiguous_type(ty);
+    quote!(#ty)
+}
+
+/// [`unambiguous`] as a type.
+pub(crate) fn unambiguous_type(ty: &syn::Type) -> syn::Type {
+    let ambiguous = match ty {
+        syn::Type::TraitObject(t) => t.bounds.len() > 1 || t.bounds.trailing_punct(),
+        syn::Type::ImplTrait(t) => t.bounds.len() > 1 || t.bounds.trailing_punct(),
+        _ => false,
+    };
+    if ambiguous {
+        syn::Type::Paren(syn::TypeParen {
+            paren_token: syn::token::Paren(ty.span()),
+            elem: Box::new(ty.clone()),
+        })
+    } else {
+        ty.clone()
+    }
 }

@@ -48,7 +48,8 @@ pub(crate) fn verify(body: &Body) -> Vec<String> {
                         Rvalue::Use(o)
                         | Rvalue::Unary(_, o)
                         | Rvalue::Cast(o, _)
-                        | Rvalue::Repeat(o, _) => vec![o],
+                        | Rvalue::Repeat(o, _)
+                        | Rvalue::Convert(_, o) => vec![o],
                         Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => vec![a, b],
                         Rvalue::Call { args, .. }
                         | Rvalue::Tuple(args)

@@ -26,6 +26,9 @@ impl<T: TangentSpace> TangentSpace for Vec<T> {
     fn scale(&mut self, a: f64) {
         self.iter_mut().for_each(|x| x.scale(a));
     }
+    fn settle(&mut self) {
+        self.iter_mut().for_each(|x| x.settle());
+    }
 }
 
 fn zeros<T: Primal>(xs: &[T]) -> Vec<T::Tangent> {

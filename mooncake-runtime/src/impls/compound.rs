@@ -27,6 +27,9 @@ impl<T: TangentSpace, const N: usize> TangentSpace for [T; N] {
     fn scale(&mut self, a: f64) {
         self.iter_mut().for_each(|x| x.scale(a));
     }
+    fn settle(&mut self) {
+        self.iter_mut().for_each(|x| x.settle());
+    }
 }
 
 impl<T: FData, const N: usize> FData for [T; N] {
@@ -136,6 +139,9 @@ macro_rules! tuple_impls {
             fn scale(&mut self, a: f64) {
                 $( self.$i.scale(a); )+
             }
+            fn settle(&mut self) {
+                $( self.$i.settle(); )+
+            }
         }
 
         impl<$($T: FData),+> FData for ($($T,)+) {
@@ -238,6 +244,11 @@ impl<T: TangentSpace> TangentSpace for Option<T> {
     fn scale(&mut self, a: f64) {
         if let Some(x) = self {
             x.scale(a)
+        }
+    }
+    fn settle(&mut self) {
+        if let Some(x) = self {
+            x.settle()
         }
     }
 }

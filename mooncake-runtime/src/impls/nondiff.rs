@@ -72,6 +72,8 @@ macro_rules! nondiff_copy {
         impl Primal for $t {
             nondiff_common!();
             type Handle = SharedCell<$t>;
+            #[inline(always)]
+            fn add_rdata_to_shadow(&self, _: &NoFData, _: NoRData) {}
             fn to_handle(&self) -> SharedCell<$t> {
                 SharedCell::new(*self)
             }

@@ -21,6 +21,10 @@ macro_rules! float_primal {
             fn scale(&mut self, a: f64) {
                 *self = (*self as f64 * a) as $t;
             }
+            #[inline(always)]
+            fn settle(&mut self) {
+                *self += 0.0;
+            }
         }
 
         impl Primal for $t {
@@ -80,6 +84,10 @@ macro_rules! float_primal {
             fn reset_shadow(&self, shadow: &mut SharedCell<$t>) -> Result<(), ShapeMismatch> {
                 shadow.set(0.0);
                 Ok(())
+            }
+            #[inline(always)]
+            fn add_rdata_to_shadow(&self, shadow: &SharedCell<$t>, r: $t) {
+                shadow.add(r);
             }
             fn reset_handle(&self, handle: &mut SharedCell<$t>) -> Result<(), ShapeMismatch> {
                 handle.set(*self);

@@ -65,6 +65,7 @@
 #![allow(clippy::type_complexity)]
 
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+use crate::element::{Element, SumElement};
 use crate::float::Float;
 use crate::shared::SharedVec;
 
@@ -183,6 +184,13 @@ impl<T> WriteBuffer<T> for SharedVec<T> {
     }
 }
 
+impl<T, const N: usize> ReadBuffer<T> for crate::shared::SharedArray<T, N> {
+    #[inline(always)]
+    fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        self.as_shared_vec().with(f)
+    }
+}
+
 impl<T, S: ReadBuffer<T> + ?Sized> ReadBuffer<T> for &S {
     #[inline(always)]
     fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
@@ -213,9 +221,9 @@ fn sum_slice<T: Float>(s: &[T]) -> T {
     s.iter().fold(-T::ZERO, |acc, &x| acc + x)
 }
 
-/// `dst += src`, element-wise.
+/// `dst += src`, element-wise, for the shadows of a buffer of `T`.
 #[inline(always)]
-fn add_into<T: Float>(dst: &mut [T], src: &[T]) {
+fn add_into<T: Element>(dst: &mut [T::Tangent], src: &[T::Tangent]) {
     assert_eq!(
         dst.len(),
         src.len(),
@@ -223,7 +231,7 @@ fn add_into<T: Float>(dst: &mut [T], src: &[T]) {
         src.len(),
         dst.len()
     );
-    dst.iter_mut().zip(src).for_each(|(d, &s)| *d += s);
+    dst.iter_mut().zip(src).for_each(|(d, &s)| T::add_rdata(d, T::tangent_rdata(s)));
 }
 
 const SHADOW_TOO_SHORT: &str =
@@ -263,10 +271,10 @@ pub fn len_rrule<T, S: ReadBuffer<T> + ?Sized, F>(
 /// # Panics
 /// If `i` is out of range, as `x[i]` does.
 #[inline]
-pub fn index_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(
+pub fn index_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
     x: Dual<B, BT>,
     i: Dual<usize, NoTangent>,
-) -> Dual<T, T> {
+) -> Dual<T, T::Tangent> {
     let i = i.primal;
     Dual::new(x.primal.get(i), x.tangent.get(i))
 }
@@ -276,15 +284,15 @@ pub fn index_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(
 /// # Panics
 /// If `i` is out of range, as `x[i]` does.
 #[inline]
-pub fn index_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
-    x: CoDual<&S, SharedVec<T>>,
+pub fn index_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T::Tangent>>,
     i: CoDual<usize, NoFData>,
-) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData, NoRData) + use<T, S>) {
+) -> (CoDual<T, NoFData>, impl FnOnce(T::RData) -> (NoRData, NoRData) + use<T, S>) {
     let i = i.primal;
     let y = x.primal.get(i);
     let dx = x.fdata;
-    let pullback = move |y_bar: T| {
-        dx.add(i, y_bar);
+    let pullback = move |y_bar: T::RData| {
+        dx.with_mut(|d| T::add_rdata(&mut d[i], y_bar));
         (NoRData, NoRData)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -298,10 +306,10 @@ pub fn index_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
 /// # Panics
 /// If `i` is out of range, as `x[i] = v` does.
 #[inline]
-pub fn index_set_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+pub fn index_set_frule<T: Element, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
     x: Dual<M, MT>,
     i: Dual<usize, NoTangent>,
-    v: Dual<T, T>,
+    v: Dual<T, T::Tangent>,
 ) -> Dual<(), NoTangent> {
     let (mut x, mut dx) = x.into_parts();
     x.set(i.primal, v.primal);
@@ -316,17 +324,17 @@ pub fn index_set_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
 /// # Panics
 /// If `i` is out of range, as `x[i] = v` does.
 #[inline]
-pub fn index_set_rrule<T: Float>(
-    x: CoDual<SharedVec<T>, SharedVec<T>>,
+pub fn index_set_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
     i: CoDual<usize, NoFData>,
     v: CoDual<T, NoFData>,
-) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T) + use<T>) {
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T::RData) + use<T>) {
     let (x, dx) = x.into_parts();
     let i = i.primal;
     let old = x.set(i, v.primal);
-    let old_d = dx.set(i, T::ZERO);
+    let old_d = dx.set(i, T::ZERO_TANGENT);
     let pullback = move |_: NoRData| {
-        let v_bar = dx.set(i, old_d);
+        let v_bar = T::tangent_rdata(dx.set(i, old_d));
         x.set(i, old);
         (NoRData, NoRData, v_bar)
     };
@@ -502,10 +510,10 @@ pub fn index_div_assign_rrule<T: Float>(
 
 /// Forward rule of `vec![x; n]`: `(vec![x; n], vec![dx; n])`.
 #[inline]
-pub fn vec_filled_frule<T: Float>(
-    x: Dual<T, T>,
+pub fn vec_filled_frule<T: Element>(
+    x: Dual<T, T::Tangent>,
     n: Dual<usize, NoTangent>,
-) -> Dual<Vec<T>, Vec<T>> {
+) -> Dual<Vec<T>, Vec<T::Tangent>> {
     let n = n.primal;
     Dual::new(vec![x.primal; n], vec![x.tangent; n])
 }
@@ -513,63 +521,67 @@ pub fn vec_filled_frule<T: Float>(
 /// Reverse rule of `vec![x; n]`: a fresh zero shadow for the result; the pullback returns
 /// `x̄ = Σ ȳ`.
 #[inline]
-pub fn vec_filled_rrule<T: Float>(
+pub fn vec_filled_rrule<T: Element>(
     x: CoDual<T, NoFData>,
     n: CoDual<usize, NoFData>,
-) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (T, NoRData) + use<T>) {
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (T::RData, NoRData) + use<T>) {
     let n = n.primal;
-    let dy = SharedVec::filled(T::ZERO, n);
+    let dy = SharedVec::filled(T::ZERO_TANGENT, n);
     let shadow = dy.clone();
-    let pullback = move |_: NoRData| (shadow.with(sum_slice), NoRData);
+    let pullback = move |_: NoRData| (shadow.with(T::sum_rdata), NoRData);
     (CoDual::new(vec![x.primal; n], dy), pullback)
 }
 
 /// Forward rule of `vec![a, b, ..]`, written as `Vec::from([a, b, ..])`: the tangent array
 /// becomes the tangent `Vec`.
 #[inline]
-pub fn vec_from_array_frule<T: Float, const N: usize>(
-    x: Dual<[T; N], [T; N]>,
-) -> Dual<Vec<T>, Vec<T>> {
+pub fn vec_from_array_frule<T: Element, const N: usize>(
+    x: Dual<[T; N], [T::Tangent; N]>,
+) -> Dual<Vec<T>, Vec<T::Tangent>> {
     Dual::new(Vec::from(x.primal), Vec::from(x.tangent))
 }
 
 /// Reverse rule of `vec![a, b, ..]`, written as `Vec::from([a, b, ..])`: a fresh zero shadow
 /// for the result; the pullback returns the array's rdata, `ȳ` element by element.
 #[inline]
-pub fn vec_from_array_rrule<T: Float, const N: usize>(
+pub fn vec_from_array_rrule<T: Element, const N: usize>(
     x: CoDual<[T; N], [NoFData; N]>,
-) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> ([T; N],) + use<T, N>) {
-    let dy = SharedVec::filled(T::ZERO, N);
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> ([T::RData; N],) + use<T, N>) {
+    let dy = SharedVec::filled(T::ZERO_TANGENT, N);
     let shadow = dy.clone();
-    let pullback = move |_: NoRData| (shadow.with(|s| std::array::from_fn(|k| s[k])),);
+    let pullback =
+        move |_: NoRData| (shadow.with(|s| std::array::from_fn(|k| T::tangent_rdata(s[k]))),);
     (CoDual::new(Vec::from(x.primal), dy), pullback)
 }
 
 /// Forward rule of `Vec::new()`: two empty `Vec`s.
 #[inline]
-pub fn vec_new_frule<T: Float>() -> Dual<Vec<T>, Vec<T>> {
+pub fn vec_new_frule<T: Element>() -> Dual<Vec<T>, Vec<T::Tangent>> {
     Dual::new(Vec::new(), Vec::new())
 }
 
 /// Reverse rule of `Vec::new()`: an empty `Vec` with a fresh empty shadow (the shadow's handle
 /// is the one allocation); the pullback has no argument to return a gradient for.
 #[inline]
-pub fn vec_new_rrule<T: Float>() -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) + use<T>) {
+pub fn vec_new_rrule<T: Element>()
+-> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) + use<T>) {
     (CoDual::new(Vec::new(), SharedVec::from_vec(Vec::new())), |_: NoRData| {})
 }
 
 /// Forward rule of `Vec::with_capacity(n)`: two empty `Vec`s with room for `n` elements.
 #[inline]
-pub fn vec_with_capacity_frule<T: Float>(n: Dual<usize, NoTangent>) -> Dual<Vec<T>, Vec<T>> {
+pub fn vec_with_capacity_frule<T: Element>(
+    n: Dual<usize, NoTangent>,
+) -> Dual<Vec<T>, Vec<T::Tangent>> {
     Dual::new(Vec::with_capacity(n.primal), Vec::with_capacity(n.primal))
 }
 
 /// Reverse rule of `Vec::with_capacity(n)`: an empty `Vec` with a fresh empty shadow, both with
 /// room for `n` elements; `n` gets no gradient.
 #[inline]
-pub fn vec_with_capacity_rrule<T: Float>(
+pub fn vec_with_capacity_rrule<T: Element>(
     n: CoDual<usize, NoFData>,
-) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
     let n = n.primal;
     let pullback = |_: NoRData| (NoRData,);
     (CoDual::new(Vec::with_capacity(n), SharedVec::with_capacity(n)), pullback)
@@ -580,9 +592,9 @@ pub fn vec_with_capacity_rrule<T: Float>(
 
 /// Forward rule of `x.push(v)`: pushes `v` onto `x` and `dv` onto its tangent.
 #[inline]
-pub fn push_frule<T: Float>(
-    x: Dual<&mut Vec<T>, &mut Vec<T>>,
-    v: Dual<T, T>,
+pub fn push_frule<T: Element>(
+    x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
+    v: Dual<T, T::Tangent>,
 ) -> Dual<(), NoTangent> {
     x.primal.push(v.primal);
     x.tangent.push(v.tangent);
@@ -592,16 +604,16 @@ pub fn push_frule<T: Float>(
 /// Reverse rule of `x.push(v)`: pushes `v` onto `x` and a zero onto its shadow; the pullback
 /// pops both, returning the popped gradient as `v̄`.
 #[inline]
-pub fn push_rrule<T: Float>(
-    x: CoDual<SharedVec<T>, SharedVec<T>>,
+pub fn push_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
     v: CoDual<T, NoFData>,
-) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T) + use<T>) {
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T::RData) + use<T>) {
     let (x, dx) = x.into_parts();
     debug_check_shadow(x.len(), dx.len());
     x.push(v.primal);
-    dx.push(T::ZERO);
+    dx.push(T::ZERO_TANGENT);
     let pullback = move |_: NoRData| {
-        let v_bar = dx.pop().expect(SHADOW_TOO_SHORT);
+        let v_bar = T::tangent_rdata(dx.pop().expect(SHADOW_TOO_SHORT));
         x.pop();
         (NoRData, v_bar)
     };
@@ -614,7 +626,9 @@ pub fn push_rrule<T: Float>(
 /// # Panics
 /// If the tangent is shorter than `x`.
 #[inline]
-pub fn pop_frule<T: Float>(x: Dual<&mut Vec<T>, &mut Vec<T>>) -> Dual<Option<T>, Option<T>> {
+pub fn pop_frule<T: Element>(
+    x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
+) -> Dual<Option<T>, Option<T::Tangent>> {
     let y = x.primal.pop();
     let dy = y.map(|_| x.tangent.pop().expect(SHADOW_TOO_SHORT));
     Dual::new(y, dy)
@@ -627,17 +641,20 @@ pub fn pop_frule<T: Float>(x: Dual<&mut Vec<T>, &mut Vec<T>>) -> Dual<Option<T>,
 /// # Panics
 /// If the shadow is shorter than `x`.
 #[inline]
-pub fn pop_rrule<T: Float>(
-    x: CoDual<SharedVec<T>, SharedVec<T>>,
-) -> (CoDual<Option<T>, Option<NoFData>>, impl FnOnce(Option<T>) -> (NoRData,) + use<T>) {
+pub fn pop_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+) -> (CoDual<Option<T>, Option<NoFData>>, impl FnOnce(Option<T::RData>) -> (NoRData,) + use<T>) {
     let (x, dx) = x.into_parts();
     debug_check_shadow(x.len(), dx.len());
     let y = x.pop();
     let popped = y.map(|_| dx.pop().expect(SHADOW_TOO_SHORT));
-    let pullback = move |y_bar: Option<T>| {
-        if let (Some(y), Some(d)) = (y, popped) {
+    let pullback = move |y_bar: Option<T::RData>| {
+        if let (Some(y), Some(mut d)) = (y, popped) {
             x.push(y);
-            dx.push(d + y_bar.unwrap_or(T::ZERO));
+            if let Some(r) = y_bar {
+                T::add_rdata(&mut d, r);
+            }
+            dx.push(d);
         }
         (NoRData,)
     };
@@ -649,23 +666,23 @@ pub fn pop_rrule<T: Float>(
 
 /// Forward rule of `x.to_vec()`: copies of `x` and of its tangent.
 #[inline]
-pub fn to_vec_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(
+pub fn to_vec_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
     x: Dual<B, BT>,
-) -> Dual<Vec<T>, Vec<T>> {
-    Dual::new(x.primal.with_slice(<[T]>::to_vec), x.tangent.with_slice(<[T]>::to_vec))
+) -> Dual<Vec<T>, Vec<T::Tangent>> {
+    Dual::new(x.primal.with_slice(<[T]>::to_vec), x.tangent.with_slice(<[T::Tangent]>::to_vec))
 }
 
 /// Reverse rule of `x.to_vec()`: a copy of `x` with a fresh zero shadow; the pullback adds the
 /// copy's gradient into `dx`.
 #[inline]
-pub fn to_vec_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
-    x: CoDual<&S, SharedVec<T>>,
-) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
+pub fn to_vec_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T::Tangent>>,
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
     let y = x.primal.with_slice(<[T]>::to_vec);
-    let dy = SharedVec::filled(T::ZERO, y.len());
+    let dy = SharedVec::filled(T::ZERO_TANGENT, y.len());
     let (dx, shadow) = (x.fdata, dy.clone());
     let pullback = move |_: NoRData| {
-        shadow.with(|g| dx.with_mut(|d| add_into(d, g)));
+        shadow.with(|g| dx.with_mut(|d| add_into::<T>(d, g)));
         (NoRData,)
     };
     (CoDual::new(y, dy), pullback)
@@ -673,17 +690,17 @@ pub fn to_vec_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
 
 /// Forward rule of `x.clone()` for a `Vec` `x`: as [`to_vec_frule`].
 #[inline]
-pub fn vec_clone_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(
+pub fn vec_clone_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
     x: Dual<B, BT>,
-) -> Dual<Vec<T>, Vec<T>> {
+) -> Dual<Vec<T>, Vec<T::Tangent>> {
     to_vec_frule(x)
 }
 
 /// Reverse rule of `x.clone()` for a `Vec` `x`: as [`to_vec_rrule`].
 #[inline]
-pub fn vec_clone_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
-    x: CoDual<&S, SharedVec<T>>,
-) -> (CoDual<Vec<T>, SharedVec<T>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
+pub fn vec_clone_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T::Tangent>>,
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
     to_vec_rrule(x)
 }
 
@@ -692,9 +709,9 @@ pub fn vec_clone_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
 
 /// Forward rule of `x.fill(v)`: fills `x` with `v` and its tangent with `dv`.
 #[inline]
-pub fn fill_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+pub fn fill_frule<T: Element, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
     x: Dual<M, MT>,
-    v: Dual<T, T>,
+    v: Dual<T, T::Tangent>,
 ) -> Dual<(), NoTangent> {
     let (mut x, mut dx) = x.into_parts();
     x.with_slice_mut(|s| s.fill(v.primal));
@@ -706,10 +723,10 @@ pub fn fill_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
 /// allocations), fills `x` with `v` and zeroes `dx`; the pullback returns `v̄ = Σ dx`, puts the
 /// saved `dx` back and restores `x`.
 #[inline]
-pub fn fill_rrule<T: Float>(
-    x: CoDual<SharedVec<T>, SharedVec<T>>,
+pub fn fill_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
     v: CoDual<T, NoFData>,
-) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T) + use<T>) {
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T::RData) + use<T>) {
     let (x, dx) = x.into_parts();
     debug_check_shadow(x.len(), dx.len());
     let old = x.with_mut(|s| {
@@ -719,13 +736,13 @@ pub fn fill_rrule<T: Float>(
     });
     let old_d = dx.with_mut(|s| {
         let old = s.clone();
-        s.fill(T::ZERO);
+        s.fill(T::ZERO_TANGENT);
         old
     });
     let pullback = move |_: NoRData| {
         let g = dx.replace(old_d);
         x.with_mut(|s| s.copy_from_slice(&old));
-        (NoRData, sum_slice(&g))
+        (NoRData, T::sum_rdata(&g))
     };
     (CoDual::new((), NoFData), pullback)
 }
@@ -741,11 +758,11 @@ pub fn copy_from_slice_frule<T, M, MT, B, BT>(
     src: Dual<B, BT>,
 ) -> Dual<(), NoTangent>
 where
-    T: Float,
+    T: Element,
     M: WriteBuffer<T>,
-    MT: WriteBuffer<T>,
+    MT: WriteBuffer<T::Tangent>,
     B: ReadBuffer<T>,
-    BT: ReadBuffer<T>,
+    BT: ReadBuffer<T::Tangent>,
 {
     let (mut dst, mut d_dst) = dst.into_parts();
     dst.with_slice_mut(|d| src.primal.with_slice(|s| d.copy_from_slice(s)));
@@ -760,9 +777,9 @@ where
 /// # Panics
 /// If the lengths differ, as `copy_from_slice` does (naming both lengths).
 #[inline]
-pub fn copy_from_slice_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
-    dst: CoDual<SharedVec<T>, SharedVec<T>>,
-    src: CoDual<&S, SharedVec<T>>,
+pub fn copy_from_slice_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+    dst: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    src: CoDual<&S, SharedVec<T::Tangent>>,
 ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T, S>) {
     let (dst, d_dst) = dst.into_parts();
     debug_check_shadow(dst.len(), d_dst.len());
@@ -773,13 +790,13 @@ pub fn copy_from_slice_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
     });
     let old_d = d_dst.with_mut(|s| {
         let old = s.clone();
-        s.fill(T::ZERO);
+        s.fill(T::ZERO_TANGENT);
         old
     });
     let d_src = src.fdata;
     let pullback = move |_: NoRData| {
         let g = d_dst.replace(old_d);
-        d_src.with_mut(|d| add_into(d, &g));
+        d_src.with_mut(|d| add_into::<T>(d, &g));
         dst.with_mut(|d| d.copy_from_slice(&old));
         (NoRData, NoRData)
     };
@@ -791,7 +808,7 @@ pub fn copy_from_slice_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
 /// # Panics
 /// If `a` or `b` is out of range, as `swap` does.
 #[inline]
-pub fn swap_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
+pub fn swap_frule<T: Element, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
     x: Dual<M, MT>,
     a: Dual<usize, NoTangent>,
     b: Dual<usize, NoTangent>,
@@ -808,8 +825,8 @@ pub fn swap_frule<T: Float, M: WriteBuffer<T>, MT: WriteBuffer<T>>(
 /// # Panics
 /// If `a` or `b` is out of range, as `swap` does.
 #[inline]
-pub fn swap_rrule<T: Float>(
-    x: CoDual<SharedVec<T>, SharedVec<T>>,
+pub fn swap_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
     a: CoDual<usize, NoFData>,
     b: CoDual<usize, NoFData>,
 ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<T>) {
@@ -830,8 +847,10 @@ pub fn swap_rrule<T: Float>(
 
 /// Forward rule of `x.iter().sum::<T>()`: `(Σ x, Σ dx)`.
 #[inline]
-pub fn sum_frule<T: Float, B: ReadBuffer<T>, BT: ReadBuffer<T>>(x: Dual<B, BT>) -> Dual<T, T> {
-    Dual::new(x.primal.with_slice(sum_slice), x.tangent.with_slice(sum_slice))
+pub fn sum_frule<T: SumElement, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
+    x: Dual<B, BT>,
+) -> Dual<T, T::Tangent> {
+    Dual::new(x.primal.with_slice(T::sum), x.tangent.with_slice(T::sum_tangents))
 }
 
 /// Reverse rule of `x.iter().sum::<T>()`: the pullback adds `ȳ` into every element of `dx`.

@@ -380,6 +380,22 @@ impl StructGen<'_> {
         }
     }
 
+    /// `impl Copy` when every field's `<F as Primal>::X` is `Copy` (a conditional impl, so
+    /// that the tangent, fdata and rdata of a `Copy` struct are `Copy`, and so its `Dual` is:
+    /// a derive cannot see whether the struct derives `Copy` too). Where a field's is not (a
+    /// `Vec`'s), the predicate on the concrete type is higher-ranked (see
+    /// `ItemGenerics::bound`), so the impl simply does not apply.
+    fn copy_impl(&self, sibling: Sibling) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.name(sibling);
+        let (impl_generics, ty_generics) = self.generics.for_impl();
+        let where_clause = self.where_clause(Some((sibling, quote!(#rt::core::marker::Copy))));
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::core::marker::Copy for #name #ty_generics #where_clause {}
+        }
+    }
+
     /// `impl Debug`, field-wise (the marker left out); with `<F as Primal>::X: Debug` bounds if
     /// `bounded`.
     fn debug_impl(&self, sibling: Sibling, bounded: bool) -> TokenStream {
@@ -469,6 +485,10 @@ impl StructGen<'_> {
                 fn scale(&mut self, #a_param: #rt::core::primitive::f64) {
                     #( #rt::TangentSpace::scale(&mut self.#members, #a); )*
                 }
+                #[inline]
+                fn settle(&mut self) {
+                    #( #rt::TangentSpace::settle(&mut self.#members); )*
+                }
             }
         }
     }
@@ -518,6 +538,7 @@ impl StructGen<'_> {
         let s = Sibling::Tangent;
         let impls = [
             self.clone_impl(s),
+            self.copy_impl(s),
             self.debug_impl(s, false),
             self.partial_eq_impl(s),
             self.tangent_space_impl(s),
@@ -527,7 +548,8 @@ impl StructGen<'_> {
 
     fn fdata_impls(&self) -> TokenStream {
         let s = Sibling::FData;
-        let impls = [self.clone_impl(s), self.debug_impl(s, false), self.fdata_impl(s)];
+        let impls =
+            [self.clone_impl(s), self.copy_impl(s), self.debug_impl(s, false), self.fdata_impl(s)];
         quote!(#(#impls)*)
     }
 
@@ -535,6 +557,7 @@ impl StructGen<'_> {
         let s = Sibling::RData;
         let impls = [
             self.clone_impl(s),
+            self.copy_impl(s),
             self.debug_impl(s, false),
             self.partial_eq_impl(s),
             self.tangent_space_impl(s),
@@ -562,10 +585,30 @@ impl StructGen<'_> {
         let name = self.name(Sibling::Handle);
         let (impl_generics, ty_generics) = self.generics.for_impl();
         let where_clause = self.where_clause(None);
+        // Which value the handle holds, for reverse rules that read it (`s.p` of `s: &mut S`):
+        // under the bounds of `FromHandle`'s impl (on the fields, not on `Self`, which would
+        // shadow the derived `Primal` impl), and `Clone` under `for<..>`, checked at use.
+        let self_ty = &self.generics.self_ty;
+        let mut predicates = self.field_bounds.clone();
+        let from_handle = quote!(#rt::FromHandle);
+        let mut seen = Vec::new();
+        for f in &self.fields {
+            let key = f.ty.to_string();
+            if !seen.contains(&key) {
+                seen.push(key);
+                predicates.push(self.generics.bound(&f.ty, f.mentions, &from_handle));
+            }
+        }
+        predicates.push(quote!(for<'__x> #self_ty: ::core::clone::Clone));
+        let handle_of_where = self.generics.where_clause(&predicates);
         quote! {
             #[automatically_derived]
             impl #impl_generics #rt::rev::HasRData for #name #ty_generics #where_clause {
                 type RData = #rt::NoRData;
+            }
+            #[automatically_derived]
+            impl #impl_generics #rt::rev::HandleOf for #name #ty_generics #handle_of_where {
+                type Primal = #self_ty;
             }
         }
     }

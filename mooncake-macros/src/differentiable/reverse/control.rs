@@ -1,0 +1,468 @@
+//! The control flow of a reverse rule: the forward sweep as the primal's structured code, and
+//! the reverse sweep as the same structure backwards (seed 002's block stack and the `loop {
+//! match block }` state machine are gone).
+//!
+//! The reverse sweep visits the structured program ([`Node`]) from the end: a sequence
+//! backwards, an `if` through the arm that ran, a loop as many times as it ran. What it needs
+//! to know of the execution the forward sweep records on one *control tape* (a stack of
+//! `usize`), and only at the points where control leaves a construct:
+//!
+//! * an `if` records the arm it took, when the arm ends or a jump leaves it;
+//! * a loop records how many iterations it ran, when a jump leaves it;
+//! * a sequence records which child a jump left it from, if a child before the last can jump
+//!   out of it (otherwise every child ran, and nothing is recorded).
+//!
+//! A jump (`break`, `continue`, `return`) leaves several constructs at once; it records them
+//! innermost first, so that the reverse sweep, which enters the outermost first, finds each
+//! record on top of the tape when it needs it. Constructs that complete normally record in the
+//! same order by nesting. So a reverse sweep pops exactly what its forward sweep pushed, in
+//! reverse order, and the tape is empty at the end.
+//!
+//! One `if` per loop needs no record: the loop's *exit test*, the `if` that ends a loop body
+//! whose one arm always leaves the loop and whose other never does (how `while` and `for`
+//! lower). Its arm is known from the iteration: the exit arm in the last one, the other arm in
+//! all others. A `while` or `for` loop thus records one number per execution, its trip count,
+//! and nothing per iteration.
+
+use super::super::ir::{BlockId, Local};
+use super::super::structure::Node;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+
+/// The code the forward sweep is made of (see [`Control::forward`]).
+struct Forward<'a> {
+    statements: &'a dyn Fn(BlockId) -> TokenStream,
+    exit: &'a dyn Fn(BlockId) -> TokenStream,
+    cond: &'a dyn Fn(Local) -> TokenStream,
+    loop_exit: &'a dyn Fn(BlockId) -> TokenStream,
+}
+
+/// Where a jump goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// `break 'bN`: past the block labelled N.
+    Block(BlockId),
+    /// `continue 'lN`: to the top of the loop labelled N.
+    Loop(BlockId),
+    /// Out of the function (`return`, a panic).
+    Out,
+}
+
+fn target(n: &Node) -> Option<Target> {
+    match n {
+        Node::Break(b) => Some(Target::Block(*b)),
+        Node::Continue(b) => Some(Target::Loop(*b)),
+        Node::Exit(_) => Some(Target::Out),
+        _ => None,
+    }
+}
+
+/// A node's address, as the key of what the analysis found about it.
+fn key(n: &Node) -> usize {
+    n as *const Node as usize
+}
+
+/// What the reverse sweep needs to be told about a node.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Record {
+    /// Nothing.
+    None,
+    /// A sequence: the index of the child a jump left it from (its length if none did).
+    SeqChild,
+    /// An `if`: the arm it took (0 then, 1 else).
+    Arm,
+    /// An `if` that is the exit test of the loop with this header: the arm is known from the
+    /// iteration (`exit_arm` in the last one).
+    ExitTest { header: BlockId, exit_arm: usize },
+    /// A loop: how many iterations it ran.
+    Trips,
+}
+
+/// The analysis of a structured program's control flow (see the module documentation).
+pub(crate) struct Control {
+    records: HashMap<usize, Record>,
+    /// Per sequence that records: the first child that can jump out of it (the children up
+    /// to it always run).
+    first_jumper: HashMap<usize, usize>,
+}
+
+impl Control {
+    pub(crate) fn new(root: &Node) -> Self {
+        let mut c = Control { records: HashMap::new(), first_jumper: HashMap::new() };
+        c.analyse(root);
+        c
+    }
+
+    /// Whether the forward sweep records anything at all.
+    pub(crate) fn needs_tape(&self) -> bool {
+        self.records.values().any(|r| !matches!(r, Record::None | Record::ExitTest { .. }))
+    }
+
+    fn record(&self, n: &Node) -> Record {
+        self.records.get(&key(n)).copied().unwrap_or(Record::None)
+    }
+
+    fn analyse(&mut self, n: &Node) {
+        match n {
+            Node::Seq(children) => {
+                // A child before the last that can leave the sequence.
+                let first = children
+                    .iter()
+                    .enumerate()
+                    .take(children.len().saturating_sub(1))
+                    .find(|(_, c)| leaves(c, n))
+                    .map(|(i, _)| i);
+                if let Some(i) = first {
+                    self.records.insert(key(n), Record::SeqChild);
+                    self.first_jumper.insert(key(n), i);
+                }
+                children.iter().for_each(|c| self.analyse(c));
+            }
+            Node::If(_, t, e) => {
+                self.records.insert(key(n), Record::Arm);
+                self.analyse(t);
+                self.analyse(e);
+            }
+            Node::Loop(h, body) => {
+                self.records.insert(key(n), Record::Trips);
+                if let Some((test, exit_arm)) = exit_test(*h, body) {
+                    self.records.insert(key(test), Record::ExitTest { header: *h, exit_arm });
+                }
+                self.analyse(body);
+                // `analyse(body)` set the exit test's record to `Arm`: put it back.
+                if let Some((test, exit_arm)) = exit_test(*h, body) {
+                    self.records.insert(key(test), Record::ExitTest { header: *h, exit_arm });
+                }
+            }
+            Node::Block(_, inner) => self.analyse(inner),
+            Node::Statements(_) | Node::Break(_) | Node::Continue(_) | Node::Exit(_) => {}
+        }
+    }
+
+    /// The forward sweep: the structured program, with the records. `statements(b)` is the
+    /// code of block `b`'s statements, `exit(b)` that of its terminator when it leaves the
+    /// function (after which it breaks out of the body), `cond(l)` the `bool` a branch tests,
+    /// `loop_exit(h)` what the loop with header `h` records besides its trip count, wherever
+    /// it exits.
+    pub(crate) fn forward(
+        &self,
+        root: &Node,
+        statements: &dyn Fn(BlockId) -> TokenStream,
+        exit: &dyn Fn(BlockId) -> TokenStream,
+        cond: &dyn Fn(Local) -> TokenStream,
+        loop_exit: &dyn Fn(BlockId) -> TokenStream,
+    ) -> TokenStream {
+        let mut path = Vec::new();
+        let f = Forward { statements, exit, cond, loop_exit };
+        self.fwd(root, &mut path, &f)
+    }
+
+    fn fwd<'n>(
+        &self,
+        n: &'n Node,
+        path: &mut Vec<(&'n Node, usize)>,
+        f: &Forward<'_>,
+    ) -> TokenStream {
+        let push = |v: TokenStream| quote!(__ctl.push(#v););
+        match n {
+            Node::Seq(children) => {
+                let mut parts = Vec::new();
+                for (i, c) in children.iter().enumerate() {
+                    path.push((n, i));
+                    parts.push(self.fwd(c, path, f));
+                    path.pop();
+                }
+                let len = children.len();
+                let done =
+                    if self.record(n) == Record::SeqChild { push(quote!(#len)) } else { quote!() };
+                quote!(#(#parts)* #done)
+            }
+            Node::Block(b, inner) => {
+                path.push((n, 0));
+                let inner = self.fwd(inner, path, f);
+                path.pop();
+                let label = block_label(*b);
+                quote!(#label: { #inner })
+            }
+            Node::Loop(b, body) => {
+                path.push((n, 0));
+                let body = self.fwd(body, path, f);
+                path.pop();
+                let (label, count) = (loop_label(*b), trips(*b));
+                quote!(
+                    let mut #count: usize = 0;
+                    #label: loop {
+                        #count += 1;
+                        #body
+                    }
+                )
+            }
+            Node::Statements(b) => (f.statements)(*b),
+            Node::If(c, t, e) => {
+                let record = matches!(self.record(n), Record::Arm);
+                let arm = |i: usize, a: &'n Node, path: &mut Vec<(&'n Node, usize)>| {
+                    path.push((n, i));
+                    let code = self.fwd(a, path, f);
+                    path.pop();
+                    let done = if record { push(quote!(#i)) } else { quote!() };
+                    quote!(#code #done)
+                };
+                let (t, e) = (arm(0, t, path), arm(1, e, path));
+                let c = (f.cond)(*c);
+                quote!(if #c { #t } else { #e })
+            }
+            Node::Break(_) | Node::Continue(_) | Node::Exit(_) => {
+                let records = self.leaving(n, path, f.loop_exit);
+                let jump = match n {
+                    Node::Break(b) => {
+                        let label = block_label(*b);
+                        quote!(break #label;)
+                    }
+                    Node::Continue(b) => {
+                        let label = loop_label(*b);
+                        quote!(continue #label;)
+                    }
+                    Node::Exit(b) => {
+                        let e = (f.exit)(*b);
+                        quote!(#e break '__body;)
+                    }
+                    _ => quote!(),
+                };
+                quote!(#records #jump)
+            }
+        }
+    }
+
+    /// The records of the constructs a jump leaves, innermost first.
+    fn leaving(
+        &self,
+        jump: &Node,
+        path: &[(&Node, usize)],
+        loop_exit: &dyn Fn(BlockId) -> TokenStream,
+    ) -> TokenStream {
+        let Some(to) = target(jump) else { return quote!() };
+        let mut out = Vec::new();
+        for &(node, i) in path.iter().rev() {
+            match (node, to) {
+                (Node::Block(b, _), Target::Block(t)) if *b == t => break,
+                (Node::Loop(b, _), Target::Loop(t)) if *b == t => break,
+                _ => {}
+            }
+            match self.record(node) {
+                Record::SeqChild => out.push(quote!(__ctl.push(#i);)),
+                Record::Arm => out.push(quote!(__ctl.push(#i);)),
+                Record::Trips => {
+                    if let Node::Loop(b, _) = node {
+                        let count = trips(*b);
+                        out.push(loop_exit(*b));
+                        out.push(quote!(__ctl.push(#count);));
+                    }
+                }
+                Record::ExitTest { .. } | Record::None => {}
+            }
+        }
+        quote!(#(#out)*)
+    }
+
+    /// The reverse sweep: `statements(b)` is the reverse code of block `b`'s statements,
+    /// `loop_entry(h)` what entering the loop with header `h` takes back of what its exit
+    /// recorded (see [`Control::forward`]).
+    pub(crate) fn reverse(
+        &self,
+        root: &Node,
+        statements: &dyn Fn(BlockId) -> TokenStream,
+        loop_entry: &dyn Fn(BlockId) -> TokenStream,
+    ) -> TokenStream {
+        self.rev(root, statements, loop_entry)
+    }
+
+    fn rev(
+        &self,
+        n: &Node,
+        statements: &dyn Fn(BlockId) -> TokenStream,
+        loop_entry: &dyn Fn(BlockId) -> TokenStream,
+    ) -> TokenStream {
+        let pop = quote!(match __ctl.pop() {
+            ::core::option::Option::Some(v) => v,
+            ::core::option::Option::None => ::core::unreachable!(),
+        });
+        match n {
+            Node::Seq(children) => {
+                if self.record(n) == Record::SeqChild {
+                    let first = self.first_jumper.get(&key(n)).copied().unwrap_or(0);
+                    let parts = children.iter().enumerate().rev().map(|(m, c)| {
+                        let code = self.rev(c, statements, loop_entry);
+                        if m <= first { code } else { quote!(if __s >= #m { #code }) }
+                    });
+                    quote!({ let __s: usize = #pop; #(#parts)* })
+                } else {
+                    let parts = children.iter().rev().map(|c| self.rev(c, statements, loop_entry));
+                    quote!(#(#parts)*)
+                }
+            }
+            Node::Block(_, inner) => self.rev(inner, statements, loop_entry),
+            Node::Loop(b, body) => {
+                let body = self.rev(body, statements, loop_entry);
+                let last = last_iteration(*b);
+                let entry = loop_entry(*b);
+                quote!({
+                    let __n: usize = #pop;
+                    #entry
+                    let mut __it: usize = __n;
+                    while __it > 0 {
+                        __it -= 1;
+                        let #last = __it + 1 == __n;
+                        #body
+                    }
+                })
+            }
+            Node::Statements(b) => statements(*b),
+            Node::If(_, t, e) => {
+                let (t, e) =
+                    (self.rev(t, statements, loop_entry), self.rev(e, statements, loop_entry));
+                match self.record(n) {
+                    Record::ExitTest { header, exit_arm } => {
+                        let last = last_iteration(header);
+                        if exit_arm == 0 {
+                            quote!(if #last { #t } else { #e })
+                        } else {
+                            quote!(if #last { #e } else { #t })
+                        }
+                    }
+                    _ => quote!(if #pop == 0 { #t } else { #e }),
+                }
+            }
+            Node::Break(_) | Node::Continue(_) | Node::Exit(_) => quote!(),
+        }
+    }
+}
+
+fn block_label(b: BlockId) -> syn::Lifetime {
+    syn::Lifetime::new(&format!("'__b{}", b.0), Span::mixed_site())
+}
+
+fn loop_label(b: BlockId) -> syn::Lifetime {
+    syn::Lifetime::new(&format!("'__l{}", b.0), Span::mixed_site())
+}
+
+/// The trip counter of the loop with header `b`.
+fn trips(b: BlockId) -> syn::Ident {
+    format_ident!("__trips{}", b.0, span = Span::mixed_site())
+}
+
+/// In the reverse sweep, whether this is the last iteration of the loop with header `b`.
+fn last_iteration(b: BlockId) -> syn::Ident {
+    format_ident!("__last{}", b.0, span = Span::mixed_site())
+}
+
+/// Whether control can leave `n` by a jump to outside `within` (a node containing `n`).
+fn leaves(n: &Node, within: &Node) -> bool {
+    let mut found = false;
+    visit_jumps(n, &mut |j| {
+        if let Some(t) = target(j)
+            && !inside_target(within, t)
+        {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Whether the target of a jump lies inside `n` (so that the jump does not leave `n`).
+fn inside_target(n: &Node, t: Target) -> bool {
+    let mut inside = false;
+    visit(n, &mut |m| match (m, t) {
+        (Node::Block(b, _), Target::Block(x)) if *b == x => inside = true,
+        (Node::Loop(b, _), Target::Loop(x)) if *b == x => inside = true,
+        _ => {}
+    });
+    inside
+}
+
+fn visit(n: &Node, f: &mut dyn FnMut(&Node)) {
+    f(n);
+    match n {
+        Node::Seq(cs) => cs.iter().for_each(|c| visit(c, f)),
+        Node::Block(_, i) | Node::Loop(_, i) => visit(i, f),
+        Node::If(_, t, e) => {
+            visit(t, f);
+            visit(e, f);
+        }
+        _ => {}
+    }
+}
+
+fn visit_jumps(n: &Node, f: &mut dyn FnMut(&Node)) {
+    visit(n, &mut |m| {
+        if target(m).is_some() {
+            f(m)
+        }
+    });
+}
+
+/// Whether control can reach the end of `n` (not every path ends in a jump).
+fn completes(n: &Node) -> bool {
+    match n {
+        Node::Seq(cs) => cs.iter().all(completes),
+        Node::If(_, t, e) => completes(t) || completes(e),
+        Node::Block(b, inner) => {
+            let mut breaks_here = false;
+            visit_jumps(inner, &mut |j| {
+                if matches!(j, Node::Break(x) if x == b) {
+                    breaks_here = true;
+                }
+            });
+            completes(inner) || breaks_here
+        }
+        Node::Loop(..) => false,
+        Node::Statements(_) => true,
+        Node::Break(_) | Node::Continue(_) | Node::Exit(_) => false,
+    }
+}
+
+/// The exit test of the loop with header `h` and body `body`, if it has one (see the module
+/// documentation): an `if`, the last child of the body, before which nothing jumps, one of
+/// whose arms always leaves the loop (it cannot complete and does not continue the loop)
+/// while the other never does. Returns the `if` and its exit arm.
+fn exit_test(h: BlockId, body: &Node) -> Option<(&Node, usize)> {
+    let (before, last): (&[Node], &Node) = match body {
+        Node::Seq(cs) => {
+            let (last, before) = cs.split_last()?;
+            (before, last)
+        }
+        other => (&[], other),
+    };
+    let Node::If(_, t, e) = last else { return None };
+    if before.iter().any(|c| {
+        let mut jumps = false;
+        visit_jumps(c, &mut |_| jumps = true);
+        jumps
+    }) {
+        return None;
+    }
+    let leaves_loop = |a: &Node| {
+        let mut out = false;
+        visit_jumps(a, &mut |j| match target(j) {
+            Some(Target::Loop(x)) if x == h => {}
+            Some(t) if !inside_target(a, t) => out = true,
+            _ => {}
+        });
+        out
+    };
+    let continues = |a: &Node| {
+        let mut c = false;
+        visit_jumps(a, &mut |j| {
+            if matches!(target(j), Some(Target::Loop(x)) if x == h) {
+                c = true;
+            }
+        });
+        c
+    };
+    let always_leaves = |a: &Node| !completes(a) && !continues(a);
+    match (leaves_loop(t), leaves_loop(e)) {
+        (true, false) if always_leaves(t) => Some((last, 0)),
+        (false, true) if always_leaves(e) => Some((last, 1)),
+        _ => None,
+    }
+}
