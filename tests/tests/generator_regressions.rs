@@ -396,3 +396,98 @@ fn operands_are_read_in_order() {
     test_rule!(operand_then_written_by_call(&mut x, 0.7));
     test_rule!(operand_then_lent_mut(0.7));
 }
+
+// ---- `assert_reads_loop_element`, `self_path_in_method_assert`, `block_in_assert` -------------
+// Assertions are kept in the derived rules with the locals they read replaced by their primal
+// values; these are the names inside them that are not locals, or not the same locals.
+
+/// An assertion reading a loop's element borrow, which reverse mode holds as a value.
+#[differentiable]
+fn assert_on_element(x: &[f64], a: f64) -> f64 {
+    let mut s = a;
+    for e in x.iter() {
+        debug_assert!((*e).is_finite() && e.abs() < 1e6 && *e >= -1e9);
+        s += *e * a;
+    }
+    s
+}
+
+/// Statements inside an assertion: a `let` that shadows a local, a closure parameter named
+/// like one, a struct literal's field name, a method name and a path segment named like one.
+#[differentiable]
+fn assert_with_bindings(x: &[f64], a: f64) -> f64 {
+    let v = a * 2.0;
+    let abs = 1.0;
+    debug_assert!({
+        let v = v + 1.0;
+        v.is_finite()
+    });
+    debug_assert!(x.iter().all(|v| v.abs() < 1e6) && v.abs() >= 0.0);
+    debug_assert!(self::helper_ok(a).is_finite() && abs > 0.0);
+    v * abs + x[0]
+}
+
+fn helper_ok(a: f64) -> f64 {
+    a
+}
+
+#[derive(Clone, Copy, Debug, Tangent)]
+struct AssertP {
+    x: f64,
+}
+
+#[differentiable]
+impl AssertP {
+    /// A method's assertion naming a free function by a `self::` path.
+    fn scaled(&self, a: f64) -> f64 {
+        debug_assert!(self::helper_ok(a).is_finite() && self.x.is_finite());
+        self.x * a
+    }
+}
+
+#[test]
+fn names_inside_assertions() {
+    test_rule!(assert_on_element(&[0.5, -1.5, 2.0], 0.7));
+    test_rule!(assert_with_bindings(&[0.5, -1.5], 0.3));
+    let p = AssertP { x: 1.25 };
+    test_rule!(
+        AssertP::scaled(&p, 0.6),
+        frule = AssertP::scaled_frule,
+        rrule = AssertP::scaled_rrule
+    );
+}
+
+// ---- `method_vec_to_slice_arg`: coercions of a method's arguments --------------------------
+
+#[derive(Clone, Debug, Tangent)]
+struct VecArgQ {
+    w: Vec<f64>,
+    a: f64,
+}
+
+#[differentiable]
+impl VecArgQ {
+    fn dotw(&self, y: &[f64]) -> f64 {
+        self.a * y[0] + self.w[0] * y[1]
+    }
+    fn addw(&self, y: &mut [f64]) {
+        y[0] += self.a;
+    }
+}
+
+/// A `&Vec<f64>` (a parameter, a local lent, a field) given to a method's `&[f64]` parameter, a
+/// `&mut Vec<f64>` to its `&mut [f64]` one.
+#[differentiable]
+fn vec_to_slice(q: &VecArgQ, v: &Vec<f64>, m: &mut Vec<f64>) -> f64 {
+    let local = vec![v[0], v[1] * 2.0];
+    let r = q.dotw(v) + q.dotw(&local) + q.dotw(&q.w);
+    q.addw(m);
+    r + m[0]
+}
+
+#[test]
+fn vec_to_slice_parameters_of_methods() {
+    let q = VecArgQ { w: vec![0.5, 1.5], a: 0.7 };
+    let m = vec![0.1, 0.2];
+    test_rule!(vec_to_slice(&q, &vec![0.3, 1.2], &mut m));
+}

@@ -966,27 +966,119 @@ impl Lower<'_> {
     }
 
     /// Replaces identifiers that name locals by `__mooncake_local_N` markers, which codegen
-    /// turns into reads of the local's primal value.
+    /// turns into reads of the local's primal value. Identifiers that cannot name a local are
+    /// kept: field and method names after `.`, path segments before or after `::`, macro names,
+    /// field names in struct literals, and names bound inside the tokens themselves (`let`
+    /// patterns, `for` patterns and closure parameters, from their binding on).
     fn rename_idents(&self, tokens: TokenStream) -> TokenStream {
-        tokens
-            .into_iter()
-            .map(|tt| match tt {
-                proc_macro2::TokenTree::Ident(ref i) => match self.lookup(i) {
-                    Some(l) => proc_macro2::TokenTree::Ident(syn::Ident::new(
-                        &format!("__mooncake_local_{}", l.0),
-                        i.span(),
-                    )),
-                    None => tt,
-                },
-                proc_macro2::TokenTree::Group(g) => {
-                    let mut ng =
-                        proc_macro2::Group::new(g.delimiter(), self.rename_idents(g.stream()));
-                    ng.set_span(g.span());
-                    proc_macro2::TokenTree::Group(ng)
+        self.rename_in(tokens, &mut Vec::new(), false)
+    }
+
+    fn rename_in(&self, tokens: TokenStream, bound: &mut Vec<String>, braces: bool) -> TokenStream {
+        use proc_macro2::{Spacing, TokenTree as Tt};
+        let tts: Vec<Tt> = tokens.into_iter().collect();
+        let outer = bound.len();
+        let punct =
+            |k: usize, c: char| matches!(tts.get(k), Some(Tt::Punct(p)) if p.as_char() == c);
+        let joint =
+            |k: usize| matches!(tts.get(k), Some(Tt::Punct(p)) if p.spacing() == Spacing::Joint);
+        let path_sep = |k: usize| punct(k, ':') && joint(k) && punct(k + 1, ':');
+        // Names bound by a `let` take effect after its `;`; those of `for` and closures at once.
+        let mut pending: Vec<String> = Vec::new();
+        // Inside a `let` / `for` pattern (until `=`, `:`, `;` or `in`), or closure parameters.
+        let mut pattern: Option<&str> = None;
+        let mut out = Vec::with_capacity(tts.len());
+        for k in 0..tts.len() {
+            let tt = tts[k].clone();
+            match &tt {
+                Tt::Ident(i) => {
+                    let name = i.to_string();
+                    if let Some(kind) = pattern {
+                        if name == "in" && kind == "for" {
+                            pattern = None;
+                        } else if name != "mut" && name != "ref" && !path_sep(k + 1) {
+                            let binding = name.starts_with(|c: char| c.is_lowercase() || c == '_');
+                            if binding && !(k > 0 && path_sep(k.saturating_sub(2))) {
+                                if kind == "let" {
+                                    pending.push(name);
+                                } else {
+                                    bound.push(name);
+                                }
+                            }
+                        }
+                        out.push(tt);
+                        continue;
+                    }
+                    if name == "let" || name == "for" {
+                        pattern = Some(if name == "let" { "let" } else { "for" });
+                        out.push(tt);
+                        continue;
+                    }
+                    let after_dot = k > 0 && punct(k - 1, '.') && !(k > 1 && punct(k - 2, '.'));
+                    let in_path = path_sep(k + 1) || (k > 1 && path_sep(k - 2));
+                    let macro_name = punct(k + 1, '!') && !punct(k + 2, '=');
+                    let field_name = braces && punct(k + 1, ':') && !path_sep(k + 1);
+                    let shadowed = bound.contains(&name);
+                    let renamed = if after_dot || in_path || macro_name || field_name || shadowed {
+                        None
+                    } else {
+                        self.lookup(i)
+                    };
+                    match renamed {
+                        Some(l) => out.push(Tt::Ident(syn::Ident::new(
+                            &format!("__mooncake_local_{}", l.0),
+                            i.span(),
+                        ))),
+                        None => out.push(tt),
+                    }
                 }
-                other => other,
-            })
-            .collect()
+                Tt::Punct(p) => {
+                    let c = p.as_char();
+                    match pattern {
+                        Some("let") if (c == '=' && !joint(k)) || c == ';' => pattern = None,
+                        Some("let") if c == ':' && !path_sep(k) && !(k > 0 && path_sep(k - 1)) => {
+                            pattern = None
+                        }
+                        Some("closure") if c == '|' => pattern = None,
+                        None if c == '|' && !joint(k) && !(k > 0 && punct(k - 1, '|')) => {
+                            // A closure's parameters start at a `|` in operand position.
+                            let operand_position = k == 0
+                                || matches!(&tts[k - 1], Tt::Punct(q) if q.as_char() != ')')
+                                || matches!(&tts[k - 1], Tt::Ident(q) if q == "move");
+                            if operand_position {
+                                pattern = Some("closure");
+                            }
+                        }
+                        _ => {}
+                    }
+                    if c == ';' {
+                        bound.append(&mut pending);
+                    }
+                    out.push(tt);
+                }
+                Tt::Group(g) => {
+                    let inner = if pattern.is_some() {
+                        // A tuple or struct pattern: its names are bindings.
+                        let mut names = Vec::new();
+                        collect_pattern_names(g.stream(), &mut names);
+                        match pattern {
+                            Some("let") => pending.extend(names),
+                            _ => bound.extend(names),
+                        }
+                        g.stream()
+                    } else {
+                        let brace = g.delimiter() == proc_macro2::Delimiter::Brace;
+                        self.rename_in(g.stream(), bound, brace)
+                    };
+                    let mut ng = proc_macro2::Group::new(g.delimiter(), inner);
+                    ng.set_span(g.span());
+                    out.push(Tt::Group(ng));
+                }
+                Tt::Literal(_) => out.push(tt),
+            }
+        }
+        bound.truncate(outer);
+        out.into_iter().collect()
     }
 
     // ---- control flow ---------------------------------------------------------------------
@@ -1723,4 +1815,30 @@ pub(crate) fn remove_unreachable_blocks(body: &mut Body) {
             b
         })
         .collect();
+}
+
+/// The names a pattern's tokens bind (lowercase identifiers that are not path segments, field
+/// names of a struct pattern or `mut` / `ref`).
+fn collect_pattern_names(tokens: TokenStream, names: &mut Vec<String>) {
+    use proc_macro2::TokenTree as Tt;
+    let tts: Vec<Tt> = tokens.into_iter().collect();
+    let punct = |k: usize, c: char| matches!(tts.get(k), Some(Tt::Punct(p)) if p.as_char() == c);
+    for (k, tt) in tts.iter().enumerate() {
+        match tt {
+            Tt::Ident(i) => {
+                let name = i.to_string();
+                let binding = name.starts_with(|c: char| c.is_lowercase() || c == '_')
+                    && name != "mut"
+                    && name != "ref";
+                // Path segments (`a::b`) and field names (`P { x: a }`) bind nothing.
+                let before_colon = punct(k + 1, ':');
+                let after_path = k > 1 && punct(k - 1, ':') && punct(k - 2, ':');
+                if binding && !before_colon && !after_path {
+                    names.push(name);
+                }
+            }
+            Tt::Group(g) => collect_pattern_names(g.stream(), names),
+            _ => {}
+        }
+    }
 }

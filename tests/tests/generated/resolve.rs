@@ -50,16 +50,19 @@ pub struct Avoid {
     /// expansion: the receiver is lent before the arguments are read; fixed by 02072fd).
     pub method_arg_reads_receiver: bool,
     /// An assertion reading a loop's element, `debug_assert!((*e).is_finite())` in
-    /// `for e in x.iter()` (reverse mode: the element is a loaded value there, not a reference).
+    /// `for e in x.iter()` (reverse mode: the element is a loaded value there, not a reference; fixed with
+    /// `generator_regressions::names_inside_assertions`).
     pub assert_reads_loop_element: bool,
     /// `debug_assert!(self::g(a) > 0.0)` in a method (a syntax error in the expansion: the
-    /// assertion's `self` is rewritten).
+    /// assertion's `self` is rewritten; fixed with `generator_regressions::names_inside_assertions`).
     pub self_path_in_method_assert: bool,
     /// A `&Vec<f64>` (a local lent, a parameter, a field) given to a method's `&[f64]` or
-    /// `&mut [f64]` parameter (reverse mode: the method dispatch does not coerce it).
+    /// `&mut [f64]` parameter (reverse mode: the method dispatch did not coerce it; fixed with
+    /// `generator_regressions::vec_to_slice_parameters_of_methods`).
     pub method_vec_to_slice_arg: bool,
     /// Statements in a block inside an assertion, `debug_assert!({ let x = x; x }.is_finite())`
-    /// (a syntax error in the expansion: the assertion's `let` pattern is rewritten).
+    /// (a syntax error in the expansion: the assertion's `let` pattern is rewritten; fixed with
+    /// `generator_regressions::names_inside_assertions`).
     pub block_in_assert: bool,
     /// Side effects inside an operand: `x[0] + g(x)` with `g` writing `x`, `a * { a = 2.0; a }`
     /// (both modes: the derived code read the left operand after the right one had run, so
@@ -95,10 +98,6 @@ impl Avoid {
     /// The bugs still open at the recorded run.
     pub fn known() -> Avoid {
         Avoid {
-            assert_reads_loop_element: true,
-            self_path_in_method_assert: true,
-            method_vec_to_slice_arg: true,
-            block_in_assert: true,
             buffer_method_on_local_field: true,
             mut_arg_to_shared_param: true,
             receiver_lent_as_argument: true,
@@ -123,6 +122,10 @@ impl Avoid {
             method_arg_reads_receiver: true,
             operand_order: true,
             int_local_method: true,
+            assert_reads_loop_element: true,
+            self_path_in_method_assert: true,
+            block_in_assert: true,
+            method_vec_to_slice_arg: true,
             ..Avoid::known()
         }
     }

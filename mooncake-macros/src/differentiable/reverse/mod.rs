@@ -538,6 +538,12 @@ pub(crate) fn normalise(body: &Body) -> Body {
                 }
                 for_each_place(rv, &mut |q| strip(q));
             }
+            if let StatementKind::Check(tokens) = &mut s.kind {
+                *tokens = borrow_markers(std::mem::take(tokens), &elem_ref);
+            }
+        }
+        if let TerminatorKind::Panic(tokens) = &mut b.terminator.kind {
+            *tokens = borrow_markers(std::mem::take(tokens), &elem_ref);
         }
     }
     // 2b. A method called on a reference to a number (`n.pow(2)`, `x.sin()` of `n: &mut usize`,
@@ -610,6 +616,34 @@ pub(crate) fn normalise(body: &Body) -> Body {
     hoist_field_loads(&mut out);
     view_fields(&mut out);
     out
+}
+
+/// An assertion's or panic's reads of a local that held an element borrow and now holds the
+/// element (`*e`, `e.is_finite()` of `for e in x.iter()`) read a borrow of it: `(&e)`, a
+/// reference as in the primal.
+fn borrow_markers(tokens: TokenStream, elem_ref: &[bool]) -> TokenStream {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Ident(ref i) => {
+                let s = i.to_string();
+                let n = s.strip_prefix("__mooncake_local_").and_then(|n| n.parse::<usize>().ok());
+                match n {
+                    Some(n) if elem_ref.get(n) == Some(&true) => {
+                        TokenTree::Group(Group::new(Delimiter::Parenthesis, quote!(&#tt)))
+                    }
+                    _ => tt,
+                }
+            }
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), borrow_markers(g.stream(), elem_ref));
+                ng.set_span(g.span());
+                TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// Whether `l` is an argument `&T` (not `&mut`) the body never reassigns.
@@ -2303,16 +2337,28 @@ impl<'a> Reverse<'a> {
                 // A method of a user type: through the marker of how its receiver is held.
                 let r = self.names.local(receiver.local);
                 let key = method_key(&method.to_string());
-                let (args, loans) = self.call_arguments(args, span);
+                let (args, loans) = self.call_argument_parts(args, span);
                 has_loans = !loans.is_empty();
                 let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
                 let rev = quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev);
                 // The receiver is lent mutably (a `&mut self` method on a value the function
                 // holds changes it); the arguments are evaluated first, as they may read it.
+                // Each argument is read into a variable of its own, then re-wrapped in the
+                // tuple the dispatch takes, where its parameter type is known and coercions
+                // apply (`&Vec<f64>` to `&[f64]`).
+                let vars: Vec<_> = (0..args.len())
+                    .map(|i| format_ident!("__a{}", i, span = Span::mixed_site()))
+                    .collect();
+                let values = args.iter().map(|(v, _)| v);
+                let params: Vec<_> = args.iter().zip(&vars).map(|((_, f), v)| f(v)).collect();
                 let call = quote_spanned!(method.span()=> {
-                    let __args = (#(#args,)*);
+                    #(let #vars = #values;)*
                     let #recv_name = #rev::method_marker::<#key, _, _>(&#r);
-                    #rev::UserMethodRrule::<#key, _>::method_rrule(#recv_name, &mut #r, __args)
+                    #rev::UserMethodRrule::<#key, _>::method_rrule(
+                        #recv_name,
+                        &mut #r,
+                        (#(#params,)*),
+                    )
                 });
                 (lend(call, loans, span), false)
             }
@@ -2349,7 +2395,35 @@ impl<'a> Reverse<'a> {
         args: &[Operand],
         span: Span,
     ) -> (Vec<TokenStream>, Vec<(syn::Ident, syn::Ident, bool)>) {
+        let (args, loans) = self.call_argument_parts(args, span);
+        let args = args
+            .into_iter()
+            .map(|(value, finish)| {
+                let c = syn::Ident::new("__c", Span::mixed_site());
+                let finish = finish(&c);
+                quote_spanned!(span=> { let #c = #value; #finish })
+            })
+            .collect();
+        (args, loans)
+    }
+
+    /// [`Self::call_arguments`] in two parts each: the argument's value, evaluated where the
+    /// caller puts it, and the expression that turns a variable holding it into the parameter
+    /// (where the parameter's type is known).
+    #[allow(clippy::type_complexity)]
+    fn call_argument_parts(
+        &self,
+        args: &[Operand],
+        span: Span,
+    ) -> (
+        Vec<(TokenStream, Box<dyn Fn(&syn::Ident) -> TokenStream>)>,
+        Vec<(syn::Ident, syn::Ident, bool)>,
+    ) {
         let rt = rt();
+        let rewrap = {
+            let rt = rt.clone();
+            move |c: &syn::Ident| quote_spanned!(span=> #rt::CoDual::new(#c.primal, #c.fdata))
+        };
         let mut loans = Vec::new();
         let args = args
             .iter()
@@ -2366,7 +2440,11 @@ impl<'a> Reverse<'a> {
                         if p.projections.is_empty() && self.mut_refs[p.local.index()] =>
                     {
                         let l = self.names.local(p.local);
-                        return quote_spanned!(span=> #rt::rev::MutArg::new(#rt::rev::pass(&#l)).into_param());
+                        let value =
+                            quote_spanned!(span=> #rt::rev::MutArg::new(#rt::rev::pass(&#l)));
+                        let finish: Box<dyn Fn(&syn::Ident) -> TokenStream> =
+                            Box::new(move |c| quote_spanned!(span=> #c.into_param()));
+                        return (value, finish);
                     }
                     // `&mut v` of a value the function holds: lent through a fresh handle,
                     // read back after the call (`rev::lend_mut`).
@@ -2388,7 +2466,8 @@ impl<'a> Reverse<'a> {
                     }
                     other => self.codual_operand(other, span),
                 };
-                quote_spanned!(span=> { let __c = #v; #rt::CoDual::new(__c.primal, __c.fdata) })
+                let finish: Box<dyn Fn(&syn::Ident) -> TokenStream> = Box::new(rewrap.clone());
+                (v, finish)
             })
             .collect();
         (args, loans)
