@@ -491,3 +491,86 @@ fn vec_to_slice_parameters_of_methods() {
     let m = vec![0.1, 0.2];
     test_rule!(vec_to_slice(&q, &vec![0.3, 1.2], &mut m));
 }
+
+// ---- `receiver_order`: a method's receiver is read before its arguments run -----------------
+
+/// Arguments that assign the receiver's variable: a float receiver, one read through a `&mut`
+/// reference, and a `Copy` struct taken by `self`.
+#[differentiable]
+#[allow(unused_assignments)]
+fn receiver_then_arguments(x: f64, m: &mut f64) -> f64 {
+    let mut a = x * 0.5;
+    let b = a.max({
+        a = 3.0 * x;
+        0.1
+    });
+    let c = (*m).mul_add(2.0, {
+        *m = x;
+        0.0
+    });
+    let mut p = OrderP { v: x };
+    let d = p.plus({
+        p = OrderP { v: 2.0 * x };
+        1.0
+    });
+    a * b + c + d * p.v
+}
+
+#[derive(Clone, Copy, Debug, Tangent)]
+struct OrderP {
+    v: f64,
+}
+
+#[differentiable]
+impl OrderP {
+    fn plus(self, k: f64) -> f64 {
+        self.v * self.v + k
+    }
+}
+
+#[test]
+fn receiver_read_before_arguments() {
+    let m = 0.75;
+    test_rule!(receiver_then_arguments(1.3, &mut m));
+    let m = -0.4;
+    test_rule!(receiver_then_arguments(-0.6, &mut m));
+}
+
+// ---- `iterated_buffer_lent`: a buffer lent while a loop iterates it ---------------------------
+
+#[differentiable]
+fn read_pair(y: &[f64]) -> f64 {
+    y[0] * y[1]
+}
+
+#[differentiable]
+fn read_pair_vec(y: &Vec<f64>) -> f64 {
+    y[0] * y[1]
+}
+
+/// Buffers read by a loop over `iter()` and lent shared in its body: a `&mut` argument to
+/// `copy_from_slice` and, reborrowed, to calls; a local `Vec` and a `&mut` array to calls.
+#[differentiable]
+fn iterated_and_lent(v: &mut Vec<f64>, w: &mut Vec<f64>, a: &mut [f64; 2]) -> f64 {
+    let mut s = 0.0;
+    let loc = vec![v[0], 2.0];
+    for e in v.iter() {
+        w.copy_from_slice(v);
+        s += *e * w[0] + read_pair(&*v);
+    }
+    for e in loc.iter() {
+        s += *e * read_pair(&loc) + read_pair_vec(&loc);
+    }
+    for e in a.iter() {
+        s += *e * read_pair(&*a);
+    }
+    s
+}
+
+#[test]
+fn buffers_lent_while_iterated() {
+    let v = vec![0.5, 1.5];
+    let w = vec![0.1, 0.2];
+    let a = [0.3, 0.4];
+    test_rule!(iterated_and_lent(&mut v, &mut w, &mut a));
+}

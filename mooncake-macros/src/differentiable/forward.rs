@@ -219,7 +219,16 @@ impl<'a> Forward<'a> {
         // re-wrapped at the call so that coercions still apply.
         let vars: Vec<_> =
             (0..args.len()).map(|i| format_ident!("__a{}", i, span = Span::mixed_site())).collect();
-        let values = args.iter().map(|a| self.argument_value(a, span));
+        // A `&mut` argument given to a buffer method that only reads it (`w.copy_from_slice(v)`)
+        // is reborrowed shared, as rustc does, so that it may be read while it is iterated.
+        let reads_only = method == "copy_from_slice";
+        let values = args.iter().map(|a| match a {
+            Operand::Use(p) if reads_only && self.is_mut_ref_local(a) => {
+                let l = self.names.local(p.local);
+                quote_spanned!(span=> #rt::Dual::new(&*#l.primal, &*#l.tangent))
+            }
+            _ => self.argument_value(a, span),
+        });
         let args =
             vars.iter().map(|v| quote_spanned!(span=> #rt::Dual::new(#v.primal, #v.tangent)));
         let m = method.span();

@@ -882,7 +882,21 @@ impl Lower<'_> {
             }
             _ => {}
         }
-        let receiver = self.place_of(&m.receiver);
+        let mut receiver = self.place_of(&m.receiver);
+        // Rust evaluates the receiver before the arguments. Where an argument assigns the
+        // receiver's variable (`a.max({ a = 3.0 * x; 0.1 })`, `(*m).mul_add(2.0, { *m = x; 0.0 })`),
+        // the method takes its receiver by value (borrowck refuses the other kinds), so it is
+        // read into a temporary first. Method calls on it in the arguments are not writes here:
+        // with a `&mut self` method they may be (`s.update(s.get())`), and a copy would lose them.
+        if let Some(name) = self.locals[receiver.local.index()].name.clone() {
+            let passed_on = !receiver.projections.is_empty()
+                && self.reference_kind(&Place::local(receiver.local)) == Some(true);
+            if m.args.iter().any(|e| may_write_by(e.to_token_stream(), &name, passed_on, false)) {
+                let t = self.temp(span);
+                self.assign(Place::local(t), Rvalue::Use(Operand::Use(receiver)), span);
+                receiver = Place::local(t);
+            }
+        }
         let args = self.lower_operands(m.args.iter());
         self.emit(Rvalue::Method { receiver, method: m.method.clone(), args }, span)
     }
@@ -954,7 +968,15 @@ impl Lower<'_> {
     /// The tokens of an assertion or panic macro, with every variable it names replaced by a
     /// placeholder that codegen resolves to the variable's primal value.
     fn check_macro(&mut self, mac: &syn::Macro) -> TokenStream {
-        let tokens = self.rename_idents(mac.tokens.clone());
+        let (tokens, write) = self.rename_idents(mac.tokens.clone());
+        if let Some(span) = write {
+            self.errors.push(syn::Error::new(
+                span,
+                "an assertion or panic in a #[differentiable] function may not change the \
+                 function's variables: it runs on primal values, outside the derivative; make \
+                 the change before it",
+            ));
+        }
         let path = &mac.path;
         let delim = &mac.delimiter;
         let body = match delim {
@@ -970,11 +992,21 @@ impl Lower<'_> {
     /// kept: field and method names after `.`, path segments before or after `::`, macro names,
     /// field names in struct literals, and names bound inside the tokens themselves (`let`
     /// patterns, `for` patterns and closure parameters, from their binding on).
-    fn rename_idents(&self, tokens: TokenStream) -> TokenStream {
-        self.rename_in(tokens, &mut Vec::new(), false)
+    /// Also returns the first place where the tokens change a local (assign to it, through a
+    /// projection too, or borrow it `&mut`).
+    fn rename_idents(&self, tokens: TokenStream) -> (TokenStream, Option<Span>) {
+        let mut writes = Vec::new();
+        let out = self.rename_in(tokens, &mut Vec::new(), false, &mut writes);
+        (out, writes.first().copied())
     }
 
-    fn rename_in(&self, tokens: TokenStream, bound: &mut Vec<String>, braces: bool) -> TokenStream {
+    fn rename_in(
+        &self,
+        tokens: TokenStream,
+        bound: &mut Vec<String>,
+        braces: bool,
+        writes: &mut Vec<Span>,
+    ) -> TokenStream {
         use proc_macro2::{Spacing, TokenTree as Tt};
         let tts: Vec<Tt> = tokens.into_iter().collect();
         let outer = bound.len();
@@ -1024,6 +1056,9 @@ impl Lower<'_> {
                     } else {
                         self.lookup(i)
                     };
+                    if renamed.is_some() && writes_at(&tts, k) {
+                        writes.push(i.span());
+                    }
                     match renamed {
                         Some(l) => out.push(Tt::Ident(syn::Ident::new(
                             &format!("__mooncake_local_{}", l.0),
@@ -1068,7 +1103,7 @@ impl Lower<'_> {
                         g.stream()
                     } else {
                         let brace = g.delimiter() == proc_macro2::Delimiter::Brace;
-                        self.rename_in(g.stream(), bound, brace)
+                        self.rename_in(g.stream(), bound, brace, writes)
                     };
                     let mut ng = proc_macro2::Group::new(g.delimiter(), inner);
                     ng.set_span(g.span());
@@ -1702,13 +1737,20 @@ const READ_ONLY_METHODS: &[&str] = &[
 /// taken for a write too, which only costs a copy. With `passed_on` (`name` is a `&mut`
 /// reference), so is `name` passed on bare (`g(name)`, `(name, ..)`), which lends it.
 fn may_write(tokens: TokenStream, name: &syn::Ident, passed_on: bool) -> bool {
+    may_write_by(tokens, name, passed_on, true)
+}
+
+/// [`may_write`], counting method calls on `name` as writes only with `methods`.
+fn may_write_by(tokens: TokenStream, name: &syn::Ident, passed_on: bool, methods: bool) -> bool {
     use proc_macro2::{Delimiter, Spacing, TokenTree};
     let tts: Vec<TokenTree> = tokens.into_iter().collect();
     let punct =
         |i: usize, c: char| matches!(tts.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
     for (i, tt) in tts.iter().enumerate() {
         match tt {
-            TokenTree::Group(g) if may_write(g.stream(), name, passed_on) => return true,
+            TokenTree::Group(g) if may_write_by(g.stream(), name, passed_on, methods) => {
+                return true;
+            }
             TokenTree::Ident(id) if id == name => {
                 // A field or path segment of the same name is another thing.
                 if i > 0 && (punct(i - 1, '.') || punct(i - 1, ':')) {
@@ -1727,7 +1769,8 @@ fn may_write(tokens: TokenStream, name: &syn::Ident, passed_on: bool) -> bool {
                         (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(_)), next)
                             if p.as_char() == '.' =>
                         {
-                            if matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
+                            if methods
+                                && matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
                                 && !matches!(&tts[j + 1], TokenTree::Ident(m)
                                     if READ_ONLY_METHODS.contains(&m.to_string().as_str()))
                             {
@@ -1841,4 +1884,40 @@ fn collect_pattern_names(tokens: TokenStream, names: &mut Vec<String>) {
             _ => {}
         }
     }
+}
+
+/// Whether the identifier at `tts[k]` is changed there: borrowed `&mut`, or assigned (`=` or a
+/// compound assignment) directly or through projections (`.f`, `.0`, `[i]`), or dereferenced
+/// and assigned (`*x = ..`).
+fn writes_at(tts: &[proc_macro2::TokenTree], k: usize) -> bool {
+    use proc_macro2::{Delimiter, Spacing, TokenTree as Tt};
+    let punct = |i: usize, c: char| matches!(tts.get(i), Some(Tt::Punct(p)) if p.as_char() == c);
+    if k >= 2 && punct(k - 2, '&') && matches!(&tts[k - 1], Tt::Ident(m) if m == "mut") {
+        return true;
+    }
+    let mut j = k + 1;
+    loop {
+        match (tts.get(j), tts.get(j + 1)) {
+            (Some(Tt::Punct(p)), Some(Tt::Ident(_) | Tt::Literal(_)))
+                if p.as_char() == '.'
+                    && !matches!(tts.get(j + 2), Some(Tt::Group(g)) if g.delimiter() == Delimiter::Parenthesis) =>
+            {
+                j += 2
+            }
+            (Some(Tt::Group(g)), _) if g.delimiter() == Delimiter::Bracket => j += 1,
+            _ => break,
+        }
+    }
+    let mut op = String::new();
+    while let Some(Tt::Punct(p)) = tts.get(j) {
+        op.push(p.as_char());
+        j += 1;
+        if p.spacing() == Spacing::Alone {
+            break;
+        }
+    }
+    matches!(
+        op.as_str(),
+        "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "^=" | "&=" | "|=" | "<<=" | ">>="
+    )
 }

@@ -81,12 +81,12 @@ pub struct Avoid {
     pub receiver_lent_as_argument: bool,
     /// `w.copy_from_slice(v)` inside `for e in v.iter()`, `v: &mut Vec<f64>`: a buffer iterated
     /// by `iter()` and not a shared reference, lent in the loop's body (forward mode: a borrow
-    /// error in the expansion).
+    /// error in the expansion; fixed with `generator_regressions::buffers_lent_while_iterated`).
     pub iterated_buffer_lent: bool,
     /// Side effects in a method's arguments on its receiver: `a.max({ a = 3.0 * x; 0.1 })`,
     /// `(*m).mul_add(2.0, { *m = x; 0.0 })` (both modes: the derived code reads the receiver
-    /// after the arguments have run, so rule and primal compute different values). A method's
-    /// arguments call nothing that takes `&mut`, and their blocks write only their own locals.
+    /// after the arguments have run, so rule and primal compute different values; fixed with
+    /// `generator_regressions::receiver_read_before_arguments`).
     pub receiver_order: bool,
     /// A `&mut` argument passed on to a `&` parameter, `g(x)` with `x: &mut [f64]` and
     /// `g(y: &[f64])` (reverse mode: refused with "cannot pass a `&mut` argument on to a `&`
@@ -101,8 +101,6 @@ impl Avoid {
             buffer_method_on_local_field: true,
             mut_arg_to_shared_param: true,
             receiver_lent_as_argument: true,
-            iterated_buffer_lent: true,
-            receiver_order: true,
             ..Avoid::default()
         }
     }
@@ -126,6 +124,8 @@ impl Avoid {
             self_path_in_method_assert: true,
             block_in_assert: true,
             method_vec_to_slice_arg: true,
+            receiver_order: true,
+            iterated_buffer_lent: true,
             ..Avoid::known()
         }
     }
@@ -1207,8 +1207,11 @@ impl Fx<'_> {
     /// root, and how it is lent.
     /// Whether expressions may not write what an enclosing operand or receiver reads (see
     /// `Avoid::operand_order` and `Avoid::receiver_order`).
+    /// Inside an assertion, always: an assertion that changes a variable is refused.
     fn operand_rules(&self) -> bool {
-        self.avoid.operand_order || self.avoid.receiver_order && self.in_method_args > 0
+        self.in_assert
+            || self.avoid.operand_order
+            || self.avoid.receiver_order && self.in_method_args > 0
     }
 
     /// At the function's top level: not in a loop or a nested block.
