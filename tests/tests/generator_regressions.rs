@@ -574,3 +574,20 @@ fn buffers_lent_while_iterated() {
     let a = [0.3, 0.4];
     test_rule!(iterated_and_lent(&mut v, &mut w, &mut a));
 }
+
+/// A `&mut self` method whose argument binds a new variable named like the receiver: the
+/// receiver is not copied (found by the generator, seed 7000).
+#[differentiable]
+fn receiver_named_in_argument(x: f64) -> f64 {
+    let mut v0: Vec<f64> = vec![0.5, x];
+    v0.push({
+        let v0 = x * 2.0;
+        v0 + 1.0
+    });
+    v0[2] * v0[1] + v0.len() as f64
+}
+
+#[test]
+fn receiver_shadowed_in_arguments() {
+    test_rule!(receiver_named_in_argument(0.7));
+}

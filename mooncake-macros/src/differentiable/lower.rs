@@ -1756,6 +1756,17 @@ fn may_write_by(tokens: TokenStream, name: &syn::Ident, passed_on: bool, methods
                 if i > 0 && (punct(i - 1, '.') || punct(i - 1, ':')) {
                     continue;
                 }
+                // A `let` binding a new variable of the same name (counted as a write only for
+                // operands, where a copy is harmless; a receiver copied would lose the changes
+                // of a `&mut self` method).
+                let ident_at =
+                    |k: usize, w: &str| matches!(tts.get(k), Some(TokenTree::Ident(m)) if m == w);
+                if !methods
+                    && ((i >= 1 && ident_at(i - 1, "let"))
+                        || (i >= 2 && ident_at(i - 1, "mut") && ident_at(i - 2, "let")))
+                {
+                    continue;
+                }
                 if i >= 2
                     && punct(i - 2, '&')
                     && matches!(&tts[i - 1], TokenTree::Ident(m) if m == "mut")

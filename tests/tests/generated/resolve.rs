@@ -17,37 +17,37 @@ use super::ast::*;
 /// recorded run; [`Avoid::all`] sets every one, to check a runtime older than their fixes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Avoid {
-    /// `for v in x { .. *v .. }` over a `&[f64]` / `&Vec<f64>` parameter (both modes; fixed by
-    /// 02072fd).
+    /// `for v in x { .. *v .. }` over a `&[f64]` / `&Vec<f64>` parameter (both modes; fixed,
+    /// `generated_shrunk.rs`).
     pub direct_iteration_deref: bool,
-    /// `v.push(e)` where `e` reads `v` (forward mode: a borrow error in the expansion; fixed by
-    /// 02072fd).
+    /// `v.push(e)` where `e` reads `v` (forward mode: a borrow error in the expansion; fixed,
+    /// `generated_shrunk.rs`).
     pub push_reads_itself: bool,
-    /// Integer arithmetic on literals only, `0..1 * 2` (forward mode: typed `i32`; fixed by
-    /// 02072fd).
+    /// Integer arithmetic on literals only, `0..1 * 2` (forward mode: typed `i32`; fixed,
+    /// `generated_shrunk.rs`).
     pub int_literal_arith: bool,
     /// `x.clone()` of a `Vec<f64>` behind a reference: `&mut Vec<f64>` (forward mode: no rule),
-    /// `&Vec<f64>` (forward mode: "lifetime may not live long enough"; fixed by 02072fd).
+    /// `&Vec<f64>` (forward mode: "lifetime may not live long enough"; fixed, `generated_shrunk.rs`).
     pub clone_vec_behind_ref: bool,
     /// `(n..=1).rev()`, an inclusive reversed range ending in a literal (forward mode: the
-    /// literal is typed `i32`; fixed by 02072fd).
+    /// literal is typed `i32`; fixed, `generated_shrunk.rs`).
     pub inclusive_rev_range: bool,
     /// `x.len()` or `x[0].max(a)` in a loop over `x.iter()` where `x` is not a shared reference
-    /// (forward mode: a borrow error in the expansion; fixed by 02072fd): such loops read `x`
+    /// (forward mode: a borrow error in the expansion; fixed, `generated_shrunk.rs`): such loops read `x`
     /// through their element only.
     pub reads_of_iterated_mut: bool,
     /// `assert!(x.len() > 0)` of an array held by value (reverse mode: no `len` on the handle;
-    /// then forward mode: no rule; fixed by 02072fd).
+    /// then forward mode: no rule; fixed, `generated_shrunk.rs`).
     pub assert_len_of_array: bool,
     /// `s.k.min(i)`, an integer method on an integer field of a struct held by value (forward
-    /// mode: no rule for the `&mut usize` receiver; fixed by 02072fd).
+    /// mode: no rule for the `&mut usize` receiver; fixed, `generated_shrunk.rs`).
     pub int_field_method: bool,
     /// A `Copy` struct `P` consumed (passed by value, a `self` receiver, destructured) and used
     /// again (forward mode: the `Dual` of a `Copy` struct was not `Copy`, "use of moved value";
-    /// fixed by 02072fd).
+    /// fixed, `generated_shrunk.rs`).
     pub copy_struct_reused: bool,
     /// `self.g(self.x)`, a method's argument reading its receiver (a borrow error in the
-    /// expansion: the receiver is lent before the arguments are read; fixed by 02072fd).
+    /// expansion: the receiver is lent before the arguments are read; fixed, `generated_shrunk.rs`).
     pub method_arg_reads_receiver: bool,
     /// An assertion reading a loop's element, `debug_assert!((*e).is_finite())` in
     /// `for e in x.iter()` (reverse mode: the element is a loaded value there, not a reference; fixed with
@@ -66,15 +66,16 @@ pub struct Avoid {
     pub block_in_assert: bool,
     /// Side effects inside an operand: `x[0] + g(x)` with `g` writing `x`, `a * { a = 2.0; a }`
     /// (both modes: the derived code read the left operand after the right one had run, so
-    /// rule and primal computed different values; fixed by 2efe8ba). Calls inside expressions
+    /// rule and primal computed different values; fixed, `generated_shrunk.rs`). Calls inside expressions
     /// take no `&mut`, and blocks inside expressions write only their own locals.
     pub operand_order: bool,
     /// `s.w.fill(v)`, `s.w.push(v)`, .. on a buffer field of a struct held by value in a local
-    /// (reverse mode: "does not cover this function yet", `BorrowsInLocalsOrStdCalls`).
+    /// (reverse mode: "does not cover this function yet", `BorrowsInLocalsOrStdCalls`; a
+    /// documented refusal, README "Feature table", pinned by `fail_reverse_field_method.rs`).
     pub buffer_method_on_local_field: bool,
     /// `k.max(1)` or `(k + 4).min(6)` on an integer local initialised by a literal after a
     /// loop, `for i in 0..2 {} let k: usize = 0; k.max(1)` (reverse mode: "type annotations
-    /// needed"; fixed by 2efe8ba): integer methods get a literal receiver, `1_usize.max(k)`.
+    /// needed"; fixed, `generated_shrunk.rs`): integer methods get a literal receiver, `1_usize.max(k)`.
     pub int_local_method: bool,
     /// `x0.g1(&x0)`, a method's receiver also lent to it as an argument (both modes: a borrow
     /// error in the expansion, the receiver being lent `&mut` to the dispatch).
@@ -90,12 +91,15 @@ pub struct Avoid {
     pub receiver_order: bool,
     /// A `&mut` argument passed on to a `&` parameter, `g(x)` with `x: &mut [f64]` and
     /// `g(y: &[f64])` (reverse mode: refused with "cannot pass a `&mut` argument on to a `&`
-    /// parameter as it is"; not listed among the reverse column's limits).
+    /// parameter as it is"; a documented refusal, README "Feature table", pinned by
+    /// `fail_mut_argument_to_shared.rs`).
     pub mut_arg_to_shared_param: bool,
 }
 
 impl Avoid {
-    /// The bugs still open at the recorded run.
+    /// What a run leaves out: the constructs of the bugs still open at the recorded run
+    /// (`receiver_lent_as_argument`) and those reverse mode refuses by design, with a message
+    /// (`buffer_method_on_local_field`, `mut_arg_to_shared_param`).
     pub fn known() -> Avoid {
         Avoid {
             buffer_method_on_local_field: true,
