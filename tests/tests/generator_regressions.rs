@@ -591,3 +591,57 @@ fn receiver_named_in_argument(x: f64) -> f64 {
 fn receiver_shadowed_in_arguments() {
     test_rule!(receiver_named_in_argument(0.7));
 }
+
+// ---- `receiver_lent_as_argument`: `p.g(&p)` -------------------------------------------------
+
+#[derive(Clone, Copy, Debug, Tangent)]
+struct LentP {
+    x: f64,
+    y: f64,
+}
+
+#[differentiable]
+impl LentP {
+    fn dot(&self, o: &LentP) -> f64 {
+        self.x * o.x + self.y * o.y.sin()
+    }
+    fn mixed(self, o: &LentP, a: f64) -> f64 {
+        self.x * o.y + a * self.y
+    }
+}
+
+#[derive(Clone, Debug, Tangent)]
+struct LentS {
+    w: Vec<f64>,
+    a: f64,
+}
+
+#[differentiable]
+impl LentS {
+    fn cross(&self, o: &LentS) -> f64 {
+        self.w[0] * o.w[1] + self.a * o.a
+    }
+}
+
+/// A method whose receiver, a value the function holds, is also lent to it as an argument
+/// (`&self` and `self` receivers; a struct with a buffer field).
+#[differentiable]
+fn receiver_also_argument(x: f64, y: f64) -> f64 {
+    let p = LentP { x, y: 2.0 * y };
+    let s = LentS { w: vec![x, y * y], a: y };
+    p.dot(&p) + p.mixed(&p, x) + s.cross(&s)
+}
+
+/// A `self` method of a `Copy` type called on a receiver behind `&`.
+#[differentiable]
+fn self_method_behind_ref(p: &LentP, a: f64) -> f64 {
+    p.mixed(p, a) * p.dot(p)
+}
+
+#[test]
+fn receiver_lent_to_its_own_arguments() {
+    let p = LentP { x: 0.3, y: -0.8 };
+    test_rule!(self_method_behind_ref(&p, 1.7));
+    test_rule!(receiver_also_argument(0.7, -1.3));
+    test_rule!(receiver_also_argument(1.1, 0.4));
+}

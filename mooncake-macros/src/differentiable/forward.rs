@@ -672,6 +672,22 @@ pub(crate) fn shared_receivers(body: &Body, shared_ref: &[bool]) -> Vec<Vec<bool
     }
     let mut out: Vec<Vec<bool>> =
         body.blocks.iter().map(|b| vec![false; b.statements.len()]).collect();
+    // A receiver lent shared to the call's own arguments (`p.g(&p)`, `p.g(r)` with `r = &p`).
+    for (bi, b) in body.blocks.iter().enumerate() {
+        for (i, s) in b.statements.iter().enumerate() {
+            let StatementKind::Assign(_, Rvalue::Method { receiver, args, .. }) = &s.kind else {
+                continue;
+            };
+            out[bi][i] = !shared_ref[receiver.local.index()]
+                && args.iter().any(|a| match a {
+                    Operand::Ref(q, false) => overlap(q, receiver),
+                    Operand::Use(q) if q.projections.is_empty() => {
+                        lent[q.local.index()].iter().any(|l| overlap(l, receiver))
+                    }
+                    _ => false,
+                });
+        }
+    }
     if lent.iter().all(Vec::is_empty) {
         return out;
     }
@@ -732,7 +748,7 @@ pub(crate) fn shared_receivers(body: &Body, shared_ref: &[bool]) -> Vec<Vec<bool
             let StatementKind::Assign(_, Rvalue::Method { receiver, .. }) = &s.kind else {
                 continue;
             };
-            out[bi][i] = !shared_ref[receiver.local.index()]
+            out[bi][i] |= !shared_ref[receiver.local.index()]
                 && lent
                     .iter()
                     .enumerate()

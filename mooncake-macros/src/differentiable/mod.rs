@@ -788,7 +788,8 @@ fn method_dispatch(imp: &syn::ItemImpl, fsig: &syn::Signature, sig: &parse::Sig)
 /// behind `&` (as they are), held by value (lent with a fresh shadow, whose gradient becomes the
 /// receiver's) and behind `&mut` (a copy read out of the handle, with the handle's shadow);
 /// `&mut self` methods receivers behind `&mut` (a value held by the function is refused with a
-/// compile error naming the reason); `self` methods receivers held by value. A generic `impl`
+/// compile error naming the reason); `self` methods receivers held by value and, for a `Copy`
+/// type, behind `&` (a copy is passed; its gradient goes into the shadow). A generic `impl`
 /// bounds its type parameters by `Primal` rather than `Self` (see [`dispatch_basis`]), so that
 /// `<Self as Primal>::FData` and `::Handle` normalise through the derived impl.
 fn method_dispatch_reverse(
@@ -1007,7 +1008,40 @@ fn method_dispatch_reverse(
             out
         }
         parse::Receiver::Value => {
-            kind(quote!(ByValue), by_value, value_rdata, direct, add_ra, quote!(), plain)
+            let mut out = kind(
+                quote!(ByValue),
+                by_value,
+                value_rdata,
+                direct,
+                add_ra,
+                quote!(),
+                plain.clone(),
+            );
+            // Behind `&`, for a `Copy` type (`r.m()` of `r: &P`, a receiver lent to its own
+            // arguments): a copy of the value is passed, and the receiver's gradient goes into
+            // the shadow behind the reference.
+            out.extend(kind(
+                quote!(ByRef),
+                by_ref,
+                no_rdata,
+                quote!(
+                    let __value: #self_ty = *__recv.primal;
+                    let (__y, __inner) = <#self_ty>::#rule(
+                        #rt::CoDual::new(__value, #primal::zero_fdata(&__value))
+                        #args_after
+                    );
+                    let __shadow = ::core::clone::Clone::clone(&__recv.fdata);
+                    let __pb = move |__ybar| {
+                        let __r = __inner(__ybar);
+                        #primal::add_rdata_to_shadow(&__value, &__shadow, __r.0);
+                        (#rt::NoRData, #(__r.#ridx,)*)
+                    };
+                ),
+                ignore_ra,
+                quote!(for<'__x> #self_ty: ::core::marker::Copy),
+                plain,
+            ));
+            out
         }
     }
 }

@@ -1339,8 +1339,11 @@ fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactive) -> Kind 
         Rvalue::Repeat(o, _) => Kind::Rule(vec![operand_local(o), None]),
         Rvalue::Convert(_, o) => Kind::Rule(vec![operand_local(o)]),
         Rvalue::Method { receiver, args, .. } => {
-            // A buffer field's gradient lives in its shadow: nothing to add to the base.
-            let base = if receiver.projections.is_empty() { Some(receiver.local) } else { None };
+            // A buffer field's gradient lives in its shadow: nothing to add to the base; a
+            // receiver lent to the call gives its gradient back through the loan.
+            let lent = receiver_lent(rv, &|l| !refs[l.index()]);
+            let base =
+                if receiver.projections.is_empty() && !lent { Some(receiver.local) } else { None };
             let mut v = vec![base];
             v.extend(args.iter().map(operand_local));
             Kind::Rule(v)
@@ -1395,7 +1398,8 @@ fn loaned_locals(rv: &Rvalue, lent_mut: &dyn Fn(Local) -> bool) -> Vec<(Local, b
         }
         _ => return Vec::new(),
     };
-    args.iter()
+    let mut loans: Vec<(Local, bool)> = args
+        .iter()
         .filter_map(|a| match a {
             Operand::Ref(p, false) if !matches!(access(p), Some(Access::Field(..))) => {
                 Some((p.local, false))
@@ -1405,7 +1409,26 @@ fn loaned_locals(rv: &Rvalue, lent_mut: &dyn Fn(Local) -> bool) -> Vec<(Local, b
             }
             _ => None,
         })
-        .collect()
+        .collect();
+    if let Rvalue::Method { receiver, .. } = rv
+        && receiver_lent(rv, lent_mut)
+    {
+        loans.push((receiver.local, false));
+    }
+    loans
+}
+
+/// Whether `rv` is a method of a user type whose receiver, a value the function holds
+/// (`value_local`), is also lent shared to the call's arguments (`p.g(&p)`): the method takes
+/// `&self` or `self`, and the receiver is lent shared to the call as well (see [`lend`]),
+/// giving its gradient back through the loan rather than through the method's pullback.
+fn receiver_lent(rv: &Rvalue, value_local: &dyn Fn(Local) -> bool) -> bool {
+    matches!(rv, Rvalue::Method { receiver, method, args }
+        if !REVERSE_METHODS.contains(&method.to_string().as_str())
+            && receiver.projections.is_empty()
+            && value_local(receiver.local)
+            && args.iter().any(|a| matches!(a, Operand::Ref(q, false)
+                if q.local == receiver.local && q.projections.is_empty())))
 }
 
 /// The blocks that can run more than once per call: those on a cycle of the control-flow
@@ -2337,7 +2360,18 @@ impl<'a> Reverse<'a> {
                 // A method of a user type: through the marker of how its receiver is held.
                 let r = self.names.local(receiver.local);
                 let key = method_key(&method.to_string());
-                let (args, loans) = self.call_argument_parts(args, span);
+                let lent_receiver = receiver_lent(rv, &|l| self.value_local(l));
+                let (args, mut loans) = self.call_argument_parts(args, span);
+                // A receiver lent shared to its own arguments (`p.g(&p)`, so the method takes
+                // `&self` or `self`) is lent shared to the call too, as the last loan.
+                let loan = format_ident!("__loan_recv", span = Span::mixed_site());
+                let held = format_ident!("__recv", span = Span::mixed_site());
+                let (r, take_loan) = if lent_receiver {
+                    loans.push((r, loan.clone(), false));
+                    (quote!(#held), quote!(let mut #held = #loan;))
+                } else {
+                    (quote_spanned!(span=> #r), quote!())
+                };
                 has_loans = !loans.is_empty();
                 let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
                 let rev = quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev);
@@ -2353,6 +2387,7 @@ impl<'a> Reverse<'a> {
                 let params: Vec<_> = args.iter().zip(&vars).map(|((_, f), v)| f(v)).collect();
                 let call = quote_spanned!(method.span()=> {
                     #(let #vars = #values;)*
+                    #take_loan
                     let #recv_name = #rev::method_marker::<#key, _, _>(&#r);
                     #rev::UserMethodRrule::<#key, _>::method_rrule(
                         #recv_name,
@@ -2712,6 +2747,10 @@ impl<'a> Reverse<'a> {
                 // after the call (which a `&mut self` method transforms) and returns the one
                 // before it, so the receiver's adjoint is taken, not just added to.
                 let seed = match rv {
+                    Rvalue::Method { .. } if receiver_lent(rv, &|l| self.value_local(l)) => {
+                        // Behind the loan's `&`: no cotangent of its own.
+                        quote!(#seed, #rt::NoRData)
+                    }
                     Rvalue::Method { receiver, method, .. }
                         if !REVERSE_METHODS.contains(&method.to_string().as_str())
                             && receiver.projections.is_empty() =>
