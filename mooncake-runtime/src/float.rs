@@ -23,7 +23,7 @@ macro_rules! float_methods {
                 Shadow = crate::shared::SharedCell<Self>,
             >
             + crate::tangent::TangentSpace
-            + crate::reverse::ZeroRData
+            + crate::tangent::ZeroRData
             + crate::element::SumElement
             + Copy
             + Debug

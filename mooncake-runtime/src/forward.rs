@@ -7,10 +7,10 @@
 use crate::dual::{Dual, NoTangent};
 use crate::element::{Element, SumElement};
 use crate::float::Float;
+pub use crate::keys::{BufferKey, FloatKey, IntKey, method_key};
 use crate::rules::buffer::{self, ReadBuffer, WriteBuffer};
 use crate::rules::scalar::{self, CastRule};
 use crate::tangent::Primal;
-use std::marker::PhantomData;
 
 /// A constant: its tangent is zero.
 ///
@@ -201,20 +201,6 @@ impl<'a> std::ops::Not for Dual<&'a bool, &'a NoTangent> {
 // ---------------------------------------------------------------------------------------------
 // Method calls.
 
-/// The key of a method name in [`MethodFrule`]: 64-bit FNV-1a of the name. The macro computes
-/// the same function at expansion time.
-pub const fn method_key(name: &str) -> u64 {
-    let bytes = name.as_bytes();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut i = 0;
-    while i < bytes.len() {
-        h ^= bytes[i] as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-        i += 1;
-    }
-    h
-}
-
 /// The forward-mode rule of the method named by `M` ([`method_key`]) on a receiver of type
 /// `Self` (always `&mut` a `Dual`; the impl reborrows or copies it as the method takes `self`).
 /// `K` is a key type that keeps impls for different receivers apart (the receiver's primal type
@@ -236,13 +222,6 @@ pub trait MethodFrule<const M: u64, K> {
     /// The receiver, and the rule to call with it.
     fn method_frule(self) -> (Self::Receiver, Self::Rule);
 }
-
-/// Key type of the runtime's method rules on floats of type `F`.
-pub struct FloatKey<F>(PhantomData<F>);
-/// Key type of the runtime's method rules on integers of type `I`.
-pub struct IntKey<I>(PhantomData<I>);
-/// Key type of the runtime's method rules on buffers of element type `E`.
-pub struct BufferKey<E>(PhantomData<E>);
 
 /// A dual of a float, by value or behind a reference: what float methods accept as receiver.
 pub trait FloatDual<F: Float> {

@@ -35,6 +35,7 @@ pub mod element;
 pub mod float;
 pub mod forward;
 mod impls;
+pub mod keys;
 pub mod reverse;
 pub mod rng;
 pub mod rules;

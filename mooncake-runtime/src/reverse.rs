@@ -6,8 +6,9 @@
 
 use crate::dual::{CoDual, NoFData, NoRData};
 use crate::float::Float;
-use crate::forward::{FloatKey, IntKey, method_key};
+use crate::keys::{FloatKey, IntKey, method_key};
 use crate::rules::scalar::{self, CastRule};
+pub use crate::tangent::ZeroRData;
 use crate::tangent::{Primal, TangentSpace};
 
 /// A constant: fresh zero fdata; nothing flows back.
@@ -39,75 +40,10 @@ pub fn take<R: ZeroRData>(acc: &mut R) -> R {
     std::mem::replace(acc, R::zero())
 }
 
-/// Rdata types with a zero that does not depend on a primal's shape: every rdata type is one,
-/// because buffers (whose size varies) keep their gradient in fdata.
-///
-/// The zero of a float is `-0.0`, the additive identity (see [`TangentSpace::settle`]): the
-/// adjoint of a local starts there, so `0 + r` folds to `r`.
-pub trait ZeroRData: TangentSpace {
-    /// Zero.
-    fn zero() -> Self;
-}
-
 /// A zero accumulator, its type inferred from use.
 #[inline(always)]
 pub fn zero<R: ZeroRData>() -> R {
     R::zero()
-}
-
-impl ZeroRData for f64 {
-    #[inline(always)]
-    fn zero() -> Self {
-        -0.0
-    }
-}
-
-impl ZeroRData for f32 {
-    #[inline(always)]
-    fn zero() -> Self {
-        -0.0
-    }
-}
-
-impl ZeroRData for NoRData {
-    #[inline(always)]
-    fn zero() -> Self {
-        NoRData
-    }
-}
-
-impl<T: ZeroRData, const N: usize> ZeroRData for [T; N] {
-    fn zero() -> Self {
-        std::array::from_fn(|_| T::zero())
-    }
-}
-
-impl<T: ZeroRData> ZeroRData for Option<T> {
-    fn zero() -> Self {
-        None
-    }
-}
-
-macro_rules! tuple_zero {
-    ($(($($T:ident),+))+) => {$(
-        impl<$($T: ZeroRData),+> ZeroRData for ($($T,)+) {
-            #[inline(always)]
-            fn zero() -> Self {
-                ($($T::zero(),)+)
-            }
-        }
-    )+};
-}
-
-tuple_zero! {
-    (A)
-    (A, B)
-    (A, B, C)
-    (A, B, C, D)
-    (A, B, C, D, E)
-    (A, B, C, D, E, F)
-    (A, B, C, D, E, F, G)
-    (A, B, C, D, E, F, G, H)
 }
 
 // ---------------------------------------------------------------------------------------------

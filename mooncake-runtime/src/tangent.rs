@@ -237,3 +237,71 @@ impl<T: TangentSpace> FData for SharedVec<T> {
         })
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Zeros of rdata, which accumulators of derived reverse rules start from.
+
+/// Rdata types with a zero that does not depend on a primal's shape: every rdata type is one,
+/// because buffers (whose size varies) keep their gradient in fdata.
+///
+/// The zero of a float is `-0.0`, the additive identity (see [`TangentSpace::settle`]): the
+/// adjoint of a local starts there, so `0 + r` folds to `r`.
+pub trait ZeroRData: TangentSpace {
+    /// Zero.
+    fn zero() -> Self;
+}
+
+impl ZeroRData for f64 {
+    #[inline(always)]
+    fn zero() -> Self {
+        -0.0
+    }
+}
+
+impl ZeroRData for f32 {
+    #[inline(always)]
+    fn zero() -> Self {
+        -0.0
+    }
+}
+
+impl ZeroRData for NoRData {
+    #[inline(always)]
+    fn zero() -> Self {
+        NoRData
+    }
+}
+
+impl<T: ZeroRData, const N: usize> ZeroRData for [T; N] {
+    fn zero() -> Self {
+        std::array::from_fn(|_| T::zero())
+    }
+}
+
+impl<T: ZeroRData> ZeroRData for Option<T> {
+    fn zero() -> Self {
+        None
+    }
+}
+
+macro_rules! tuple_zero {
+    ($(($($T:ident),+))+) => {$(
+        impl<$($T: ZeroRData),+> ZeroRData for ($($T,)+) {
+            #[inline(always)]
+            fn zero() -> Self {
+                ($($T::zero(),)+)
+            }
+        }
+    )+};
+}
+
+tuple_zero! {
+    (A)
+    (A, B)
+    (A, B, C)
+    (A, B, C, D)
+    (A, B, C, D, E)
+    (A, B, C, D, E, F)
+    (A, B, C, D, E, F, G)
+    (A, B, C, D, E, F, G, H)
+}
