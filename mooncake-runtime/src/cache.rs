@@ -170,7 +170,8 @@ impl GradientCache {
         }
     }
 
-    /// Copies the gradient of argument `k` (passed as `&x`) out of its shadow, into the cache.
+    /// Moves the gradient of argument `k` (passed as `&x`) out of its shadow, into the cache
+    /// (a buffer's by exchanging memory: the shadow is zeroed at the next call anyway).
     #[doc(hidden)]
     pub fn ref_done<P>(&mut self, k: usize, _: &P)
     where
@@ -179,11 +180,11 @@ impl GradientCache {
         P::Tangent: 'static,
     {
         let slot = self.slot::<RefSlot<P::Shadow, P::Tangent>>(k, || unreachable!());
-        P::shadow_into_tangent(&slot.shadow, &mut slot.gradient);
+        P::take_shadow_into_tangent(&slot.shadow, &mut slot.gradient);
     }
 
-    /// Copies the gradient of argument `k` (passed as `&mut x`) out of its shadow, into the
-    /// cache, and the value on entry back into `x`.
+    /// Moves the gradient of argument `k` (passed as `&mut x`) out of its shadow, into the
+    /// cache, and copies the value on entry back into `x`.
     #[doc(hidden)]
     pub fn mut_done<P>(&mut self, k: usize, x: &mut P)
     where
@@ -193,7 +194,7 @@ impl GradientCache {
         P::Tangent: 'static,
     {
         let slot = self.slot::<MutSlot<P::Handle, P::Shadow, P::Tangent>>(k, || unreachable!());
-        P::shadow_into_tangent(&slot.shadow, &mut slot.gradient);
+        P::take_shadow_into_tangent(&slot.shadow, &mut slot.gradient);
         x.load_handle(&slot.handle);
     }
 

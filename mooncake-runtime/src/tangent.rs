@@ -139,6 +139,13 @@ pub trait Primal {
     fn shadow_into_tangent(shadow: &Self::Shadow, out: &mut Self::Tangent) {
         *out = Self::shadow_to_tangent(shadow);
     }
+    /// Moves the tangent held by `shadow` into `out`, leaving in `shadow` contents of the same
+    /// shape that only [`Primal::reset_shadow`] may read next: the prepared form's copy-out,
+    /// which a buffer does by exchanging memory with `out` instead of copying. The default
+    /// copies ([`Primal::shadow_into_tangent`]).
+    fn take_shadow_into_tangent(shadow: &Self::Shadow, out: &mut Self::Tangent) {
+        Self::shadow_into_tangent(shadow, out);
+    }
     /// Whether `self` and `other` are equal up to `|a - b| <= atol + rtol * max(|a|, |b|)` in
     /// every differentiable component, and exactly equal in every other.
     fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool;

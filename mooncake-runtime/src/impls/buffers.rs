@@ -85,6 +85,15 @@ macro_rules! buffer_primal_common {
         fn shadow_into_tangent(shadow: &Self::Shadow, out: &mut Vec<$elem::Tangent>) {
             shadow.with_vec(|s| out.clone_from(s))
         }
+        fn take_shadow_into_tangent(shadow: &Self::Shadow, out: &mut Vec<$elem::Tangent>) {
+            shadow.with_mut(|s| {
+                if s.len() == out.len() {
+                    std::mem::swap(s, out);
+                } else {
+                    out.clone_from(s);
+                }
+            })
+        }
         fn perturb(&mut self, tangent: &Vec<$elem::Tangent>, h: f64) {
             assert_eq!(self.len(), tangent.len(), "mooncake: tangent of the wrong length");
             self.iter_mut().zip(tangent).for_each(|(x, t)| x.perturb(t, h));

@@ -48,6 +48,9 @@ macro_rules! reference_common {
         fn shadow_into_tangent(shadow: &T::Shadow, out: &mut T::Tangent) {
             T::shadow_into_tangent(shadow, out)
         }
+        fn take_shadow_into_tangent(shadow: &T::Shadow, out: &mut T::Tangent) {
+            T::take_shadow_into_tangent(shadow, out)
+        }
         #[inline(always)]
         fn tangent_ref(tangent: &T::Tangent) -> &T::TangentRef {
             T::tangent_ref(tangent)

@@ -685,6 +685,8 @@ impl StructGen<'_> {
         let reset_handle = each(&|p, m| quote!(#p::reset_handle(&self.#m, &mut #handle.#m)?;));
         let shadow_into =
             each(&|p, m| quote!(#p::shadow_into_tangent(&#shadow.#m, &mut #tangent.#m);));
+        let take_shadow_into =
+            each(&|p, m| quote!(#p::take_shadow_into_tangent(&#shadow.#m, &mut #tangent.#m);));
         let perturb = each(&|p, m| quote!(#p::perturb(&mut self.#m, &#tangent.#m, #h);));
         let inner_difference =
             sum(each(&|p, m| quote!(#p::inner_difference(&#tangent.#m, &#a.#m, &#b.#m))));
@@ -745,6 +747,12 @@ impl StructGen<'_> {
                 }
                 fn shadow_into_tangent(#shadow_p: &Self::Shadow, #tangent_p: &mut Self::Tangent) {
                     #(#shadow_into)*
+                }
+                fn take_shadow_into_tangent(
+                    #shadow_p: &Self::Shadow,
+                    #tangent_p: &mut Self::Tangent,
+                ) {
+                    #(#take_shadow_into)*
                 }
                 #[inline]
                 fn tangent_to_shadow(#tangent_p: Self::Tangent) -> Self::Shadow {
