@@ -306,13 +306,31 @@ impl Control {
                 let body = self.rev(body, statements, loop_entry);
                 let last = last_iteration(*b);
                 let entry = loop_entry(*b);
+                if !mentions(&body, &last) {
+                    return quote!({
+                        let __n: usize = #pop;
+                        #entry
+                        let mut __it: usize = __n;
+                        while __it > 0 {
+                            __it -= 1;
+                            #body
+                        }
+                    });
+                }
+                // The last iteration, the first one undone, is peeled off: in the loop, the
+                // test that chose the exit arm is a constant, and the arm is gone.
                 quote!({
                     let __n: usize = #pop;
                     #entry
                     let mut __it: usize = __n;
+                    if __it > 0 {
+                        __it -= 1;
+                        let #last = true;
+                        #body
+                    }
                     while __it > 0 {
                         __it -= 1;
-                        let #last = __it + 1 == __n;
+                        let #last = false;
                         #body
                     }
                 })
@@ -465,4 +483,16 @@ fn exit_test(h: BlockId, body: &Node) -> Option<(&Node, usize)> {
         (false, true) if always_leaves(e) => Some((last, 1)),
         _ => None,
     }
+}
+
+/// Whether `tokens` use the identifier `name` (its text: these names are the macro's own).
+fn mentions(tokens: &TokenStream, name: &syn::Ident) -> bool {
+    fn find(tokens: TokenStream, name: &str) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => i == name,
+            proc_macro2::TokenTree::Group(g) => find(g.stream(), name),
+            _ => false,
+        })
+    }
+    find(tokens.clone(), &name.to_string())
 }
