@@ -645,3 +645,27 @@ fn receiver_lent_to_its_own_arguments() {
     test_rule!(receiver_also_argument(0.7, -1.3));
     test_rule!(receiver_also_argument(1.1, 0.4));
 }
+
+// ---- Found by the 5,000-program run (seed 5014): a typed integer local in a re-run loop ------
+
+/// An integer local with a written type, in a loop body the reverse sweep runs again: its
+/// fresh declaration in the pullback keeps the type (it was untyped: "type annotations needed"
+/// for `k0.min(k0)`).
+#[differentiable]
+fn typed_int_in_replayed_loop(x: f64) -> f64 {
+    let mut s = x;
+    for i in 0..3_usize {
+        let k0: usize = 2;
+        let c0 = k0.min(k0) > i;
+        if c0 {
+            s = s * x;
+        }
+    }
+    s
+}
+
+#[test]
+fn typed_int_local_in_replayed_loop() {
+    test_rule!(typed_int_in_replayed_loop(0.7));
+    test_rule!(typed_int_in_replayed_loop(-1.3));
+}

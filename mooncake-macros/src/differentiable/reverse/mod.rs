@@ -3106,11 +3106,20 @@ impl<'a> Reverse<'a> {
             let slot = snapshot_slot(Local(l as u32));
             quote!(let #slot = #slot;)
         });
-        // The locals the re-run blocks assign, fresh in the pullback.
+        // The locals the re-run blocks assign, fresh in the pullback, typed as in the forward
+        // sweep where the user wrote a type (`let k: usize = 0;` then `k.min(..)`).
         let fresh =
             (0..body.locals.len()).filter(|l| self.replayed_local(Local(*l as u32))).map(|l| {
                 let x = self.names.local(Local(l as u32));
-                quote!(let mut #x;)
+                let typed = body.locals[l]
+                    .ty
+                    .as_ref()
+                    .filter(|t| buffer_element(t).is_none())
+                    .map(super::codual_type);
+                match typed {
+                    Some(ty) => quote!(let mut #x: #ty;),
+                    None => quote!(let mut #x;),
+                }
             });
 
         // The pullback: adjoints, then the blocks backwards.
