@@ -302,23 +302,30 @@ impl Control {
                 }
             }
             Node::Block(_, inner) => self.rev(inner, statements, loop_entry),
-            Node::Loop(b, body) => {
-                let body = self.rev(body, statements, loop_entry);
+            Node::Loop(b, inner) => {
+                let body = self.rev(inner, statements, loop_entry);
                 let last = last_iteration(*b);
                 let entry = loop_entry(*b);
-                if !mentions(&body, &last) {
+                // Only an innermost loop is peeled: peeling one that holds loops would copy
+                // them, and the copies multiply with the depth of the nest.
+                let mentioned = mentions(&body, &last);
+                if !mentioned || holds_loop(inner) {
+                    let last_test =
+                        if mentioned { quote!(let #last = __it + 1 == __n;) } else { quote!() };
                     return quote!({
                         let __n: usize = #pop;
                         #entry
                         let mut __it: usize = __n;
                         while __it > 0 {
                             __it -= 1;
+                            #last_test
                             #body
                         }
                     });
                 }
-                // The last iteration, the first one undone, is peeled off: in the loop, the
-                // test that chose the exit arm is a constant, and the arm is gone.
+                // The last iteration of an innermost loop, the first one undone, is peeled
+                // off: in the loop, the test that chose the exit arm is a constant, and the arm
+                // is gone.
                 quote!({
                     let __n: usize = #pop;
                     #entry
@@ -495,4 +502,15 @@ fn mentions(tokens: &TokenStream, name: &syn::Ident) -> bool {
         })
     }
     find(tokens.clone(), &name.to_string())
+}
+
+/// Whether `n` holds a loop.
+fn holds_loop(n: &Node) -> bool {
+    match n {
+        Node::Loop(..) => true,
+        Node::Seq(children) => children.iter().any(holds_loop),
+        Node::Block(_, inner) => holds_loop(inner),
+        Node::If(_, t, e) => holds_loop(t) || holds_loop(e),
+        Node::Statements(_) | Node::Break(_) | Node::Continue(_) | Node::Exit(_) => false,
+    }
 }
