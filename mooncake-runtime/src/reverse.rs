@@ -495,6 +495,36 @@ pub fn shadow_add<D: crate::element::AddRData<R>, R>(
     }
 }
 
+/// A shared borrow of a buffer built in the body (held through a handle), taken once before a
+/// loop that only reads it, so that its loads borrow nothing per element ([`guarded_at`]).
+#[inline(always)]
+pub fn read_guard<T: Primal, B: AsRead<T, S = crate::shared::SharedVec<T>>>(
+    b: &B,
+) -> std::cell::Ref<'_, Vec<T>> {
+    b.buffer().borrow()
+}
+
+/// Element `i` through a [`read_guard`].
+#[inline(always)]
+pub fn guarded_at<T: Copy>(g: &[T], i: usize) -> T {
+    g[i]
+}
+
+/// A mutable borrow of a buffer's shadow, taken once before a loop whose only use of the
+/// shadow is to add loads' adjoints into it ([`guarded_add`]).
+#[inline(always)]
+pub fn shadow_guard<D>(shadow: &crate::shared::SharedVec<D>) -> std::cell::RefMut<'_, Vec<D>> {
+    shadow.borrow_mut()
+}
+
+/// `shadow[i] += r` through a [`shadow_guard`] (nothing for a shadow of `NoTangent`s).
+#[inline(always)]
+pub fn guarded_add<D: crate::element::AddRData<R>, R>(g: &mut [D], i: usize, r: R) {
+    if std::mem::size_of::<D>() != 0 {
+        g[i].add_rdata(r);
+    }
+}
+
 /// The length of a codual buffer, however it is held: `len()` has derivative zero, so derived
 /// code computes it on the primal, with no rule and no tape.
 #[inline(always)]

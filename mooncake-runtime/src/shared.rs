@@ -118,6 +118,16 @@ impl<T> SharedVec<T> {
         self.0.borrow()
     }
 
+    /// A mutable borrow of the `Vec` (what derived code holds over a loop that adds into a
+    /// shadow, see `rev::shadow_guard`).
+    ///
+    /// # Panics
+    /// If the buffer is borrowed already.
+    #[inline(always)]
+    pub fn borrow_mut(&self) -> std::cell::RefMut<'_, Vec<T>> {
+        self.0.borrow_mut()
+    }
+
     /// Runs `f` on a shared view of the `Vec` itself.
     #[inline(always)]
     pub fn with_vec<R>(&self, f: impl FnOnce(&Vec<T>) -> R) -> R {

@@ -221,3 +221,52 @@ fn gradients_hold_no_negative_zeros() {
     let (_, (_, db, _)) = value_and_pullback!(ignores_second(1.0, 2.0, [3.0, 4.0]), 1.0);
     assert!(db.is_sign_positive(), "{db:?}");
 }
+
+/// Sums `v`'s entries times `a`.
+#[differentiable]
+fn weighted_sum(v: &[f64], a: f64) -> f64 {
+    let mut s = 0.0;
+    for e in v.iter() {
+        s += *e * a;
+    }
+    s
+}
+
+/// A buffer built in the body, written in one loop, read and written in a second, read in a
+/// third that also lends it to a call, and only read in the last ones (which borrow it once,
+/// and its shadow once in the reverse sweep; the others do not).
+#[differentiable]
+fn buffer_borrowed_per_loop(x: &[f64], w: &[f64]) -> f64 {
+    let n = x.len();
+    let mut h = vec![0.0; n];
+    for i in 0..n {
+        h[i] = (x[i] * w[i]).sin();
+    }
+    let mut out = 0.0;
+    for i in 1..n {
+        h[i] = h[i] * h[i - 1] + x[i];
+    }
+    for i in 0..n {
+        out += h[i] * weighted_sum(&h, x[i]);
+    }
+    for k in 0..2 {
+        for i in 0..n {
+            out += w[i] * h[i] * h[n - 1 - i] * (k as f64 + 1.0);
+        }
+    }
+    out
+}
+
+#[test]
+fn buffers_borrowed_once_per_loop() {
+    let x = [0.5, -1.25, 2.0, 0.75];
+    let w = [0.3, 0.9, -0.4, 1.1];
+    test_rule!(buffer_borrowed_per_loop(&x, &w));
+    let (_, (gx, _)) = value_and_gradient!(buffer_borrowed_per_loop(&x, &w));
+    let mut cache = GradientCache::new();
+    for _ in 0..3 {
+        let (_, (cx, _)) =
+            value_and_gradient!(buffer_borrowed_per_loop(&x, &w), cache = &mut cache);
+        assert_eq!(&gx, cx);
+    }
+}

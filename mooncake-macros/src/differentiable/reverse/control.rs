@@ -85,11 +85,159 @@ pub(crate) struct Control {
     /// Per sequence that records: the first child that can jump out of it (the children up
     /// to it always run).
     first_jumper: HashMap<usize, usize>,
+    /// The buffers a loop may borrow once rather than once per element.
+    pub(crate) guards: Guards,
+    /// Per loop: the buffers its forward sweep only loads from (see [`Guards::apply`]).
+    read_only: std::cell::RefCell<HashMap<usize, Vec<usize>>>,
+}
+
+/// Buffers whose per-element borrows a loop can replace by one borrow before it, where the
+/// loop's code (its exit arm included) uses them in no other way: loads of a buffer built in
+/// the body (`read_at(&__lN, i)`, one shared borrow of the handle) and, in the reverse sweep,
+/// adds into a buffer's captured shadow (`shadow_add(&__shN, i, r)`, one mutable borrow).
+/// Any other use of the name (a store, a call, a copy) leaves the loop as it is, so that no
+/// other borrow of the same buffer can happen while the guard is held.
+#[derive(Default)]
+pub(crate) struct Guards {
+    /// The handle locals whose loads may be guarded.
+    pub(crate) reads: Vec<syn::Ident>,
+    /// The captured shadows whose adds may be guarded.
+    pub(crate) adds: Vec<syn::Ident>,
+}
+
+impl Guards {
+    /// `body` with the guarded uses rewritten, the guards' `let`s to put before the loop, and
+    /// which buffers (indices into `reads`) the loop's code only loads from. In the reverse
+    /// sweep (`forward_only` given: what the forward sweep found for the same loop), only
+    /// buffers the forward sweep of the loop only loads from are guarded, since the pullbacks
+    /// on its tapes may hold the others' handles and shadows out of sight of their names.
+    fn apply(
+        &self,
+        body: TokenStream,
+        forward_only: Option<&[usize]>,
+    ) -> (TokenStream, TokenStream, Vec<usize>) {
+        let mut body = body;
+        let mut lets = Vec::new();
+        let mut found = Vec::new();
+        let mut take = |x: &syn::Ident, from: &str, to: &str, make: &str, mutable: bool| {
+            let total = count_ident(&body, x);
+            if total == 0 || total != count_pattern(&body, x, from) {
+                return false;
+            }
+            let g = format_ident!("__g{}", x, span = Span::mixed_site());
+            let borrow = if mutable { quote!(&mut #g) } else { quote!(&#g) };
+            body = rewrite(body.clone(), x, from, to, &borrow);
+            let make = format_ident!("{}", make);
+            let m = if mutable { quote!(mut) } else { quote!() };
+            lets.push(quote!(let #m #g = ::mooncake_runtime::__private::rev::#make(&#x);));
+            true
+        };
+        for (k, x) in self.reads.iter().enumerate() {
+            if forward_only.is_none_or(|ks| ks.contains(&k))
+                && take(x, "read_at", "guarded_at", "read_guard", false)
+            {
+                found.push(k);
+            }
+        }
+        if let Some(ks) = forward_only {
+            for (k, x) in self.adds.iter().enumerate() {
+                if ks.contains(&k) {
+                    take(x, "shadow_add", "guarded_add", "shadow_guard", true);
+                }
+            }
+        }
+        (quote!(#(#lets)*), body, found)
+    }
+}
+
+/// How many times `x` appears in `tokens`.
+fn count_ident(tokens: &TokenStream, x: &syn::Ident) -> usize {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) if i == *x => 1,
+            proc_macro2::TokenTree::Group(g) => count_ident(&g.stream(), x),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Whether `tt` is the argument list `(&x, ..)`.
+fn args_of(tt: Option<&proc_macro2::TokenTree>, x: &syn::Ident) -> bool {
+    let Some(proc_macro2::TokenTree::Group(g)) = tt else { return false };
+    if g.delimiter() != proc_macro2::Delimiter::Parenthesis {
+        return false;
+    }
+    let inner: Vec<proc_macro2::TokenTree> = g.stream().into_iter().take(3).collect();
+    matches!(inner.as_slice(),
+        [proc_macro2::TokenTree::Punct(a), proc_macro2::TokenTree::Ident(i), proc_macro2::TokenTree::Punct(c)]
+            if a.as_char() == '&' && i == x && c.as_char() == ',')
+}
+
+/// How many times `tokens` hold `f(&x, ..)`, counting `x` in the arguments' rest too (which
+/// then makes the counts differ: `f(&x, x[0])` is not guarded).
+fn count_pattern(tokens: &TokenStream, x: &syn::Ident, f: &str) -> usize {
+    let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
+    let mut n = 0;
+    for (k, tt) in tts.iter().enumerate() {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) if i == f && args_of(tts.get(k + 1), x) => n += 1,
+            proc_macro2::TokenTree::Group(g) => n += count_pattern(&g.stream(), x, f),
+            _ => {}
+        }
+    }
+    n
+}
+
+/// `tokens` with every `from(&x, ..)` made `to(g, ..)` (`g` a borrow of the guard).
+fn rewrite(
+    tokens: TokenStream,
+    x: &syn::Ident,
+    from: &str,
+    to: &str,
+    g: &TokenStream,
+) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(tts.len());
+    let mut k = 0;
+    while k < tts.len() {
+        match &tts[k] {
+            TokenTree::Ident(i) if i == from && args_of(tts.get(k + 1), x) => {
+                out.push(TokenTree::Ident(syn::Ident::new(to, i.span())));
+                let TokenTree::Group(args) = &tts[k + 1] else {
+                    unreachable!("checked by args_of")
+                };
+                let rest: Vec<TokenTree> = args.stream().into_iter().skip(2).collect();
+                let mut ng = Group::new(args.delimiter(), quote!(#g #(#rest)*));
+                ng.set_span(args.span());
+                out.push(TokenTree::Group(ng));
+                k += 2;
+            }
+            TokenTree::Group(grp) => {
+                let mut ng = Group::new(grp.delimiter(), rewrite(grp.stream(), x, from, to, g));
+                ng.set_span(grp.span());
+                out.push(TokenTree::Group(ng));
+                k += 1;
+            }
+            other => {
+                out.push(other.clone());
+                k += 1;
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 impl Control {
     pub(crate) fn new(root: &Node) -> Self {
-        let mut c = Control { records: HashMap::new(), first_jumper: HashMap::new() };
+        let mut c = Control {
+            records: HashMap::new(),
+            first_jumper: HashMap::new(),
+            guards: Guards::default(),
+            read_only: std::cell::RefCell::new(HashMap::new()),
+        };
         c.analyse(root);
         c
     }
@@ -185,18 +333,32 @@ impl Control {
                 let label = block_label(*b);
                 quote!(#label: { #inner })
             }
-            Node::Loop(b, body) => {
+            Node::Loop(b, inner) => {
                 path.push((n, 0));
-                let body = self.fwd(body, path, f);
+                let body = self.fwd(inner, path, f);
                 path.pop();
                 let (label, count) = (loop_label(*b), trips(*b));
-                quote!(
+                // The innermost loop that only loads from a buffer takes its guard (an inner
+                // loop's guard is a use of the name that the outer loop does not guard).
+                let (guards, body, found) = self.guards.apply(body, None);
+                self.read_only.borrow_mut().insert(key(n), found);
+                if guards.is_empty() {
+                    return quote!(
+                        let mut #count: usize = 0;
+                        #label: loop {
+                            #count += 1;
+                            #body
+                        }
+                    );
+                }
+                quote!({
+                    #guards
                     let mut #count: usize = 0;
                     #label: loop {
                         #count += 1;
                         #body
                     }
-                )
+                })
             }
             Node::Statements(b) => (f.statements)(*b),
             Node::If(c, t, e) => {
@@ -305,7 +467,15 @@ impl Control {
             Node::Loop(b, inner) => {
                 let body = self.rev(inner, statements, loop_entry);
                 let last = last_iteration(*b);
+                let read_only = self.read_only.borrow().get(&key(n)).cloned().unwrap_or_default();
+                let (guards, body) = if read_only.is_empty() {
+                    (quote!(), body)
+                } else {
+                    let (guards, body, _) = self.guards.apply(body, Some(&read_only));
+                    (guards, body)
+                };
                 let entry = loop_entry(*b);
+                let entry = quote!(#entry #guards);
                 // Only an innermost loop is peeled: peeling one that holds loops would copy
                 // them, and the copies multiply with the depth of the nest.
                 let mentioned = mentions(&body, &last);

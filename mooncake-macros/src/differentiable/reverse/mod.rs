@@ -2794,7 +2794,17 @@ impl<'a> Reverse<'a> {
     pub(crate) fn generate(&self, structured: &Node) -> (TokenStream, TokenStream, TokenStream) {
         let rt = rt();
         let body = self.body;
-        let control = control::Control::new(structured);
+        let mut control = control::Control::new(structured);
+        // Buffers built in the body (held through handles): a loop that only loads from one
+        // borrows it once, and one whose reverse only adds into its shadow borrows that once.
+        let handles: Vec<Local> = (0..body.locals.len())
+            .map(|l| Local(l as u32))
+            .filter(|l| self.handles[l.index()])
+            .collect();
+        control.guards = control::Guards {
+            reads: handles.iter().map(|l| self.names.local(*l)).collect(),
+            adds: handles.iter().map(|l| shadow_capture(*l)).collect(),
+        };
         // The shadows of stable arguments that loads read, captured once per call, and of
         // buffers built in the body that loads read or stores write.
         let mut captured = self.loaded_bases();
