@@ -969,6 +969,14 @@ impl Lower<'_> {
     /// placeholder that codegen resolves to the variable's primal value.
     fn check_macro(&mut self, mac: &syn::Macro) -> TokenStream {
         let (tokens, write) = self.rename_idents(mac.tokens.clone());
+        if let Some(span) = leaves(mac.tokens.clone(), &mut false) {
+            self.errors.push(syn::Error::new(
+                span,
+                "an assertion or panic in a #[differentiable] function may not return from the \
+                 function or leave its loops (`return`, `?`, `break`, `continue`): it runs on \
+                 primal values, outside the derivative; write the control flow outside it",
+            ));
+        }
         if let Some(span) = write {
             self.errors.push(syn::Error::new(
                 span,
@@ -1931,4 +1939,32 @@ fn writes_at(tts: &[proc_macro2::TokenTree], k: usize) -> bool {
         op.as_str(),
         "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "^=" | "&=" | "|=" | "<<=" | ">>="
     )
+}
+
+/// Where `tokens` (an assertion's) leave the code around them: `return`, `?`, a labelled
+/// `break` or `continue`, or an unlabelled one with no loop of their own before it (`looped`:
+/// a loop keyword seen so far).
+fn leaves(tokens: TokenStream, looped: &mut bool) -> Option<Span> {
+    use proc_macro2::TokenTree as Tt;
+    let tts: Vec<Tt> = tokens.into_iter().collect();
+    for (k, tt) in tts.iter().enumerate() {
+        match tt {
+            Tt::Ident(i) if i == "return" => return Some(i.span()),
+            Tt::Ident(i) if i == "loop" || i == "while" || i == "for" => *looped = true,
+            Tt::Ident(i) if i == "break" || i == "continue" => {
+                let labelled = matches!(tts.get(k + 1), Some(Tt::Punct(p)) if p.as_char() == '\'');
+                if labelled || !*looped {
+                    return Some(i.span());
+                }
+            }
+            Tt::Punct(p) if p.as_char() == '?' => return Some(p.span()),
+            Tt::Group(g) => {
+                if let Some(span) = leaves(g.stream(), looped) {
+                    return Some(span);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }

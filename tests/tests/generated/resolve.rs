@@ -1968,6 +1968,8 @@ impl Fx<'_> {
                 let body = self.loop_body(cx, vec![Self::incr(&k), check], body);
                 out.push(Stmt::Loop { label, id, body });
             }
+            // An assertion may not leave the code around it (the macro refuses it).
+            RawStmt::Break(..) | RawStmt::Continue(_) | RawStmt::Return(_) if self.in_assert => {}
             RawStmt::Break(t, e) => {
                 let Some(cx) = self.jump_target(*t) else { return };
                 let value = if cx.value {
