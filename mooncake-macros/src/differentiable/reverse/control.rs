@@ -116,107 +116,118 @@ impl Guards {
         body: TokenStream,
         forward_only: Option<&[usize]>,
     ) -> (TokenStream, TokenStream, Vec<usize>) {
-        let mut body = body;
-        let mut lets = Vec::new();
-        let mut found = Vec::new();
-        let mut take = |x: &syn::Ident, from: &str, to: &str, make: &str, mutable: bool| {
-            let total = count_ident(&body, x);
-            if total == 0 || total != count_pattern(&body, x, from) {
-                return false;
-            }
-            let g = format_ident!("__g{}", x, span = Span::mixed_site());
-            let borrow = if mutable { quote!(&mut #g) } else { quote!(&#g) };
-            body = rewrite(body.clone(), x, from, to, &borrow);
-            let make = format_ident!("{}", make);
-            let m = if mutable { quote!(mut) } else { quote!() };
-            lets.push(quote!(let #m #g = ::mooncake_runtime::__private::rev::#make(&#x);));
-            true
-        };
+        // Candidates: (name, the call that may use it, its guarded form, the guard's maker,
+        // whether the guard is mutable, index into `reads`).
+        let mut cands: Vec<(&syn::Ident, &str, &str, &str, bool, usize)> = Vec::new();
         for (k, x) in self.reads.iter().enumerate() {
-            if forward_only.is_none_or(|ks| ks.contains(&k))
-                && take(x, "read_at", "guarded_at", "read_guard", false)
-            {
-                found.push(k);
+            if forward_only.is_none_or(|ks| ks.contains(&k)) {
+                cands.push((x, "read_at", "guarded_at", "read_guard", false, k));
             }
         }
         if let Some(ks) = forward_only {
             for (k, x) in self.adds.iter().enumerate() {
                 if ks.contains(&k) {
-                    take(x, "shadow_add", "guarded_add", "shadow_guard", true);
+                    cands.push((x, "shadow_add", "guarded_add", "shadow_guard", true, k));
                 }
             }
         }
+        if cands.is_empty() {
+            return (quote!(), body, Vec::new());
+        }
+        let names: Vec<(&syn::Ident, &str)> = cands.iter().map(|c| (c.0, c.1)).collect();
+        let mut uses = vec![(0usize, 0usize); names.len()];
+        scan(body.clone(), &names, &mut uses);
+        let mut lets = Vec::new();
+        let mut found = Vec::new();
+        let mut swaps: Vec<(&syn::Ident, &str, &str, TokenStream)> = Vec::new();
+        for (c, (total, called)) in cands.iter().zip(&uses) {
+            let (x, from, to, make, mutable, k) = *c;
+            if *total == 0 || total != called {
+                continue;
+            }
+            let g = format_ident!("__g{}", x, span = Span::mixed_site());
+            let borrow = if mutable { quote!(&mut #g) } else { quote!(&#g) };
+            swaps.push((x, from, to, borrow));
+            let make = format_ident!("{}", make);
+            let m = if mutable { quote!(mut) } else { quote!() };
+            lets.push(quote!(let #m #g = ::mooncake_runtime::__private::rev::#make(&#x);));
+            if !mutable {
+                found.push(k);
+            }
+        }
+        let body = if swaps.is_empty() { body } else { rewrite(body, &swaps) };
         (quote!(#(#lets)*), body, found)
     }
 }
 
-/// How many times `x` appears in `tokens`.
-fn count_ident(tokens: &TokenStream, x: &syn::Ident) -> usize {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|tt| match tt {
-            proc_macro2::TokenTree::Ident(i) if i == *x => 1,
-            proc_macro2::TokenTree::Group(g) => count_ident(&g.stream(), x),
-            _ => 0,
-        })
-        .sum()
-}
-
-/// Whether `tt` is the argument list `(&x, ..)`.
-fn args_of(tt: Option<&proc_macro2::TokenTree>, x: &syn::Ident) -> bool {
-    let Some(proc_macro2::TokenTree::Group(g)) = tt else { return false };
-    if g.delimiter() != proc_macro2::Delimiter::Parenthesis {
-        return false;
-    }
-    let inner: Vec<proc_macro2::TokenTree> = g.stream().into_iter().take(3).collect();
-    matches!(inner.as_slice(),
-        [proc_macro2::TokenTree::Punct(a), proc_macro2::TokenTree::Ident(i), proc_macro2::TokenTree::Punct(c)]
-            if a.as_char() == '&' && i == x && c.as_char() == ',')
-}
-
-/// How many times `tokens` hold `f(&x, ..)`, counting `x` in the arguments' rest too (which
-/// then makes the counts differ: `f(&x, x[0])` is not guarded).
-fn count_pattern(tokens: &TokenStream, x: &syn::Ident, f: &str) -> usize {
-    let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
-    let mut n = 0;
+/// For each `(x, f)` of `names`, how often `x` appears in `tokens`, and how often as the first
+/// argument of `f`, `f(&x, ..)` (one walk).
+fn scan(tokens: TokenStream, names: &[(&syn::Ident, &str)], uses: &mut [(usize, usize)]) {
+    use proc_macro2::TokenTree as Tt;
+    let tts: Vec<Tt> = tokens.into_iter().collect();
     for (k, tt) in tts.iter().enumerate() {
         match tt {
-            proc_macro2::TokenTree::Ident(i) if i == f && args_of(tts.get(k + 1), x) => n += 1,
-            proc_macro2::TokenTree::Group(g) => n += count_pattern(&g.stream(), x, f),
+            Tt::Ident(i) => {
+                for (n, (x, f)) in names.iter().enumerate() {
+                    if i == *x {
+                        uses[n].0 += 1;
+                    } else if i == f && first_argument(tts.get(k + 1)).is_some_and(|a| &a == *x) {
+                        uses[n].1 += 1;
+                    }
+                }
+            }
+            Tt::Group(g) => scan(g.stream(), names, uses),
             _ => {}
         }
     }
-    n
 }
 
-/// `tokens` with every `from(&x, ..)` made `to(g, ..)` (`g` a borrow of the guard).
-fn rewrite(
-    tokens: TokenStream,
-    x: &syn::Ident,
-    from: &str,
-    to: &str,
-    g: &TokenStream,
-) -> TokenStream {
+/// `x` of an argument list `(&x, ..)`.
+fn first_argument(tt: Option<&proc_macro2::TokenTree>) -> Option<proc_macro2::Ident> {
+    use proc_macro2::TokenTree as Tt;
+    let Some(Tt::Group(g)) = tt else { return None };
+    if g.delimiter() != proc_macro2::Delimiter::Parenthesis {
+        return None;
+    }
+    let mut it = g.stream().into_iter();
+    match (it.next(), it.next(), it.next()) {
+        (Some(Tt::Punct(a)), Some(Tt::Ident(i)), Some(Tt::Punct(c)))
+            if a.as_char() == '&' && c.as_char() == ',' =>
+        {
+            Some(i)
+        }
+        _ => None,
+    }
+}
+
+/// `tokens` with every `from(&x, ..)` of `swaps` made `to(g, ..)` (`g` a borrow of the guard).
+fn rewrite(tokens: TokenStream, swaps: &[(&syn::Ident, &str, &str, TokenStream)]) -> TokenStream {
     use proc_macro2::{Group, TokenTree};
     let tts: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::with_capacity(tts.len());
     let mut k = 0;
     while k < tts.len() {
         match &tts[k] {
-            TokenTree::Ident(i) if i == from && args_of(tts.get(k + 1), x) => {
-                out.push(TokenTree::Ident(syn::Ident::new(to, i.span())));
-                let TokenTree::Group(args) = &tts[k + 1] else {
-                    unreachable!("checked by args_of")
-                };
-                let rest: Vec<TokenTree> = args.stream().into_iter().skip(2).collect();
-                let mut ng = Group::new(args.delimiter(), quote!(#g #(#rest)*));
-                ng.set_span(args.span());
-                out.push(TokenTree::Group(ng));
-                k += 2;
+            TokenTree::Ident(i) => {
+                let swap = first_argument(tts.get(k + 1))
+                    .and_then(|a| swaps.iter().find(|(x, from, _, _)| a == **x && i == from));
+                match (swap, tts.get(k + 1)) {
+                    (Some((_, _, to, g)), Some(TokenTree::Group(args))) => {
+                        out.push(TokenTree::Ident(syn::Ident::new(to, i.span())));
+                        let rest: Vec<TokenTree> = args.stream().into_iter().skip(2).collect();
+                        let mut ng = Group::new(args.delimiter(), quote!(#g #(#rest)*));
+                        ng.set_span(args.span());
+                        out.push(TokenTree::Group(ng));
+                        k += 2;
+                    }
+                    _ => {
+                        out.push(tts[k].clone());
+                        k += 1;
+                    }
+                }
             }
             TokenTree::Group(grp) => {
-                let mut ng = Group::new(grp.delimiter(), rewrite(grp.stream(), x, from, to, g));
+                let mut ng = Group::new(grp.delimiter(), rewrite(grp.stream(), swaps));
                 ng.set_span(grp.span());
                 out.push(TokenTree::Group(ng));
                 k += 1;
