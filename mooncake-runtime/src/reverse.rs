@@ -903,34 +903,28 @@ impl<T: crate::element::Element, const N: usize> Hold for CoDual<[T; N], [NoFDat
     }
 }
 
-impl<T, const N: usize, D> Hold
-    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<D>>
-{
-    type Held = Self;
-    type Link = ();
-    type RData = NoRData;
-    #[inline(always)]
-    fn hold(self) -> (Self, ()) {
-        (self, ())
-    }
-    #[inline(always)]
-    fn rdata(_: ()) -> NoRData {
-        NoRData
-    }
+/// `Hold` for what is held through a handle already: itself, with no link.
+macro_rules! hold_handles {
+    ($([$($g:tt)*] $primal:ty;)*) => {$(
+        impl<$($g)*> Hold for CoDual<$primal, crate::shared::SharedVec<D>> {
+            type Held = Self;
+            type Link = ();
+            type RData = NoRData;
+            #[inline(always)]
+            fn hold(self) -> (Self, ()) {
+                (self, ())
+            }
+            #[inline(always)]
+            fn rdata(_: ()) -> NoRData {
+                NoRData
+            }
+        }
+    )*};
 }
 
-impl<T, D> Hold for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>> {
-    type Held = Self;
-    type Link = ();
-    type RData = NoRData;
-    #[inline(always)]
-    fn hold(self) -> (Self, ()) {
-        (self, ())
-    }
-    #[inline(always)]
-    fn rdata(_: ()) -> NoRData {
-        NoRData
-    }
+hold_handles! {
+    [T, const N: usize, D] crate::shared::SharedArray<T, N>;
+    [T, D] crate::shared::SharedVec<T>;
 }
 
 /// The rule of holding a buffer value (a call's result, a field) through a handle, which derived

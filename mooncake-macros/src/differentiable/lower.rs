@@ -1683,60 +1683,10 @@ fn pattern_binds(p: &Pat) -> bool {
 /// Methods of the supported subset that never write their receiver (float and integer
 /// methods, buffer reads): a call of one in a later operand does not make an earlier read of the
 /// receiver need a temporary.
-const READ_ONLY_METHODS: &[&str] = &[
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "exp",
-    "exp2",
-    "exp_m1",
-    "ln",
-    "ln_1p",
-    "log2",
-    "log10",
-    "sqrt",
-    "cbrt",
-    "abs",
-    "signum",
-    "recip",
-    "to_degrees",
-    "to_radians",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fract",
-    "atan2",
-    "hypot",
-    "powf",
-    "powi",
-    "pow",
-    "log",
-    "min",
-    "max",
-    "mul_add",
-    "clamp",
-    "sin_cos",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_positive",
-    "is_sign_negative",
-    "len",
-    "iter",
-    "sum",
-    "to_vec",
-    "clone",
-];
+fn read_only_method(name: &str) -> bool {
+    NUMBER_METHODS.contains(&name)
+        || ["sin_cos", "len", "iter", "sum", "to_vec", "clone"].contains(&name)
+}
 
 /// Whether `tokens` (an expression) may write the variable `name`: assign or compound-assign
 /// to it or through a projection of it (`name = ..`, `name[i] += ..`, `name.f = ..`), borrow it
@@ -1791,7 +1741,7 @@ fn may_write_by(tokens: TokenStream, name: &syn::Ident, passed_on: bool, methods
                             if methods
                                 && matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
                                 && !matches!(&tts[j + 1], TokenTree::Ident(m)
-                                    if READ_ONLY_METHODS.contains(&m.to_string().as_str()))
+                                    if read_only_method(&m.to_string()))
                             {
                                 return true; // a method call that may take `&mut self`
                             }

@@ -121,7 +121,7 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
                                 && matches!(a, Operand::Ref(p, false)
                                     if plain(p) || field_of_ref(p, false) || field_of_ref(p, true)))
                     };
-                    if REVERSE_METHODS.contains(&name.as_str()) {
+                    if reverse_method(&name) {
                         (plain(receiver) || field_receiver) && args.iter().all(arg_ok)
                     } else {
                         // A method of a user type: through `MethodRrule`, which the method's
@@ -145,65 +145,24 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
     None
 }
 
-/// The methods the slice differentiates: the runtime's float and integer methods, and the
-/// read-only buffer methods. Methods of user types are not in the slice yet.
-const REVERSE_METHODS: &[&str] = &[
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "exp",
-    "exp2",
-    "exp_m1",
-    "ln",
-    "ln_1p",
-    "log2",
-    "log10",
-    "sqrt",
-    "cbrt",
-    "abs",
-    "signum",
-    "recip",
-    "to_degrees",
-    "to_radians",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fract",
-    "atan2",
-    "hypot",
-    "powf",
-    "log",
-    "min",
-    "max",
-    "mul_add",
-    "clamp",
-    "powi",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_positive",
-    "is_sign_negative",
-    "pow",
-    "len",
-    "__iter_sum",
-    "push",
-    "pop",
-    "to_vec",
-    "clone",
-    "fill",
-    "swap",
-    "copy_from_slice",
-];
+/// The methods the slice differentiates with the runtime's rules: its float and integer
+/// methods, and the buffer methods (`__iter_sum` is `x.iter().sum()`). Methods of user types go
+/// through their own dispatch.
+pub(super) fn reverse_method(name: &str) -> bool {
+    NUMBER_METHODS.contains(&name)
+        || [
+            "len",
+            "__iter_sum",
+            "push",
+            "pop",
+            "to_vec",
+            "clone",
+            "fill",
+            "swap",
+            "copy_from_slice",
+        ]
+        .contains(&name)
+}
 
 /// The projected places the slice reads and writes: `base[index]` and `*base`, with plain
 /// locals.
@@ -1000,9 +959,7 @@ fn hold_buffers(body: &mut Body) {
                     {
                         Some(args)
                     }
-                    Rvalue::Method { method, args, .. }
-                        if !REVERSE_METHODS.contains(&method.to_string().as_str()) =>
-                    {
+                    Rvalue::Method { method, args, .. } if !reverse_method(&method.to_string()) => {
                         Some(args)
                     }
                     _ => None,
@@ -1391,11 +1348,7 @@ fn loaned_locals(rv: &Rvalue, lent_mut: &dyn Fn(Local) -> bool) -> Vec<(Local, b
         {
             args
         }
-        Rvalue::Method { method, args, .. }
-            if !REVERSE_METHODS.contains(&method.to_string().as_str()) =>
-        {
-            args
-        }
+        Rvalue::Method { method, args, .. } if !reverse_method(&method.to_string()) => args,
         _ => return Vec::new(),
     };
     let mut loans: Vec<(Local, bool)> = args
@@ -1424,7 +1377,7 @@ fn loaned_locals(rv: &Rvalue, lent_mut: &dyn Fn(Local) -> bool) -> Vec<(Local, b
 /// giving its gradient back through the loan rather than through the method's pullback.
 fn receiver_lent(rv: &Rvalue, value_local: &dyn Fn(Local) -> bool) -> bool {
     matches!(rv, Rvalue::Method { receiver, method, args }
-        if !REVERSE_METHODS.contains(&method.to_string().as_str())
+        if !reverse_method(&method.to_string())
             && receiver.projections.is_empty()
             && value_local(receiver.local)
             && args.iter().any(|a| matches!(a, Operand::Ref(q, false)
@@ -1716,7 +1669,7 @@ impl<'a> Reverse<'a> {
         };
         r.replays = (0..body.blocks.len()).map(|b| r.plan_replay(BlockId(b as u32))).collect();
         r.counters = counters::plan(body, structured, &mut r.replays, &r.inactive.ints);
-        r.copied = r.copied_args();
+        r.copied = r.replayed(|p| &p.args);
         r.direct = r.direct_sinks();
         r.stored = vec![false; body.locals.len()];
         for block in &body.blocks {
@@ -1760,24 +1713,12 @@ impl<'a> Reverse<'a> {
         loaded
     }
 
-    /// The values the re-run blocks read from slots (see `replay`).
-    fn snapshot_locals(&self) -> Vec<bool> {
+    /// The locals that some re-run block's plan lists in `part` (see `replay`): the values read
+    /// from slots (`snapshots`), the arguments read from copies (`args`).
+    fn replayed(&self, part: fn(&replay::Replay) -> &Vec<Local>) -> Vec<bool> {
         let mut out = vec![false; self.body.locals.len()];
-        for plan in self.replays.iter().flatten() {
-            for l in &plan.snapshots {
-                out[l.index()] = true;
-            }
-        }
-        out
-    }
-
-    /// The arguments the re-run blocks read from copies (see `replay`).
-    fn copied_args(&self) -> Vec<bool> {
-        let mut out = vec![false; self.body.locals.len()];
-        for plan in self.replays.iter().flatten() {
-            for l in &plan.args {
-                out[l.index()] = true;
-            }
+        for l in self.replays.iter().flatten().flat_map(part) {
+            out[l.index()] = true;
         }
         out
     }
@@ -2338,9 +2279,7 @@ impl<'a> Reverse<'a> {
                     false,
                 )
             }
-            Rvalue::Method { receiver, method, args }
-                if REVERSE_METHODS.contains(&method.to_string().as_str()) =>
-            {
+            Rvalue::Method { receiver, method, args } if reverse_method(&method.to_string()) => {
                 // A float or integer method of the runtime.
                 let r = self.names.local(receiver.local);
                 let key = method_key(&method.to_string());
@@ -2752,7 +2691,7 @@ impl<'a> Reverse<'a> {
                         quote!(#seed, #rt::NoRData)
                     }
                     Rvalue::Method { receiver, method, .. }
-                        if !REVERSE_METHODS.contains(&method.to_string().as_str())
+                        if !reverse_method(&method.to_string())
                             && receiver.projections.is_empty() =>
                     {
                         let ar = adj(receiver.local);
@@ -2811,7 +2750,7 @@ impl<'a> Reverse<'a> {
         for (l, s) in self.stored.iter().enumerate() {
             captured[l] |= *s;
         }
-        let snapshots = self.snapshot_locals();
+        let snapshots = self.replayed(|p| &p.snapshots);
         let stmts = |b: BlockId| {
             let block = &body.blocks[b.index()];
             let replayed = self.replays[b.index()].is_some();

@@ -23,7 +23,7 @@
 //! integer per iteration (`i`) instead of four pullbacks and two indices.
 
 use super::super::ir::*;
-use super::{Access, Kind, REVERSE_METHODS, Reverse, access, kind};
+use super::{Access, Kind, Reverse, access, kind, reverse_method};
 
 /// Float methods that cost more to run again than their pullback costs to keep (a
 /// transcendental function: running it again in the reverse sweep computes it twice more, where
@@ -117,7 +117,7 @@ impl Reverse<'_> {
                 Rvalue::Method { receiver, method, .. } => {
                     let name = method.to_string();
                     receiver.projections.is_empty()
-                        && REVERSE_METHODS.contains(&name.as_str())
+                        && reverse_method(&name)
                         && !super::BUFFER_METHODS.contains(&name.as_str())
                         && !super::WRITE_METHODS.contains(&name.as_str())
                         && !COSTLY.contains(&name.as_str())
