@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Counts the instructions of one call of every problem of the benchmark suite under callgrind,
 # in four modes: `primal`, `hand` (the hand-written gradient), `prepared`
-# (`value_and_gradient!` with a `GradientCache`) and `reverse` (plain `value_and_gradient!`).
+# (`value_and_gradient!` with a `GradientCache`) and `reverse` (plain `value_and_gradient!`);
+# and a fifth, `const` (the prepared form with the data arguments written `Const(..)`), for the
+# problems whose data is an argument (`simple_mlp`, `gmm`).
 # Wall-clock times on this shared machine move by 20% from run to run; these counts repeat.
 #
 #   bash benches/callgrind.sh                # all problems, into target/callgrind/instructions.tsv
@@ -97,21 +99,27 @@ fi
     printf 'problem\tmode\tinstructions_per_call\tcalls\n'
 } >"$tmp/table.tsv"
 
-printf '%-22s %5s %14s %14s %14s %14s\n' problem calls primal hand prepared reverse
+printf '%-22s %5s %14s %14s %14s %14s %14s\n' problem calls primal hand prepared reverse const
 for p in "${problems[@]}"; do
     case "$p" in
         gmm) n=5 ;;
         *) n=10 ;;
     esac
+    # `const`: the prepared form with the data arguments `Const(..)`, where there are some.
+    modes=(primal hand prepared reverse)
+    case "$p" in
+        simple_mlp | gmm) modes+=(const) ;;
+    esac
     row=()
-    for mode in primal hand prepared reverse; do
+    for mode in "${modes[@]}"; do
         one=$(count "$p" "$mode" 1)
         many=$(count "$p" "$mode" $((n + 1)))
         per=$(awk -v a="$one" -v b="$many" -v n="$n" 'BEGIN { printf "%.0f", (b - a) / n }')
         printf '%s\t%s\t%s\t%s\n' "$p" "$mode" "$per" "$n" >>"$tmp/table.tsv"
         row+=("$per")
     done
-    printf '%-22s %5s %14s %14s %14s %14s\n' "$p" "$n" "${row[@]}"
+    [ ${#row[@]} -eq 5 ] || row+=("-")
+    printf '%-22s %5s %14s %14s %14s %14s %14s\n' "$p" "$n" "${row[@]}"
 done
 mv "$tmp/table.tsv" "$out"
 echo "== wrote $out in $(($(date +%s) - start)) s"

@@ -259,6 +259,23 @@ fn mlp(c: &mut Criterion) {
             v
         })
     });
+    // The data as constants: no gradient for `x` and `y` (which the hand-written one skips).
+    let mut ccache = GradientCache::new();
+    for _ in 0..2 {
+        let (cv, (cp, _, _)) =
+            value_and_gradient!(simple_mlp(&p, Const(&x), Const(&y)), cache = &mut ccache);
+        check(name, "derived reverse, prepared, Const data", (cv, &cp.flatten()), hand);
+    }
+    group.bench_function("derived_reverse_prepared_const", |bn| {
+        bn.iter(|| {
+            let (v, g) = value_and_gradient!(
+                simple_mlp(&*black_box(&p), Const(&x), Const(&y)),
+                cache = &mut ccache
+            );
+            black_box(g);
+            v
+        })
+    });
     group.bench_function("derived_forward", |bn| bn.iter(|| fwd().tangent));
     group.bench_function("hand_gradient", |bn| {
         bn.iter(|| simple_mlp_gradient(black_box(&p), &x, &y, &mut g, &mut scratch))
@@ -332,6 +349,34 @@ fn gmm(c: &mut Criterion) {
             let (v, g) = value_and_gradient!(
                 gmm_objective(&*black_box(&alphas), &means, &icf, &x, d, gamma, m),
                 cache = &mut cache
+            );
+            black_box(g);
+            v
+        })
+    });
+    // The data as constants: no gradient for `x`, `d`, `gamma`, `m`.
+    let mut ccache = GradientCache::new();
+    for _ in 0..2 {
+        let (cv, (ca, cm, ci, ..)) = value_and_gradient!(
+            gmm_objective(&alphas, &means, &icf, Const(&x), Const(d), Const(gamma), Const(m)),
+            cache = &mut ccache
+        );
+        let grad = [&ca[..], &cm[..], &ci[..]].concat();
+        check(name, "derived reverse, prepared, Const data", (cv, &grad), hand);
+    }
+    group.bench_function("derived_reverse_prepared_const", |bn| {
+        bn.iter(|| {
+            let (v, g) = value_and_gradient!(
+                gmm_objective(
+                    &*black_box(&alphas),
+                    &means,
+                    &icf,
+                    Const(&x),
+                    Const(d),
+                    Const(gamma),
+                    Const(m)
+                ),
+                cache = &mut ccache
             );
             black_box(g);
             v

@@ -7,8 +7,9 @@
 //! ```
 //!
 //! Arguments: the problem (a group name of `benches/gradients.rs`), the mode (`primal`,
-//! `reverse` for `value_and_gradient!`, `prepared` for its cached form, `hand` for the
-//! hand-written gradient) and the number of repetitions (after one call outside the count,
+//! `reverse` for `value_and_gradient!`, `prepared` for its cached form, `const` for the cached
+//! form with the data arguments `Const(..)` (`simple_mlp`, `gmm`), `hand` for the hand-written
+//! gradient) and the number of repetitions (after one call outside the count,
 //! which a profile can subtract by running with 0). Prints a checksum, so that nothing is
 //! optimised away. `bash benches/callgrind.sh` counts every problem and mode this way.
 //!
@@ -54,7 +55,36 @@ fn repeat(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
 /// `$prepared` (the same with a cache), each an expression written out by the caller.
 macro_rules! modes {
     ($mode:expr, $reps:expr, $primal:expr, $hand:expr, $reverse:expr, $prepared:expr) => {
+        modes!(@match $mode, $reps, $primal, $hand, $reverse, $prepared,
+            "const" => panic!("this problem has no data argument: no `const` mode"))
+    };
+    (
+        $mode:expr,
+        $reps:expr,
+        $primal:expr,
+        $hand:expr,
+        $reverse:expr,
+        $prepared:expr,
+        $constant:expr
+    ) => {
+        modes!(@match $mode, $reps, $primal, $hand, $reverse, $prepared,
+            "const" => repeat($reps, || {
+                let (v, g) = $constant;
+                black_box(g);
+                v
+            }))
+    };
+    (
+        @match $mode:expr,
+        $reps:expr,
+        $primal:expr,
+        $hand:expr,
+        $reverse:expr,
+        $prepared:expr,
+        $($constant:tt)*
+    ) => {
         match $mode {
+            $($constant)*,
             "primal" => repeat($reps, || $primal),
             "reverse" => repeat($reps, || black_box($reverse).0),
             "prepared" => repeat($reps, || {
@@ -94,7 +124,9 @@ fn main() {
         return;
     }
     if args.len() != 4 {
-        eprintln!("usage: profile PROBLEM primal|reverse|prepared|hand REPS, or profile --list");
+        eprintln!(
+            "usage: profile PROBLEM primal|reverse|prepared|const|hand REPS, or profile --list"
+        );
         std::process::exit(2);
     }
     let (problem, mode) = (args[1].as_str(), args[2].as_str());
@@ -135,7 +167,11 @@ fn main() {
                 simple_mlp(black_box(&p), &x, &y),
                 simple_mlp_gradient(black_box(&p), &x, &y, &mut g, &mut scratch),
                 value_and_gradient!(simple_mlp(&*black_box(&p), &x, &y)),
-                value_and_gradient!(simple_mlp(&*black_box(&p), &x, &y), cache = &mut cache)
+                value_and_gradient!(simple_mlp(&*black_box(&p), &x, &y), cache = &mut cache),
+                value_and_gradient!(
+                    simple_mlp(&*black_box(&p), Const(&x), Const(&y)),
+                    cache = &mut cache
+                )
             )
         }
         "gmm" => {
@@ -157,6 +193,18 @@ fn main() {
                 value_and_gradient!(gmm_objective(&*black_box(&al), &me, &ic, &x, d, gamma, m)),
                 value_and_gradient!(
                     gmm_objective(&*black_box(&al), &me, &ic, &x, d, gamma, m),
+                    cache = &mut cache
+                ),
+                value_and_gradient!(
+                    gmm_objective(
+                        &*black_box(&al),
+                        &me,
+                        &ic,
+                        Const(&x),
+                        Const(d),
+                        Const(gamma),
+                        Const(m)
+                    ),
                     cache = &mut cache
                 )
             )

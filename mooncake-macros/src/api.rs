@@ -237,6 +237,48 @@ fn parse_gradient_input(input: ParseStream<'_>, with_ybar: bool) -> syn::Result<
     Ok(GradientInput { call, ybar, cache })
 }
 
+/// An argument written `Const(x)`: `x`, and whether it was so wrapped.
+fn constant(arg: &Expr) -> (bool, Expr) {
+    if let Expr::Call(c) = arg
+        && let Expr::Path(p) = &*c.func
+        && p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "Const" && s.arguments.is_empty())
+        && c.args.len() == 1
+    {
+        return (true, ungroup(c.args[0].clone()));
+    }
+    (false, arg.clone())
+}
+
+/// The rule a gradient calls and the arguments it passes first: `NAME_rrule`, or, when some
+/// argument is `Const(..)`, `NAME_rrule_wrt` with the mask of the others (see `rev::Wrt`).
+fn gradient_rule(
+    call: &syn::ExprCall,
+    args: &[(bool, Expr)],
+) -> syn::Result<(syn::Path, Option<TokenStream>)> {
+    let rt = quote!(::mooncake_runtime::__private);
+    if !args.iter().any(|(c, _)| *c) {
+        return Ok((rule_path(&call.func, "rrule")?, None));
+    }
+    let mut mask = 0u64;
+    for (k, ((constant, _), arg)) in args.iter().zip(&call.args).enumerate() {
+        match (k < 64, *constant) {
+            (true, false) => mask |= 1 << k,
+            (true, true) => {}
+            (false, true) => {
+                return Err(syn::Error::new(
+                    arg.span(),
+                    "`Const(..)` is supported for the first 64 arguments: pass this one as it \
+                     is (its gradient is then computed)",
+                ));
+            }
+            (false, false) => {}
+        }
+    }
+    let mask = proc_macro2::Literal::u64_suffixed(mask);
+    Ok((rule_path(&call.func, "rrule_wrt")?, Some(quote!(#rt::rev::Wrt::<#mask>,))))
+}
+
 /// `value_and_gradient!(f(a, &b, &mut c))` and `value_and_pullback!(f(..), ybar)`.
 pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenStream {
     let input = match syn::parse::Parser::parse2(
@@ -246,12 +288,13 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
-    let rule = match rule_path(&input.call.func, "rrule") {
-        Ok(p) => p,
+    let call_args: Vec<(bool, Expr)> = input.call.args.iter().map(constant).collect();
+    let (rule, mask) = match gradient_rule(&input.call, &call_args) {
+        Ok(r) => r,
         Err(e) => return e.to_compile_error(),
     };
     if let Some(cache) = &input.cache {
-        return value_and_gradient_cached(&input.call, &rule, cache);
+        return value_and_gradient_cached(&input.call, &call_args, &rule, mask, cache);
     }
     let rt = quote!(::mooncake_runtime::__private);
     let site = proc_macro2::Span::mixed_site();
@@ -263,7 +306,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
     let mut args = Vec::new();
     let mut grads = Vec::new();
     let mut restores = Vec::new();
-    for (i, arg) in input.call.args.iter().enumerate() {
+    for (i, (constant, arg)) in call_args.iter().enumerate() {
         let p = format_ident!("__p{}", i, span = site);
         let f = format_ident!("__f{}", i, span = site);
         let span = arg.span();
@@ -296,11 +339,17 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                     let #p = #other;
                     let #f = #rt::Primal::zero_fdata(&#p);
                     let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
-                    let #m = #rt::rev::primal_marker(&#p);
                 ));
+                if !constant {
+                    lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
+                }
                 args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
                 grads.push(quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx)));
             }
+        }
+        if *constant {
+            // No gradient for a constant.
+            *grads.last_mut().expect("pushed above") = quote!(#rt::NoTangent);
         }
     }
     let seed = match &input.ybar {
@@ -312,10 +361,11 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
             quote!(let #ybar_name = #seed;)
         }
     };
-    let grads = grads.iter().map(friendly);
+    let grads =
+        grads.iter().zip(&call_args).map(|(g, (c, _))| if *c { g.clone() } else { friendly(g) });
     quote!({
         #(#lets)*
-        let (#y, __pb) = #rule(#(#args),*);
+        let (#y, __pb) = #rule(#mask #(#args),*);
         #seed
         let #r = __pb(#ybar_name);
         let _ = &#r;
@@ -326,7 +376,13 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
 
 /// `value_and_gradient!(f(a, &b, &mut c), cache = &mut cache)`: the prepared form, whose
 /// shadows, handles and gradients live in a `GradientCache` and are reused.
-fn value_and_gradient_cached(call: &syn::ExprCall, rule: &syn::Path, cache: &Expr) -> TokenStream {
+fn value_and_gradient_cached(
+    call: &syn::ExprCall,
+    call_args: &[(bool, Expr)],
+    rule: &syn::Path,
+    mask: Option<TokenStream>,
+    cache: &Expr,
+) -> TokenStream {
     let rt = quote!(::mooncake_runtime::__private);
     let site = proc_macro2::Span::mixed_site();
     let func = &call.func;
@@ -338,7 +394,7 @@ fn value_and_gradient_cached(call: &syn::ExprCall, rule: &syn::Path, cache: &Exp
     let mut args = Vec::new();
     let mut done = Vec::new();
     let mut grads = Vec::new();
-    for (k, arg) in call.args.iter().enumerate() {
+    for (k, (constant, arg)) in call_args.iter().enumerate() {
         let p = format_ident!("__p{}", k, span = site);
         let f = format_ident!("__f{}", k, span = site);
         let span = arg.span();
@@ -363,7 +419,9 @@ fn value_and_gradient_cached(call: &syn::ExprCall, rule: &syn::Path, cache: &Exp
                     let #f = #c.ref_shadow(#k, #m);
                 ));
                 args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(#m, #f); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                done.push(quote_spanned!(span=> #c.ref_done(#k, #m);));
+                if !constant {
+                    done.push(quote_spanned!(span=> #c.ref_done(#k, #m);));
+                }
                 grads.push(quote_spanned!(span=> #c.ref_gradient(#k, #m)));
             }
             other => {
@@ -372,20 +430,27 @@ fn value_and_gradient_cached(call: &syn::ExprCall, rule: &syn::Path, cache: &Exp
                     let #p = #other;
                     let #f = #rt::Primal::zero_fdata(&#p);
                     let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
-                    let #mk = #rt::rev::primal_marker(&#p);
                 ));
                 args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                done.push(quote_spanned!(span=> #c.value_done(#k, #mk, &#f, #r.#idx);));
+                if !constant {
+                    lets.push(quote_spanned!(span=> let #mk = #rt::rev::primal_marker(&#p);));
+                    done.push(quote_spanned!(span=> #c.value_done(#k, #mk, &#f, #r.#idx);));
+                }
                 grads.push(quote_spanned!(span=> #c.value_gradient(#k, #mk)));
             }
         }
+        if *constant {
+            // No gradient for a constant (a `&mut` one is still restored).
+            *grads.last_mut().expect("pushed above") = quote!(#rt::NoTangent);
+        }
     }
-    let grads = grads.iter().map(friendly);
+    let grads =
+        grads.iter().zip(call_args).map(|(g, (c, _))| if *c { g.clone() } else { friendly(g) });
     quote!({
         let #c: &mut #rt::GradientCache = #cache;
         let #c = #c.begin(#name, #n);
         #(#lets)*
-        let (__y, __pb) = #rule(#(#args),*);
+        let (__y, __pb) = #rule(#mask #(#args),*);
         let __ybar = #rt::api::seed_one(&__y.primal);
         let #r = __pb(__ybar);
         let _ = &#r;

@@ -66,6 +66,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             out.extend(errors.to_compile_errors());
         } else {
             out.extend(rrule(sig, chain));
+            out.extend(sig.wrt_forwarder());
         }
     }
     out

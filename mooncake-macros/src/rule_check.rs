@@ -188,6 +188,10 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream, mode: Mode) -> TokenS
     let target_span = target.span();
     let signature_check =
         quote_spanned!(target_span=> let _: fn(#(#primal_args),*) -> #result = #target;);
+    let forwarder = match mode {
+        Mode::Reverse => wrt_forwarder(&rule, &target),
+        Mode::Forward => quote!(),
+    };
     quote!(
         #rule
         #[doc(hidden)]
@@ -195,6 +199,80 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream, mode: Mode) -> TokenS
         fn #check_fn<#params>() #where_clause {
             #signature_check
             #(#checks)*
+        }
+        #forwarder
+    )
+}
+
+/// Beside a hand-written `NAME_rrule`, the `NAME_rrule_wrt` that the gradient macros call when
+/// an argument is `Const(..)` (see `rev::Wrt`): the rule computes every gradient anyway, so it
+/// is called as it is. Its pullback's type is written from the primal types (a copied
+/// `impl .. + use<..>` would not name the mask), capturing what the edition captures by default,
+/// which is at least what the rule's own captures.
+fn wrt_forwarder(rule: &syn::ItemFn, target: &syn::Path) -> TokenStream {
+    let rt = quote!(::mooncake_runtime::__private);
+    let name = rule.sig.ident.to_string();
+    if !name.ends_with("_rrule") {
+        return quote!();
+    }
+    let syn::ReturnType::Type(_, ret) = &rule.sig.output else { return quote!() };
+    let Type::Tuple(tuple) = &**ret else { return quote!() };
+    let Some((r, _)) = tuple.elems.first().and_then(|t| pair(t, "CoDual")) else {
+        return quote!();
+    };
+    let first = &tuple.elems[0];
+    let mut params = Vec::new();
+    let mut rdata = Vec::new();
+    let mut args = Vec::new();
+    for (k, input) in rule.sig.inputs.iter().enumerate() {
+        let syn::FnArg::Typed(pt) = input else { return quote!() };
+        let Some((p, _)) = pair(&pt.ty, "CoDual") else { return quote!() };
+        let a = format_ident!("__a{}", k, span = Span::mixed_site());
+        let ty = &pt.ty;
+        params.push(quote!(#a: #ty));
+        args.push(a);
+        rdata.push(match p {
+            Type::Reference(_) => quote!(#rt::NoRData),
+            _ if is_handle(p) => quote!(#rt::NoRData),
+            other => quote!(<#other as #rt::Primal>::RData),
+        });
+    }
+    let mask = format_ident!("__WRT", span = Span::mixed_site());
+    let generics = &rule.sig.generics;
+    let where_clause = &generics.where_clause;
+    let gparams = generics.params.iter().map(|p| quote!(#p));
+    let gparams = gparams.chain(std::iter::once(quote!(const #mask: u64)));
+    let named: Vec<&syn::Ident> = generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(&t.ident),
+            syn::GenericParam::Const(c) => Some(&c.ident),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect();
+    let turbofish = if named.is_empty() { quote!() } else { quote!(::<#(#named),*>) };
+    let wrt_name = format_ident!("{}_wrt", rule.sig.ident, span = rule.sig.ident.span());
+    let rule_name = &rule.sig.ident;
+    // A rule for a method (`for = Type::f`) sits in an `impl` block.
+    let n = target.segments.len();
+    let method = n >= 2
+        && target.segments[n - 2].ident.to_string().starts_with(|c: char| c.is_ascii_uppercase());
+    let call = if method { quote!(Self::#rule_name) } else { quote!(#rule_name) };
+    let vis = &rule.vis;
+    let cfgs = rule.attrs.iter().filter(|a| a.path().is_ident("cfg"));
+    quote!(
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(dead_code, non_snake_case, clippy::all)]
+        #[inline]
+        #vis fn #wrt_name<#(#gparams),*>(_: #rt::rev::Wrt<#mask>, #(#params),*) -> (
+            #first,
+            impl ::core::ops::FnOnce(<#r as #rt::Primal>::RData) -> (#(#rdata,)*)
+        )
+        #where_clause
+        {
+            #call #turbofish(#(#args),*)
         }
     )
 }

@@ -332,6 +332,39 @@ impl RuleSig {
         (quote!(<#params>), quote!(#where_clause))
     }
 
+    /// `NAME_rrule_wrt`, which the gradient macros call when an argument is `Const(..)` (see
+    /// `rev::Wrt`): a rule these macros declare computes every gradient anyway, so it is
+    /// `NAME_rrule` itself.
+    pub(crate) fn wrt_forwarder(&self) -> TokenStream {
+        let rt = rt();
+        let (attrs, vis, fn_token, ret) = (&self.attrs, &self.vis, &self.fn_token, &self.ret);
+        let (rrule, name) = (self.rule_name("rrule"), self.rule_name("rrule_wrt"));
+        let mask = format_ident!("__WRT", span = Span::mixed_site());
+        let params = self.generics.params.iter().map(|p| quote!(#p));
+        let params = params.chain(std::iter::once(quote!(const #mask: u64)));
+        let where_clause = &self.generics.where_clause;
+        let args = self.arg_idents("__a");
+        let (rparams, rtypes) = (self.reverse_params(&args), self.rdata_types());
+        let named = self.type_and_const_params();
+        let turbofish = if named.is_empty() { quote!() } else { quote!(::<#(#named),*>) };
+        let allow = allow_attrs();
+        quote!(
+            #(#attrs)*
+            #[doc(hidden)]
+            #allow
+            #[inline]
+            #vis #fn_token #name<#(#params),*>(_: #rt::rev::Wrt<#mask>, #(#rparams),*) -> (
+                #rt::CoDual<#ret, <#ret as #rt::Primal>::FData>,
+                impl ::core::ops::FnOnce(<#ret as #rt::Primal>::RData) -> (#(#rtypes,)*)
+                    + use<#(#named,)* #mask>
+            )
+            #where_clause
+            {
+                #rrule #turbofish(#(#args),*)
+            }
+        )
+    }
+
     /// The hygienic names of the arguments in generated code: `__a0`, `__a1`, ...
     pub(crate) fn arg_idents(&self, prefix: &str) -> Vec<Ident> {
         (0..self.args.len())

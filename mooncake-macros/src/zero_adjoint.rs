@@ -62,6 +62,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             out.extend(local.to_compile_errors());
         } else {
             out.extend(rules(sig));
+            out.extend(sig.wrt_forwarder());
         }
     }
     out

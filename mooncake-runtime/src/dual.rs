@@ -76,6 +76,37 @@ impl<P, F> CoDual<P, F> {
     }
 }
 
+/// Marks an argument of `value_and_gradient!` or `value_and_pullback!` as a constant: no
+/// gradient is computed for it, and the derived rule does none of the adjoint work that only
+/// that gradient needs. Its place in the returned tuple holds [`NoTangent`].
+///
+/// Use it for data: the observations of a likelihood, the inputs of a network's batch.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn sq_error(w: &[f64], x: &[f64], y: f64) -> f64 {
+///     let mut p = 0.0;
+///     for i in 0..w.len() {
+///         p += w[i] * x[i];
+///     }
+///     (p - y) * (p - y)
+/// }
+///
+/// let (w, x) = (vec![1.0, 2.0], vec![3.0, -1.0]);
+/// let (e, (gw, gx, gy)) = value_and_gradient!(sq_error(&w, Const(&x), Const(0.5)));
+/// assert_eq!(e, 0.25);
+/// assert_eq!(gw, vec![3.0, -1.0]); // 2 (p - y) x
+/// assert_eq!((gx, gy), (NoTangent, NoTangent));
+/// ```
+///
+/// Outside those macros it is a plain wrapper. A derived rule skips the work for the first 64
+/// arguments; a hand-written rule (`#[rrule(for = ..)]`, `from_rrule!`, `zero_adjoint!`,
+/// `#[mooncake_overlay]`) computes every gradient and the constant's is dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Const<T>(pub T);
+
 /// The tangent of non-differentiable data (integers, `bool`, `char`, strings): the space that
 /// holds only zero. Costs nothing at run time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -25,6 +25,7 @@ macro_rules! float_methods {
             + crate::tangent::TangentSpace
             + crate::tangent::ZeroRData
             + crate::element::SumElement
+            + crate::element::AddRData<Self>
             + Copy
             + Debug
             + Display

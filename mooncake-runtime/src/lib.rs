@@ -46,7 +46,7 @@ pub mod tangent;
 pub mod test_utils;
 
 pub use cache::GradientCache;
-pub use dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+pub use dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
 pub use element::Element;
 pub use float::Float;
 pub use mooncake_macros::Tangent;
@@ -325,7 +325,7 @@ pub use tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace}
 /// Everything a user of Mooncake needs in scope: `use mooncake_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::cache::GradientCache;
-    pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+    pub use crate::dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
     pub use crate::float::Float;
     pub use crate::rules::stop_gradient::{
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,

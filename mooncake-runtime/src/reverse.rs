@@ -390,6 +390,28 @@ pub fn zero_of<R: ZeroRData>(_: std::marker::PhantomData<fn() -> R>) -> R {
     R::zero()
 }
 
+/// The arguments a call of a derived `NAME_rrule_wrt` computes gradients for: bit `k` of `M`
+/// for argument `k` (counted from 0); arguments from the 65th on always get one. `NAME_rrule`
+/// is `NAME_rrule_wrt` with every bit set; `value_and_gradient!` clears the bits of the
+/// arguments written `Const(..)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wrt<const M: u64>;
+
+/// Whether argument `k` gets a gradient under the mask `mask` (see [`Wrt`]). The mask is a
+/// constant of each instance of a rule, so the adjoint code this guards is removed by the
+/// compiler where it is false.
+#[inline(always)]
+pub const fn live(mask: u64, k: u32) -> bool {
+    k >= 64 || (mask >> k) & 1 == 1
+}
+
+/// The rdata a pullback returns for argument `k`: its adjoint, or zero when it gets no
+/// gradient (so that the adjoint's accumulation is dead code).
+#[inline(always)]
+pub fn wrt_rdata<R: ZeroRData>(live: bool, r: R) -> R {
+    if live { r } else { R::zero() }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Buffers read in derived code.
 

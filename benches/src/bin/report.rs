@@ -42,10 +42,11 @@ const PROBLEMS: [(&str, &str, Option<f64>); 11] = [
 ];
 
 /// The entries of each problem's group, in the report's column order.
-const ENTRIES: [(&str, &str); 8] = [
+const ENTRIES: [(&str, &str); 9] = [
     ("primal", "primal"),
     ("derived_reverse", "ours, reverse (`value_and_gradient!`)"),
     ("derived_reverse_prepared", "ours, reverse, prepared"),
+    ("derived_reverse_prepared_const", "ours, prepared, data `Const(..)`"),
     ("derived_forward", "ours, forward (1 direction)"),
     ("hand_gradient", "hand-written gradient"),
     ("easy_ml", "easy-ml (tape)"),
@@ -54,11 +55,12 @@ const ENTRIES: [(&str, &str); 8] = [
 ];
 
 /// The modes of `benches/callgrind.sh`, in the callgrind table's column order.
-const MODES: [(&str, &str); 4] = [
+const MODES: [(&str, &str); 5] = [
     ("primal", "primal"),
     ("hand", "hand-written"),
     ("prepared", "ours, prepared"),
     ("reverse", "ours, unprepared (`value_and_gradient!`)"),
+    ("const", "ours, prepared, data `Const(..)`"),
 ];
 
 /// The heading of the callgrind table, by which the previous report's table is found.
@@ -257,8 +259,8 @@ fn callgrind(previous: &str) -> String {
     for (_, title) in MODES {
         let _ = write!(s, " {title} |");
     }
-    let _ = writeln!(s, " prepared / hand | prepared / primal |");
-    let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(s, " prepared / hand | `Const` / hand | prepared / primal |");
+    let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (name, _, _) in PROBLEMS {
         let _ = write!(s, "| `{name}` |");
         for (mode, _) in MODES {
@@ -266,10 +268,12 @@ fn callgrind(previous: &str) -> String {
         }
         let prepared = c.get(name, "prepared");
         let r = |b: Option<f64>| prepared.zip(b).map(|(a, b)| a / b);
+        let constant = c.get(name, "const").zip(c.get(name, "hand")).map(|(a, b)| a / b);
         let _ = writeln!(
             s,
-            " {} | {} |",
+            " {} | {} | {} |",
             opt(r(c.get(name, "hand")), ratio),
+            opt(constant, ratio),
             opt(r(c.get(name, "primal")), ratio)
         );
     }

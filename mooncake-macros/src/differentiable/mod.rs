@@ -103,15 +103,6 @@ pub(crate) struct FnParts<'a> {
 /// function given alone is taken for a method if it has a receiver or mentions `Self`.
 fn primal_path(func: &FnParts<'_>) -> TokenStream {
     let name = &func.sig.ident;
-    fn mentions_self(tokens: TokenStream) -> bool {
-        tokens.into_iter().any(|t| match t {
-            proc_macro2::TokenTree::Ident(i) => i == "Self",
-            proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
-            _ => false,
-        })
-    }
-    let sig = func.sig;
-    let mentions_self = mentions_self(quote!(#sig));
     let generics = func.sig.generics.params.iter().filter_map(|p| match p {
         syn::GenericParam::Type(t) => {
             let i = &t.ident;
@@ -124,11 +115,27 @@ fn primal_path(func: &FnParts<'_>) -> TokenStream {
         syn::GenericParam::Lifetime(_) => None,
     });
     let turbofish = quote!(::<#(#generics),*>);
-    if func.in_impl || func.sig.receiver().is_some() || mentions_self {
-        quote!(Self::#name #turbofish)
-    } else {
-        quote!(#name #turbofish)
+    if is_associated(func) { quote!(Self::#name #turbofish) } else { quote!(#name #turbofish) }
+}
+
+/// Whether the function is taken for an associated function: inside an `impl` block, or given
+/// alone with a receiver or a mention of `Self`.
+fn is_associated(func: &FnParts<'_>) -> bool {
+    fn mentions_self(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == "Self",
+            proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
+            _ => false,
+        })
     }
+    let sig = func.sig;
+    func.in_impl || func.sig.receiver().is_some() || mentions_self(quote!(#sig))
+}
+
+/// The path of the function's rule `NAME_suffix`, with its parameters left to inference.
+fn rule_path(func: &FnParts<'_>, suffix: &str) -> TokenStream {
+    let name = format_ident!("{}_{}", func.sig.ident, suffix, span = func.sig.ident.span());
+    if is_associated(func) { quote!(Self::#name) } else { quote!(#name) }
 }
 
 /// `where` with the user's predicates, then `bounds`. The predicates are re-punctuated one by
@@ -340,16 +347,22 @@ pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
     }
 }
 
-fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> TokenStream {
+/// The signature of `NAME_rrule`, or with `wrt` of `NAME_rrule_wrt`: the same with a const
+/// parameter, the mask of the arguments that get a gradient (`rev::Wrt`), given by a first
+/// argument so that callers need not name the other parameters.
+fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names, wrt: bool) -> TokenStream {
     let rt = rt();
     let vis = &func.vis;
-    let name = format_ident!("{}_rrule", func.sig.ident, span = func.sig.ident.span());
+    let suffix = if wrt { "rrule_wrt" } else { "rrule" };
+    let name = format_ident!("{}_{}", func.sig.ident, suffix, span = func.sig.ident.span());
     let generics = &func.sig.generics;
-    let params = sig.args.iter().enumerate().map(|(i, a)| {
+    let mask = reverse::wrt_mask();
+    let mask_param = wrt.then(|| quote!(_: #rt::rev::Wrt<#mask>));
+    let params = mask_param.into_iter().chain(sig.args.iter().enumerate().map(|(i, a)| {
         let l = names.local(Local((i + 1) as u32));
         let ty = codual_type(&a.ty);
         quote!(mut #l: #ty)
-    });
+    }));
     let ret = codual_type(&sig.ret);
     let ret_rdata = rdata_type(&sig.ret);
     let arg_rdata = sig.args.iter().map(|a| rdata_type(&a.ty));
@@ -388,17 +401,29 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
         }
         syn::GenericParam::Lifetime(_) => None,
     }));
-    let doc = format!(
-        "Reverse-mode rule of [`{}`], derived by `#[differentiable]`: each argument paired with \
-         its fdata; returns the result paired with its fdata, and the pullback from the result's \
-         rdata to one rdata per argument.",
-        func.sig.ident
-    );
-    let gparams = &generics.params;
+    let captured = captured.chain(wrt.then(|| quote!(#mask)));
+    let doc = if wrt {
+        format!(
+            "[`{}_rrule`] computing gradients only for the arguments whose bit is set in the \
+             mask (`value_and_gradient!` with `Const(..)` arguments calls it).",
+            func.sig.ident
+        )
+    } else {
+        format!(
+            "Reverse-mode rule of [`{}`], derived by `#[differentiable]`: each argument paired \
+             with its fdata; returns the result paired with its fdata, and the pullback from the \
+             result's rdata to one rdata per argument.",
+            func.sig.ident
+        )
+    };
+    let gparams = generics.params.iter().map(|p| quote!(#p));
+    let gparams = gparams.chain(wrt.then(|| quote!(const #mask: u64)));
+    let hidden = wrt.then(|| quote!(#[doc(hidden)]));
     quote!(
         #[doc = #doc]
+        #hidden
         #[allow(clippy::type_complexity)]
-        #vis fn #name<#gparams>(#(#params),*) -> (
+        #vis fn #name<#(#gparams),*>(#(#params),*) -> (
             #ret,
             impl ::core::ops::FnOnce(#ret_rdata) -> (#(#arg_rdata,)*) + use<#(#captured),*>
         ) #where_clause
@@ -423,23 +448,40 @@ fn is_type_param(ty: &syn::Type, generics: &syn::Generics) -> bool {
 /// The bound that fails carries the span of the first statement outside the subset, so that
 /// the error's note points at the user's code that needs it.
 fn rrule_stub(func: &FnParts<'_>, sig: &parse::Sig, reason: &str, at: Span) -> TokenStream {
+    let plain = rrule_stub_named(func, sig, reason, at, false);
+    let wrt = rrule_stub_named(func, sig, reason, at, true);
+    quote!(#plain #wrt)
+}
+
+/// The stub of `NAME_rrule`, or with `wrt` of `NAME_rrule_wrt` (which takes the mask first).
+fn rrule_stub_named(
+    func: &FnParts<'_>,
+    sig: &parse::Sig,
+    reason: &str,
+    at: Span,
+    wrt: bool,
+) -> TokenStream {
     let vis = &func.vis;
-    let name = format_ident!("{}_rrule", func.sig.ident, span = func.sig.ident.span());
+    let suffix = if wrt { "rrule_wrt" } else { "rrule" };
+    let name = format_ident!("{}_{}", func.sig.ident, suffix, span = func.sig.ident.span());
     let reason = format_ident!("{}", reason, span = at);
     let bound = quote_spanned!(at=>
         __R: ::mooncake_runtime::__private::rev::ReverseModeNotYet<
             ::mooncake_runtime::__private::rev::unsupported::#reason
         >,
     );
-    let params: Vec<syn::Ident> =
-        (0..sig.args.len()).map(|i| format_ident!("__A{}", i, span = Span::mixed_site())).collect();
+    let params: Vec<syn::Ident> = (0..sig.args.len() + usize::from(wrt))
+        .map(|i| format_ident!("__A{}", i, span = Span::mixed_site()))
+        .collect();
     let doc = format!(
         "Reverse mode does not cover [`{}`] yet (it uses {reason}); this stub makes every call a \
          compile error that says so.",
         func.sig.ident
     );
+    let hidden = wrt.then(|| quote!(#[doc(hidden)]));
     quote!(
         #[doc = #doc]
+        #hidden
         #[allow(dead_code, clippy::extra_unused_type_parameters)]
         #vis fn #name<#(#params,)* __R>(#(_: #params),*) -> __R
         where
@@ -579,10 +621,15 @@ fn generate(
                     .iter()
                     .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
             let (forward_pass, pullback, _) = rev.generate(&structured);
-            let signature = rrule_signature(func, sig, &names);
+            let signature = rrule_signature(func, sig, &names, true);
             let ret_codual = codual_type(&sig.ret);
             let ret_rdata = rdata_type(&sig.ret);
             let rdecls = rdecls_of(&rbody);
+            // `NAME_rrule` is `NAME_rrule_wrt` with every argument's gradient wanted.
+            let wrapper = rrule_signature(func, sig, &names, false);
+            let wrt_path = rule_path(func, "rrule_wrt");
+            let arg_locals = (1..=sig.args.len()).map(|i| names.local(Local(i as u32)));
+            let rt = rt();
             quote!(
                 #allow
                 #[inline]
@@ -592,6 +639,11 @@ fn generate(
                     #rdecls
                     #forward_pass
                     (#ret_local, move |__ybar: #ret_rdata| { #pullback })
+                }
+                #allow
+                #[inline]
+                #wrapper {
+                    #wrt_path(#rt::rev::Wrt::<{ u64::MAX }>, #(#arg_locals),*)
                 }
             )
         }

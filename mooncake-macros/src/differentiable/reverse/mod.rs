@@ -1528,8 +1528,54 @@ fn adj(l: Local) -> syn::Ident {
     format_ident!("__a{}", l.0, span = Span::mixed_site())
 }
 
+/// The const parameter of `NAME_rrule_wrt` whose bits say which arguments get a gradient (see
+/// `rev::Wrt`).
+pub(crate) fn wrt_mask() -> syn::Ident {
+    format_ident!("__WRT", span = Span::mixed_site())
+}
+
 fn marker(l: Local) -> syn::Ident {
     format_ident!("__m{}", l.0, span = Span::mixed_site())
+}
+
+impl Reverse<'_> {
+    /// The argument (counted from 0) whose shadow `l`'s is: an argument's own, or a view of a
+    /// field of one.
+    fn arg_root(&self, l: Local) -> Option<u32> {
+        if (1..=self.body.n_args).contains(&l.index()) {
+            return Some(l.0 - 1);
+        }
+        let (_, base, _) = self.views.iter().find(|(v, _, _)| *v == l)?;
+        self.arg_root(*base)
+    }
+
+    /// Whether the gradient of argument `l` is wanted: a constant under the rule's mask (see
+    /// `rev::Wrt`).
+    fn live_arg(&self, l: Local) -> TokenStream {
+        let rt = rt();
+        let (k, mask) = (l.0 - 1, wrt_mask());
+        quote!(#rt::rev::live(#mask, #k))
+    }
+
+    /// Whether adds into `l`'s shadow may be skipped when its argument's gradient is not
+    /// wanted (see [`Self::live_arg`]): `None` unless the shadow is that of an argument the body
+    /// never writes (or a view of one of its fields), which then only collects the gradient:
+    /// nothing the sweep reads flows through it.
+    fn live(&self, l: Local) -> Option<TokenStream> {
+        let root = Local(self.arg_root(l)? + 1);
+        let collects_only = self.stable_args[root.index()] && !self.mut_refs[root.index()];
+        collects_only.then(|| self.live_arg(root))
+    }
+
+    /// `add` (an addition into argument memory of the adjoint in `ax`), done only when that
+    /// argument's gradient is wanted; the adjoint is consumed either way.
+    fn guard_arg_add(&self, base: Local, ax: &syn::Ident, add: TokenStream) -> TokenStream {
+        let rt = rt();
+        match self.live(base) {
+            Some(live) => quote!(if #live { #add } else { let _ = #rt::rev::take(&mut #ax); }),
+            None => add,
+        }
+    }
 }
 
 impl<'a> Reverse<'a> {
@@ -2588,10 +2634,12 @@ impl<'a> Reverse<'a> {
             if self.sinks[base.index()] {
                 // Into the argument's sink (see `sinks`).
                 let acc = accumulator(base);
-                return quote!(#rt::rev::acc_add(&mut *#acc, #t, #rt::rev::take(&mut #ax)););
+                let add = quote!(#rt::rev::acc_add(&mut *#acc, #t, #rt::rev::take(&mut #ax)););
+                return self.guard_arg_add(base, &ax, add);
             }
             let sh = shadow_capture(base);
-            return quote!(#rt::rev::shadow_add(&#sh, #t, #rt::rev::take(&mut #ax)););
+            let add = quote!(#rt::rev::shadow_add(&#sh, #t, #rt::rev::take(&mut #ax)););
+            return self.guard_arg_add(base, &ax, add);
         }
         match kind(place, rv, &self.refs, &self.inactive) {
             Kind::Build(parts) => {
@@ -3015,9 +3063,11 @@ impl<'a> Reverse<'a> {
             };
             // Lengths first: a sink may borrow a shadow another one shares.
             let n = format_ident!("__n{}", l.0, span = Span::mixed_site());
-            sink_lens.push(quote!(let #n = #sh.len();));
+            // The sink of an argument whose gradient is not wanted holds nothing.
+            let live = self.live(l).unwrap_or_else(|| quote!(true));
+            sink_lens.push(quote!(let #n = if #live { #sh.len() } else { 0 };));
             rebind.push(quote!(
-                let mut #g = #rt::rev::sink(&#sh, #n, #direct, &[#(#made),*], #sink_pool);
+                let mut #g = #rt::rev::sink(&#sh, #n, #direct && #live, &[#(#made),*], #sink_pool);
                 let #acc = #g.slice_mut();
             ));
             flushes.push(quote!(#rt::rev::close_sink(&#sh, #g, #sink_pool);));
@@ -3198,14 +3248,18 @@ impl<'a> Reverse<'a> {
         let args: Vec<TokenStream> = body
             .args()
             .map(|l| {
-                if let Some(syn::Type::Array(arr)) = &body.locals[l.index()].ty {
+                let rdata = if let Some(syn::Type::Array(arr)) = &body.locals[l.index()].ty {
                     let x = self.names.local(l);
                     let elem = &arr.elem;
                     quote!(#rt::rev::array_rdata::<#elem, _>(&#x.fdata))
                 } else {
                     let a = adj(l);
                     quote!(#a)
-                }
+                };
+                // Zero for an argument whose gradient is not wanted, so that what only its
+                // adjoint needed is dead code.
+                let live = self.live_arg(l);
+                quote!(#rt::rev::wrt_rdata(#live, #rdata))
             })
             .collect();
         let pullback = quote!(
