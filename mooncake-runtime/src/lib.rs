@@ -98,19 +98,21 @@ pub use mooncake_macros::Tangent;
 /// `MOONCAKE_DUMP_IR=1` or `MOONCAKE_DUMP_IR=name` in the environment of the build);
 /// `#[differentiable(debug)]` makes the rule panic, naming the variable, as soon as a float it
 /// computes is not finite; `forward_only` / `reverse_only` derive one rule only;
-/// `recursive` boxes the pullback of every call in the body.
+/// `recursive` boxes the pullback of every call in the body (no longer needed: see below).
 ///
-/// Recursion: a function that calls itself needs nothing (those calls box their pullbacks). In
-/// a cycle of *mutual* recursion (`f` calls `g`, `g` calls `f`) put `#[differentiable(recursive)]`
-/// on one function of the cycle; without it, rustc reports `error[E0720]: cannot resolve opaque
-/// type` ("recursive opaque type") at the functions' attributes, because each reverse rule's
-/// pullback would contain the other's. Other calls keep unboxed pullbacks, which the compiler
-/// inlines.
+/// Recursion, direct or mutual (`f` calls `g`, `g` calls `f`), needs no attribute: the reverse
+/// rule of a function that calls other user functions or methods returns its pullback behind a
+/// type that does not name it (in a box from a thread-local pool, reused by the next gradient,
+/// so that the prepared form still allocates nothing; generic functions use a plain box and
+/// bound their type parameters by `'static`). Functions that call none (the leaves, such as a
+/// helper called in a hot loop) keep unboxed pullbacks, which the compiler inlines. The
+/// depth is limited by the stack, as for the primal (release build: 10,000 levels in a 2 MiB
+/// thread).
 ///
 /// ```
 /// use mooncake_runtime::prelude::*;
 ///
-/// #[differentiable(recursive)]
+/// #[differentiable]
 /// fn even(x: f64, n: u32) -> f64 {
 ///     if n == 0 { x } else { odd(x * 1.5, n - 1) }
 /// }
@@ -248,6 +250,9 @@ pub use mooncake_macros::rrule;
 /// gradients at the same sizes allocate nothing; it returns each gradient borrowed from the
 /// cache (`&Vec<f64>` for a slice, `&f64` for a scalar), and refuses other sizes with a message
 /// naming the argument.
+///
+/// An argument written `Const(x)` gets no gradient ([`NoTangent`] in its place), and the
+/// derived rule skips the adjoint work only its gradient needs: see [`Const`].
 #[doc(inline)]
 pub use mooncake_macros::value_and_gradient;
 

@@ -1556,6 +1556,61 @@ pub fn give_tape<T: 'static>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Pullbacks behind a type that does not name them. The rule of a function that calls others
+// returns its pullback this way, so that no pullback type contains itself through a cycle of
+// calls (mutual recursion), without an allocation per call.
+
+/// A pullback `C: FnOnce(R) -> T` kept in a box taken from a thread-local pool and given back
+/// when it runs, behind a type that names only `R` and `T`: the box is reused by the next call
+/// at the same site (one per level of recursion), so that a prepared gradient allocates
+/// nothing after the first.
+pub struct PooledPullback<R, T> {
+    cell: Box<dyn std::any::Any>,
+    run: fn(Box<dyn std::any::Any>, &'static std::thread::LocalKey<TapePool>, R) -> T,
+    pool: &'static std::thread::LocalKey<TapePool>,
+}
+
+impl<R, T> PooledPullback<R, T> {
+    /// Runs the pullback on `r`.
+    #[inline]
+    pub fn call(self, r: R) -> T {
+        (self.run)(self.cell, self.pool, r)
+    }
+}
+
+/// `c` in a box from `pool` (see [`PooledPullback`]).
+#[inline]
+pub fn pool_pullback<R, T, C: FnOnce(R) -> T + 'static>(
+    pool: &'static std::thread::LocalKey<TapePool>,
+    c: C,
+) -> PooledPullback<R, T> {
+    let reused = pool.with(|p| p.borrow_mut().pop());
+    let cell: Box<dyn std::any::Any> = match reused.map(|b| b.downcast::<Option<C>>()) {
+        Some(Ok(mut slot)) => {
+            *slot = Some(c);
+            slot
+        }
+        _ => Box::new(Some(c)),
+    };
+    PooledPullback { cell, run: run_pooled::<R, T, C>, pool }
+}
+
+fn run_pooled<R, T, C: FnOnce(R) -> T + 'static>(
+    mut cell: Box<dyn std::any::Any>,
+    pool: &'static std::thread::LocalKey<TapePool>,
+    r: R,
+) -> T {
+    let c = cell.downcast_mut::<Option<C>>().and_then(Option::take);
+    // Back to the pool before it runs, for the calls its own reverse sweep makes. The pool may
+    // be gone if this runs while the thread's statics are being destroyed.
+    let _ = pool.try_with(|p| p.borrow_mut().push(cell));
+    match c {
+        Some(c) => c(r),
+        None => unreachable!("mooncake: a pooled pullback held another type"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Methods of user types. A call `x.m(args)` in a derived reverse rule becomes
 // `UserMethodRrule::<KEY, _>::method_rrule(method_marker::<KEY, _, _>(&x), x, args)`: the receiver's
 // `CoDual` type picks a lifetime-free marker (`RecvMarker`, implemented by

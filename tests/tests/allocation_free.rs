@@ -11,6 +11,17 @@ use std::alloc::System;
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
+/// A cycle of mutual recursion: each level's pullback in a box from a pool.
+#[differentiable]
+fn ping(x: f64, n: u32) -> f64 {
+    if n == 0 { x } else { pong(x * 1.1, n - 1) + 0.1 * x }
+}
+
+#[differentiable]
+fn pong(x: f64, n: u32) -> f64 {
+    if n == 0 { x * x } else { ping(x.sin(), n - 1) * x }
+}
+
 #[test]
 fn no_allocation_after_the_first_call() {
     let (m, x, y, mut state) = data(50, 4);
@@ -29,6 +40,21 @@ fn no_allocation_after_the_first_call() {
         (stats.allocations, stats.reallocations),
         (0, 0),
         "repeated prepared gradients allocated: {stats:?}"
+    );
+    assert!(values.iter().all(|v| *v == first));
+    // Recursion (here mutual) too: one pooled box per level, reused.
+    let mut rcache = GradientCache::new();
+    let (first, _) = value_and_gradient!(ping(0.7, 20), cache = &mut rcache);
+    let region = Region::new(GLOBAL);
+    for v in values.iter_mut() {
+        let (value, (dx, _)) = value_and_gradient!(ping(0.7, 20), cache = &mut rcache);
+        *v = value + 0.0 * dx;
+    }
+    let stats = region.change();
+    assert_eq!(
+        (stats.allocations, stats.reallocations),
+        (0, 0),
+        "repeated prepared gradients of a recursive function allocated: {stats:?}"
     );
     assert!(values.iter().all(|v| *v == first));
     // The plain form, by contrast, allocates its shadows and gradients on every call: the

@@ -586,6 +586,88 @@ fn deep_recursion_in_the_pullback() {
     assert!((dx - expected_dx).abs() < 1e-6 * expected_dx);
 }
 
+// ---- mutual recursion, with no attribute -----------------------------------------------------
+
+#[differentiable]
+fn ping(x: f64, n: u32) -> f64 {
+    if n == 0 { x } else { pong(x * 1.1, n - 1) + 0.1 * x }
+}
+
+#[differentiable]
+fn pong(x: f64, n: u32) -> f64 {
+    if n == 0 { x * x } else { ping(x.sin(), n - 1) * x }
+}
+
+/// A cycle of three, through a slice and a method.
+#[differentiable]
+fn tri_a(v: &[f64], k: usize) -> f64 {
+    if k == 0 { v[0] * v[1] } else { tri_b(v, k - 1) + v[k % v.len()] }
+}
+
+#[differentiable]
+fn tri_b(v: &[f64], k: usize) -> f64 {
+    let s = Scaler { c: 0.5 };
+    s.tri_c(v, k).cos()
+}
+
+#[derive(Clone, Copy, Tangent)]
+struct Scaler {
+    c: f64,
+}
+
+#[differentiable]
+impl Scaler {
+    fn tri_c(&self, v: &[f64], k: usize) -> f64 {
+        let mut t = 0.0;
+        for i in 0..v.len() {
+            t += self.c * v[i] * v[i];
+        }
+        t + tri_a(v, k)
+    }
+}
+
+/// A generic cycle: the boxed pullbacks bound `T: 'static`, which `Float` implies.
+#[differentiable]
+fn gen_ping<T: Float>(x: T, n: u32) -> T {
+    if n == 0 { x * x } else { gen_pong(x.sin(), n - 1) + x }
+}
+
+#[differentiable]
+fn gen_pong<T: Float>(x: T, n: u32) -> T {
+    if n == 0 { x.exp() } else { gen_ping(x * x, n - 1) * x }
+}
+
+#[test]
+fn mutual_recursion() {
+    test_rule!(gen_ping(0.8, 5));
+    test_rule!(gen_ping(0.8_f32, 3));
+    test_rule!(ping(0.7, 0));
+    test_rule!(ping(0.7, 5));
+    test_rule!(pong(0.3, 4));
+    let v = vec![0.4, -0.3, 0.9];
+    test_rule!(tri_a(&v, 4));
+    test_rule!(tri_b(&v, 2));
+    // Against forward mode.
+    let (y, (dx, _)) = value_and_gradient!(ping(0.7, 7));
+    let (y1, d) = value_and_derivative!(ping(0.7, 7), (1.0, NoTangent));
+    assert_eq!(y, y1);
+    assert!((dx - d).abs() < 1e-12 * (1.0 + d.abs()));
+}
+
+#[test]
+fn deep_mutual_recursion_in_the_pullback() {
+    // As `deep_recursion_in_the_pullback`, through two functions.
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(|| value_and_gradient!(ping(0.5, 10_000)))
+        .expect("spawn a thread");
+    let (v, (dx, _)) = worker.join().expect("no stack overflow");
+    assert!(v.is_finite() && dx.is_finite());
+    let h = 1e-6;
+    let fd = (ping(0.5 + h, 10_000) - ping(0.5 - h, 10_000)) / (2.0 * h);
+    assert!((dx - fd).abs() < 1e-5 * (1.0 + fd.abs()), "{dx} vs {fd}");
+}
+
 // ---- whole buffers stored through `&mut` ------------------------------------------------------
 
 #[differentiable]

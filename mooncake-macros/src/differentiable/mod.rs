@@ -96,6 +96,8 @@ pub(crate) struct FnParts<'a> {
     /// The type and const parameters of the enclosing `impl` block, which a method's pullback
     /// captures (`use<..>` must name them).
     pub(crate) impl_params: Vec<syn::Ident>,
+    /// The type parameters among them (a boxed pullback bounds them by `'static`).
+    pub(crate) impl_type_params: Vec<syn::Ident>,
 }
 
 /// A path to the primal function, for a `let _ = path;` in its rules: so that a function used
@@ -155,6 +157,7 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
         in_generic_impl: false,
         in_impl: false,
         impl_params: Vec::new(),
+        impl_type_params: Vec::new(),
     };
     let (rules, _, _) = rules_of(&parts, args, &mut errors);
     match errors.finish() {
@@ -189,6 +192,7 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
         in_generic_impl: false,
         in_impl: false,
         impl_params: Vec::new(),
+        impl_type_params: Vec::new(),
     };
     let (rules, _, _) = rules_of(&parts, &args, &mut errors);
     // The original must exist with this signature (non-generic functions: a generic one has no
@@ -240,6 +244,15 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                         syn::GenericParam::Type(t) => Some(t.ident.clone()),
                         syn::GenericParam::Const(c) => Some(c.ident.clone()),
                         syn::GenericParam::Lifetime(_) => None,
+                    })
+                    .collect(),
+                impl_type_params: imp
+                    .generics
+                    .params
+                    .iter()
+                    .filter_map(|p| match p {
+                        syn::GenericParam::Type(t) => Some(t.ident.clone()),
+                        _ => None,
                     })
                     .collect(),
             };
@@ -350,7 +363,15 @@ pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
 /// The signature of `NAME_rrule`, or with `wrt` of `NAME_rrule_wrt`: the same with a const
 /// parameter, the mask of the arguments that get a gradient (`rev::Wrt`), given by a first
 /// argument so that callers need not name the other parameters.
-fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names, wrt: bool) -> TokenStream {
+/// With `boxed` (the rule boxes its pullback, see `Reverse::boxes_own_pullback`), every type
+/// parameter is bounded by `'static`, as a boxed pullback must be.
+fn rrule_signature(
+    func: &FnParts<'_>,
+    sig: &parse::Sig,
+    names: &Names,
+    wrt: bool,
+    boxed: bool,
+) -> TokenStream {
     let rt = rt();
     let vis = &func.vis;
     let suffix = if wrt { "rrule_wrt" } else { "rrule" };
@@ -385,6 +406,15 @@ fn rrule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names, wrt: boo
                     quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData: #rt::rev::ZeroRData),
                 );
             }
+        }
+    }
+    if boxed {
+        let own = generics.params.iter().filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(&t.ident),
+            _ => None,
+        });
+        for t in own.chain(&func.impl_type_params) {
+            bounds.push(quote!(#t: 'static));
         }
     }
     let where_clause = where_clause(generics, &bounds);
@@ -605,13 +635,7 @@ fn generate(
         None => {
             *derived_rrule = true;
             let rnames = Names::new(&rbody);
-            let mut rev = reverse::Reverse::new(
-                &rbody,
-                &rnames,
-                &structured,
-                &func.sig.ident,
-                args.recursive,
-            );
+            let mut rev = reverse::Reverse::new(&rbody, &rnames, &structured, args.recursive);
             rev.ret_ty = codual_type(&sig.ret);
             rev.pool_tapes = !func.in_generic_impl
                 && func
@@ -621,15 +645,36 @@ fn generate(
                     .iter()
                     .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
             let (forward_pass, pullback, _) = rev.generate(&structured);
-            let signature = rrule_signature(func, sig, &names, true);
+            let boxed = rev.boxes_own_pullback();
+            let signature = rrule_signature(func, sig, &names, true, boxed);
             let ret_codual = codual_type(&sig.ret);
             let ret_rdata = rdata_type(&sig.ret);
             let rdecls = rdecls_of(&rbody);
             // `NAME_rrule` is `NAME_rrule_wrt` with every argument's gradient wanted.
-            let wrapper = rrule_signature(func, sig, &names, false);
+            let wrapper = rrule_signature(func, sig, &names, false, boxed);
             let wrt_path = rule_path(func, "rrule_wrt");
             let arg_locals = (1..=sig.args.len()).map(|i| names.local(Local(i as u32)));
             let rt = rt();
+            let pullback = quote!(move |__ybar: #ret_rdata| { #pullback });
+            // A rule that calls others hides its pullback's type (see
+            // `Reverse::boxes_own_pullback`): in a box from a pool where it can have one (no
+            // type or const parameters), else in a fresh box.
+            let pullback = match (boxed, rev.pool_tapes) {
+                (false, _) => pullback,
+                (true, true) => quote!({
+                    ::std::thread_local! {
+                        static __PULLBACKS: #rt::rev::TapePool =
+                            const { ::core::cell::RefCell::new(::std::vec::Vec::new()) };
+                    }
+                    let __pb = #rt::rev::pool_pullback(&__PULLBACKS, #pullback);
+                    move |__ybar: #ret_rdata| __pb.call(__ybar)
+                }),
+                (true, false) => quote!({
+                    let __pb: ::std::boxed::Box<dyn ::core::ops::FnOnce(_) -> _> =
+                        ::std::boxed::Box::new(#pullback);
+                    __pb
+                }),
+            };
             quote!(
                 #allow
                 #[inline]
@@ -638,7 +683,7 @@ fn generate(
                     let mut #ret_local: #ret_codual;
                     #rdecls
                     #forward_pass
-                    (#ret_local, move |__ybar: #ret_rdata| { #pullback })
+                    (#ret_local, #pullback)
                 }
                 #allow
                 #[inline]

@@ -972,7 +972,7 @@ pub struct Func {
     pub params: Vec<Param>,
     /// Return type.
     pub ret: Ty,
-    /// `#[differentiable(recursive)]`: it closes a cycle of mutual recursion.
+    /// It closes a cycle of mutual recursion (marked by a comment; it needs no attribute).
     pub mutual: bool,
     /// What kind of function (the receiver of a method is its first parameter, `self`).
     pub kind: FnKind,

@@ -236,7 +236,7 @@ pub const FEATURES: &[(&str, &str)] = &[
     ("methods self", "(self"),
     ("generic functions", "<T: Float>"),
     ("recursion", "n - 1"),
-    ("mutual recursion", "#[differentiable(recursive)]"),
+    ("mutual recursion", "// closes a cycle of mutual recursion"),
     ("assert!", "assert!("),
     ("assert_eq!", "assert_eq!("),
     ("debug_assert!", "debug_assert!("),

@@ -575,7 +575,9 @@ impl Printer<'_> {
         let attr = if self.plain || method {
             String::new()
         } else if f.mutual {
-            format!("{pad}#[differentiable(recursive)]\n")
+            // Mutual recursion needs no attribute of its own (the rules of functions that call
+            // others box their pullbacks).
+            format!("{pad}// closes a cycle of mutual recursion\n{pad}#[differentiable]\n")
         } else {
             format!("{pad}#[differentiable]\n")
         };

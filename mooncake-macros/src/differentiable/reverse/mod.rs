@@ -20,10 +20,11 @@
 //! forward pass assigns beside the local (a marker is always initialised, the local need not
 //! be).
 //!
-//! A call keeps its callee's pullback unboxed (an `impl FnOnce` the compiler can inline), except
-//! where the call can recurse: a call of the function itself, and every call in a function
-//! marked `#[differentiable(recursive)]` (one function of each cycle of mutual recursion), since
-//! an `impl FnOnce` pullback cannot contain itself.
+//! A call keeps its callee's pullback as the callee's rule returns it (an `impl FnOnce` the
+//! compiler can inline). A rule that calls user functions or methods returns its pullback
+//! boxed, so that recursion and cycles of mutual recursion do not make a pullback type contain
+//! itself (see [`Reverse::boxes_own_pullback`]); leaves stay unboxed.
+//! `#[differentiable(recursive)]` boxes every call's pullback as well (no longer needed).
 
 mod control;
 mod counters;
@@ -1420,8 +1421,6 @@ pub(crate) struct Reverse<'a> {
     mut_refs: Vec<bool>,
     /// Integers and buffers of integers or `bool`s (see [`Inactive`]).
     inactive: Inactive,
-    /// The function's name: its calls of itself box their pullbacks.
-    name: &'a syn::Ident,
     /// `#[differentiable(recursive)]`: every call boxes its pullback.
     box_all_calls: bool,
     /// Whether tapes come from thread-local pools (`rev::take_tape`): only in functions without
@@ -1458,6 +1457,9 @@ pub(crate) struct Reverse<'a> {
     stored: Vec<bool>,
     /// Whether those sinks may borrow the shadows directly (see `sinks`).
     direct: bool,
+    /// Set while generating: whether the body calls a function or a method of a user type
+    /// (whose rule may call this one back; see [`Reverse::boxes_own_pullback`]).
+    calls_out: std::cell::Cell<bool>,
 }
 
 /// The slot holding the handle of a buffer built in the body whose stores are undone inline
@@ -1583,7 +1585,6 @@ impl<'a> Reverse<'a> {
         body: &'a Body,
         names: &'a Names,
         structured: &Node,
-        name: &'a syn::Ident,
         box_all_calls: bool,
     ) -> Self {
         let in_loop = blocks_in_loops(body);
@@ -1697,8 +1698,8 @@ impl<'a> Reverse<'a> {
             refs,
             mut_refs,
             inactive,
-            name,
             box_all_calls,
+            calls_out: std::cell::Cell::new(false),
             pool_tapes: false,
             ret_ty: quote!(_),
             stable_args,
@@ -2247,7 +2248,9 @@ impl<'a> Reverse<'a> {
                     let (args, loans) = self.call_arguments(args, span);
                     has_loans = !loans.is_empty();
                     let call = lend(quote_spanned!(span=> #rule(#(#args),*)), loans, span);
-                    (call, self.box_all_calls || self.calls_itself(func))
+                    self.calls_out.set(true);
+                    // A call of itself needs no box here: the rule boxes its own pullback.
+                    (call, self.box_all_calls)
                 }
             }
             Rvalue::Method { receiver, method, args }
@@ -2343,6 +2346,7 @@ impl<'a> Reverse<'a> {
             }
             Rvalue::Method { receiver, method, args } => {
                 // A method of a user type: through the marker of how its receiver is held.
+                self.calls_out.set(true);
                 let r = self.names.local(receiver.local);
                 let key = method_key(&method.to_string());
                 let lent_receiver = receiver_lent(rv, &|l| self.value_local(l));
@@ -2493,15 +2497,15 @@ impl<'a> Reverse<'a> {
         (args, loans)
     }
 
-    /// Whether `func` names the function being differentiated (`f`, `self::f`, `Self::f`): a
-    /// call that recurses, whose pullback must be boxed.
-    fn calls_itself(&self, func: &syn::Path) -> bool {
-        let segs: Vec<&syn::Ident> = func.segments.iter().map(|s| &s.ident).collect();
-        match segs.as_slice() {
-            [f] => *f == self.name,
-            [q, f] => *f == self.name && (*q == "self" || *q == "Self"),
-            _ => false,
-        }
+    /// Whether the rule returns its pullback boxed (`Box<dyn FnOnce>` behind its `impl
+    /// FnOnce`), after `generate`: when the body calls a user function or method, which may
+    /// call this function back (mutual recursion). A rule whose pullback type is a box cannot
+    /// contain itself, so every cycle of calls between such rules compiles; a function that
+    /// calls none is a leaf, part of no cycle, and keeps its pullback unboxed (inlined into its
+    /// callers' reverse sweeps, as in a hot loop). A boxed pullback is `'static`: the rule's
+    /// type parameters get that bound.
+    pub(crate) fn boxes_own_pullback(&self) -> bool {
+        self.calls_out.get()
     }
 
     /// A buffer method's receiver: a local, or a view of a buffer field (`p.w`).
