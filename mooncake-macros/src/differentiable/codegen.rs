@@ -10,6 +10,28 @@ pub(crate) fn rt() -> TokenStream {
     quote!(::mooncake_runtime::__private)
 }
 
+/// `{ inner }`, taking `inner` as it is: interpolating a stream with `quote!` copies every
+/// token, and a structured program nests its loops and blocks, so that copying at each level
+/// costs the program's size times its depth.
+pub(crate) fn braced(inner: TokenStream) -> TokenTree {
+    TokenTree::Group(proc_macro2::Group::new(proc_macro2::Delimiter::Brace, inner))
+}
+
+/// `head { inner }`, without copying `inner` (see [`braced`]).
+pub(crate) fn then_block(mut head: TokenStream, inner: TokenStream) -> TokenStream {
+    head.extend([braced(inner)]);
+    head
+}
+
+/// `if cond { t } else { e }`, without copying the arms (see [`braced`]).
+pub(crate) fn if_else(cond: TokenStream, t: TokenStream, e: TokenStream) -> TokenStream {
+    let mut out = quote!(if #cond);
+    out.extend([braced(t)]);
+    out.extend(quote!(else));
+    out.extend([braced(e)]);
+    out
+}
+
 /// Hygienic names of locals and labels.
 pub(crate) struct Names {
     pub(crate) n_locals: usize,
@@ -88,26 +110,17 @@ pub(crate) fn emit(
 ) -> TokenStream {
     let rec = |n: &Node| emit(n, names, statements, exit, cond);
     match node {
-        Node::Seq(nodes) => {
-            let parts = nodes.iter().map(rec);
-            quote!(#(#parts)*)
-        }
+        Node::Seq(nodes) => nodes.iter().map(rec).collect(),
         Node::Block(b, inner) => {
             let label = names.block_label(*b);
-            let inner = rec(inner);
-            quote!(#label: { #inner })
+            then_block(quote!(#label:), rec(inner))
         }
         Node::Loop(b, inner) => {
             let label = names.loop_label(*b);
-            let inner = rec(inner);
-            quote!(#label: loop { #inner })
+            then_block(quote!(#label: loop), rec(inner))
         }
         Node::Statements(b) => statements(*b),
-        Node::If(c, t, e) => {
-            let c = cond(*c);
-            let (t, e) = (rec(t), rec(e));
-            quote!(if #c { #t } else { #e })
-        }
+        Node::If(c, t, e) => if_else(cond(*c), rec(t), rec(e)),
         Node::Break(b) => {
             let label = names.block_label(*b);
             quote!(break #label;)

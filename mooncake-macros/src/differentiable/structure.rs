@@ -8,6 +8,13 @@
 //! graphs are reducible (invariant 7). Every edge of the graph becomes exactly one `break`,
 //! `continue`, or a nested copy-free inline of a block dominated by its only predecessor, so
 //! the generated code has the same control flow as the IR.
+//!
+//! One departure from the paper: a block that a loop's exits lead to, and that the loop's
+//! header dominates, is placed after the loop (`'bN: { 'lH: loop { .. break 'bN; .. } } N`)
+//! rather than inline in the exit's arm inside the loop, where the paper puts it. Code after a
+//! loop then follows it instead of nesting in it, so that sequential loops are siblings: the
+//! reverse sweep can peel and guard each (it handles only loops without loops inside), and the
+//! nesting depth, which the passes over the tree pay for, stays that of the source.
 
 use super::ir::*;
 
@@ -40,6 +47,11 @@ struct Cfg<'a> {
     idom: Vec<usize>,
     /// Dominator-tree children of each block, in reverse postorder.
     children: Vec<Vec<BlockId>>,
+    /// Per block, the loop header it follows (it is placed after that loop): see
+    /// [`followers`].
+    follows: Vec<Option<BlockId>>,
+    /// Per loop header, the blocks that follow its loop.
+    followers: Vec<Vec<BlockId>>,
 }
 
 impl Cfg<'_> {
@@ -127,7 +139,15 @@ pub(crate) fn structure(body: &Body) -> Option<Node> {
         let parent = order[idom[rpo[b.index()]]];
         children[parent.index()].push(b);
     }
-    let cfg = Cfg { body, preds, rpo, idom, children };
+    let mut cfg = Cfg {
+        body,
+        preds,
+        rpo,
+        idom,
+        children,
+        follows: vec![None; n],
+        followers: vec![Vec::new(); n],
+    };
     // Reducibility: every backward edge must go to a block that dominates its source.
     for (i, b) in body.blocks.iter().enumerate() {
         for s in b.terminator.kind.successors() {
@@ -137,7 +157,7 @@ pub(crate) fn structure(body: &Body) -> Option<Node> {
             }
         }
     }
-    let _ = &cfg.idom;
+    followers(&mut cfg);
     Some(do_tree(&cfg, BlockId::ENTRY))
 }
 
@@ -155,13 +175,73 @@ fn dominates(cfg: &Cfg<'_>, a: BlockId, b: BlockId) -> bool {
     }
 }
 
+/// The blocks placed after a loop: a block outside the (natural) loop of a header whose
+/// immediate dominator is inside it (the first blocks reached on leaving the loop) follows the
+/// outermost such loop. Every edge into it becomes a `break` to the block around the loop.
+fn followers(cfg: &mut Cfg<'_>) {
+    let n = cfg.body.blocks.len();
+    let headers: Vec<BlockId> =
+        (0..n).map(|b| BlockId(b as u32)).filter(|b| cfg.is_loop_header(*b)).collect();
+    if headers.is_empty() {
+        return;
+    }
+    // Each header's natural loop: the blocks that reach a back edge into it without passing
+    // through it.
+    let loops: Vec<Vec<bool>> = headers
+        .iter()
+        .map(|&h| {
+            let mut inside = vec![false; n];
+            inside[h.index()] = true;
+            let mut stack: Vec<BlockId> =
+                cfg.preds[h.index()].iter().copied().filter(|p| cfg.is_backward(*p, h)).collect();
+            while let Some(b) = stack.pop() {
+                if std::mem::replace(&mut inside[b.index()], true) {
+                    continue;
+                }
+                stack.extend(cfg.preds[b.index()].iter().copied());
+            }
+            inside
+        })
+        .collect();
+    let order: Vec<usize> = {
+        let mut o: Vec<usize> = (0..n).filter(|b| cfg.rpo[*b] != usize::MAX).collect();
+        o.sort_by_key(|b| cfg.rpo[*b]);
+        o
+    };
+    for &y in order.iter().skip(1) {
+        let parent = order[cfg.idom[cfg.rpo[y]]];
+        // The outermost loop that holds the dominator but not the block.
+        let h = headers
+            .iter()
+            .zip(&loops)
+            .filter(|(_, l)| l[parent] && !l[y])
+            .map(|(h, _)| *h)
+            .min_by_key(|h| cfg.rpo[h.index()]);
+        if let Some(h) = h {
+            cfg.follows[y] = Some(h);
+            cfg.followers[h.index()].push(BlockId(y as u32));
+        }
+    }
+}
+
 fn do_tree(cfg: &Cfg<'_>, x: BlockId) -> Node {
-    // Merge children, the one latest in reverse postorder first (outermost).
-    let mut merges: Vec<BlockId> =
-        cfg.children[x.index()].iter().copied().filter(|c| cfg.is_merge(*c)).collect();
+    // Merge children, the one latest in reverse postorder first (outermost); the blocks that
+    // follow a loop are placed after it instead.
+    let mut merges: Vec<BlockId> = cfg.children[x.index()]
+        .iter()
+        .copied()
+        .filter(|c| cfg.is_merge(*c) && cfg.follows[c.index()].is_none())
+        .collect();
     merges.sort_by_key(|b| std::cmp::Reverse(cfg.rpo[b.index()]));
     let code = node_within(cfg, x, &merges);
-    if cfg.is_loop_header(x) { Node::Loop(x, Box::new(code)) } else { code }
+    let mut node = if cfg.is_loop_header(x) { Node::Loop(x, Box::new(code)) } else { code };
+    // The loop's followers around it, the one latest in reverse postorder outermost.
+    let mut after = cfg.followers[x.index()].clone();
+    after.sort_by_key(|b| cfg.rpo[b.index()]);
+    for y in after {
+        node = Node::Seq(vec![Node::Block(y, Box::new(node)), do_tree(cfg, y)]);
+    }
+    node
 }
 
 fn node_within(cfg: &Cfg<'_>, x: BlockId, merges: &[BlockId]) -> Node {
@@ -188,7 +268,7 @@ fn node_within(cfg: &Cfg<'_>, x: BlockId, merges: &[BlockId]) -> Node {
 fn do_branch(cfg: &Cfg<'_>, from: BlockId, to: BlockId) -> Node {
     if cfg.is_backward(from, to) {
         Node::Continue(to)
-    } else if cfg.is_merge(to) {
+    } else if cfg.is_merge(to) || cfg.follows[to.index()].is_some() {
         Node::Break(to)
     } else {
         do_tree(cfg, to)

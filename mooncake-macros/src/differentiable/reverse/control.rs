@@ -24,6 +24,7 @@
 //! all others. A `while` or `for` loop thus records one number per execution, its trip count,
 //! and nothing per iteration.
 
+use super::super::codegen::{braced, if_else, then_block};
 use super::super::ir::{BlockId, Local};
 use super::super::structure::Node;
 use proc_macro2::{Span, TokenStream};
@@ -136,7 +137,7 @@ impl Guards {
         }
         let names: Vec<(&syn::Ident, &str)> = cands.iter().map(|c| (c.0, c.1)).collect();
         let mut uses = vec![(0usize, 0usize); names.len()];
-        scan(body.clone(), &names, &mut uses);
+        let body = scan(body, &names, &mut uses);
         let mut lets = Vec::new();
         let mut found = Vec::new();
         let mut swaps: Vec<(&syn::Ident, &str, &str, TokenStream)> = Vec::new();
@@ -161,25 +162,47 @@ impl Guards {
 }
 
 /// For each `(x, f)` of `names`, how often `x` appears in `tokens`, and how often as the first
-/// argument of `f`, `f(&x, ..)` (one walk).
-fn scan(tokens: TokenStream, names: &[(&syn::Ident, &str)], uses: &mut [(usize, usize)]) {
+/// argument of `f`, `f(&x, ..)` (one walk). Returns `tokens`, rebuilt without copying them (see
+/// [`regroup`]).
+fn scan(
+    tokens: TokenStream,
+    names: &[(&syn::Ident, &str)],
+    uses: &mut [(usize, usize)],
+) -> TokenStream {
     use proc_macro2::TokenTree as Tt;
-    let tts: Vec<Tt> = tokens.into_iter().collect();
+    let tts: Vec<Tt> = tokens
+        .into_iter()
+        .map(|tt| match tt {
+            Tt::Group(g) => regroup(g, |inner| scan(inner, names, uses)),
+            other => other,
+        })
+        .collect();
     for (k, tt) in tts.iter().enumerate() {
-        match tt {
-            Tt::Ident(i) => {
-                for (n, (x, f)) in names.iter().enumerate() {
-                    if i == *x {
-                        uses[n].0 += 1;
-                    } else if i == f && first_argument(tts.get(k + 1)).is_some_and(|a| &a == *x) {
-                        uses[n].1 += 1;
-                    }
+        if let Tt::Ident(i) = tt {
+            for (n, (x, f)) in names.iter().enumerate() {
+                if i == *x {
+                    uses[n].0 += 1;
+                } else if i == f && first_argument(tts.get(k + 1)).is_some_and(|a| &a == *x) {
+                    uses[n].1 += 1;
                 }
             }
-            Tt::Group(g) => scan(g.stream(), names, uses),
-            _ => {}
         }
     }
+    tts.into_iter().collect()
+}
+
+/// `g` with its stream replaced by `f(stream)`. The group is dropped before `f` walks its
+/// stream, so that the stream is the only owner of its tokens and walking it moves them (a
+/// shared stream copies every token it yields).
+fn regroup(
+    g: proc_macro2::Group,
+    f: impl FnOnce(TokenStream) -> TokenStream,
+) -> proc_macro2::TokenTree {
+    let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
+    drop(g);
+    let mut ng = proc_macro2::Group::new(delimiter, f(stream));
+    ng.set_span(span);
+    proc_macro2::TokenTree::Group(ng)
 }
 
 /// `x` of an argument list `(&x, ..)`.
@@ -205,37 +228,30 @@ fn rewrite(tokens: TokenStream, swaps: &[(&syn::Ident, &str, &str, TokenStream)]
     use proc_macro2::{Group, TokenTree};
     let tts: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::with_capacity(tts.len());
-    let mut k = 0;
-    while k < tts.len() {
-        match &tts[k] {
+    let mut it = tts.into_iter().peekable();
+    while let Some(tt) = it.next() {
+        match tt {
             TokenTree::Ident(i) => {
-                let swap = first_argument(tts.get(k + 1))
-                    .and_then(|a| swaps.iter().find(|(x, from, _, _)| a == **x && i == from));
-                match (swap, tts.get(k + 1)) {
-                    (Some((_, _, to, g)), Some(TokenTree::Group(args))) => {
+                let swap = if swaps.iter().any(|(_, from, _, _)| i == from) {
+                    first_argument(it.peek())
+                        .and_then(|a| swaps.iter().find(|(x, from, _, _)| a == **x && i == from))
+                } else {
+                    None
+                };
+                match swap {
+                    Some((_, _, to, g)) => {
+                        let Some(TokenTree::Group(args)) = it.next() else { unreachable!() };
                         out.push(TokenTree::Ident(syn::Ident::new(to, i.span())));
                         let rest: Vec<TokenTree> = args.stream().into_iter().skip(2).collect();
                         let mut ng = Group::new(args.delimiter(), quote!(#g #(#rest)*));
                         ng.set_span(args.span());
                         out.push(TokenTree::Group(ng));
-                        k += 2;
                     }
-                    _ => {
-                        out.push(tts[k].clone());
-                        k += 1;
-                    }
+                    None => out.push(TokenTree::Ident(i)),
                 }
             }
-            TokenTree::Group(grp) => {
-                let mut ng = Group::new(grp.delimiter(), rewrite(grp.stream(), swaps));
-                ng.set_span(grp.span());
-                out.push(TokenTree::Group(ng));
-                k += 1;
-            }
-            other => {
-                out.push(other.clone());
-                k += 1;
-            }
+            TokenTree::Group(grp) => out.push(regroup(grp, |inner| rewrite(inner, swaps))),
+            other => out.push(other),
         }
     }
     out.into_iter().collect()
@@ -335,14 +351,14 @@ impl Control {
                 let len = children.len();
                 let done =
                     if self.record(n) == Record::SeqChild { push(quote!(#len)) } else { quote!() };
-                quote!(#(#parts)* #done)
+                parts.into_iter().chain([done]).collect()
             }
             Node::Block(b, inner) => {
                 path.push((n, 0));
                 let inner = self.fwd(inner, path, f);
                 path.pop();
                 let label = block_label(*b);
-                quote!(#label: { #inner })
+                then_block(quote!(#label:), inner)
             }
             Node::Loop(b, inner) => {
                 path.push((n, 0));
@@ -353,37 +369,30 @@ impl Control {
                 // loop's guard is a use of the name that the outer loop does not guard).
                 let (guards, body, found) = self.guards.apply(body, None);
                 self.read_only.borrow_mut().insert(key(n), found);
+                let mut inner = quote!(#count += 1;);
+                inner.extend(body);
+                let looped = then_block(quote!(let mut #count: usize = 0; #label: loop), inner);
                 if guards.is_empty() {
-                    return quote!(
-                        let mut #count: usize = 0;
-                        #label: loop {
-                            #count += 1;
-                            #body
-                        }
-                    );
+                    return looped;
                 }
-                quote!({
-                    #guards
-                    let mut #count: usize = 0;
-                    #label: loop {
-                        #count += 1;
-                        #body
-                    }
-                })
+                let mut guarded = guards;
+                guarded.extend(looped);
+                TokenStream::from(braced(guarded))
             }
             Node::Statements(b) => (f.statements)(*b),
             Node::If(c, t, e) => {
                 let record = matches!(self.record(n), Record::Arm);
                 let arm = |i: usize, a: &'n Node, path: &mut Vec<(&'n Node, usize)>| {
                     path.push((n, i));
-                    let code = self.fwd(a, path, f);
+                    let mut code = self.fwd(a, path, f);
                     path.pop();
-                    let done = if record { push(quote!(#i)) } else { quote!() };
-                    quote!(#code #done)
+                    if record {
+                        code.extend(push(quote!(#i)));
+                    }
+                    code
                 };
                 let (t, e) = (arm(0, t, path), arm(1, e, path));
-                let c = (f.cond)(*c);
-                quote!(if #c { #t } else { #e })
+                if_else((f.cond)(*c), t, e)
             }
             Node::Break(_) | Node::Continue(_) | Node::Exit(_) => {
                 let records = self.leaving(n, path, f.loop_exit);
@@ -438,6 +447,18 @@ impl Control {
         quote!(#(#out)*)
     }
 
+    /// Whether the reverse sweep of the loop with header `h`, whose body is `inner`, tests its
+    /// last iteration (an exit test recorded for `h` is reversed as `if __lastH { .. }`).
+    fn tests_exit(&self, inner: &Node, h: BlockId) -> bool {
+        let mut found = false;
+        visit(inner, &mut |m| {
+            if matches!(self.record(m), Record::ExitTest { header, .. } if header == h) {
+                found = true;
+            }
+        });
+        found
+    }
+
     /// The reverse sweep: `statements(b)` is the reverse code of block `b`'s statements,
     /// `loop_entry(h)` what entering the loop with header `h` takes back of what its exit
     /// recorded (see [`Control::forward`]).
@@ -466,12 +487,13 @@ impl Control {
                     let first = self.first_jumper.get(&key(n)).copied().unwrap_or(0);
                     let parts = children.iter().enumerate().rev().map(|(m, c)| {
                         let code = self.rev(c, statements, loop_entry);
-                        if m <= first { code } else { quote!(if __s >= #m { #code }) }
+                        if m <= first { code } else { then_block(quote!(if __s >= #m), code) }
                     });
-                    quote!({ let __s: usize = #pop; #(#parts)* })
+                    let mut out = quote!(let __s: usize = #pop;);
+                    out.extend(parts);
+                    TokenStream::from(braced(out))
                 } else {
-                    let parts = children.iter().rev().map(|c| self.rev(c, statements, loop_entry));
-                    quote!(#(#parts)*)
+                    children.iter().rev().map(|c| self.rev(c, statements, loop_entry)).collect()
                 }
             }
             Node::Block(_, inner) => self.rev(inner, statements, loop_entry),
@@ -485,43 +507,32 @@ impl Control {
                     let (guards, body, _) = self.guards.apply(body, Some(&read_only));
                     (guards, body)
                 };
-                let entry = loop_entry(*b);
-                let entry = quote!(#entry #guards);
+                let mut head = quote!(let __n: usize = #pop;);
+                head.extend(loop_entry(*b));
+                head.extend(guards);
+                head.extend(quote!(let mut __it: usize = __n;));
                 // Only an innermost loop is peeled: peeling one that holds loops would copy
                 // them, and the copies multiply with the depth of the nest.
-                let mentioned = mentions(&body, &last);
+                let mentioned = self.tests_exit(inner, *b);
                 if !mentioned || holds_loop(inner) {
-                    let last_test =
-                        if mentioned { quote!(let #last = __it + 1 == __n;) } else { quote!() };
-                    return quote!({
-                        let __n: usize = #pop;
-                        #entry
-                        let mut __it: usize = __n;
-                        while __it > 0 {
-                            __it -= 1;
-                            #last_test
-                            #body
-                        }
-                    });
+                    let mut step = quote!(__it -= 1;);
+                    if mentioned {
+                        step.extend(quote!(let #last = __it + 1 == __n;));
+                    }
+                    step.extend(body);
+                    head.extend(then_block(quote!(while __it > 0), step));
+                    return TokenStream::from(braced(head));
                 }
                 // The last iteration of an innermost loop, the first one undone, is peeled
                 // off: in the loop, the test that chose the exit arm is a constant, and the arm
                 // is gone.
-                quote!({
-                    let __n: usize = #pop;
-                    #entry
-                    let mut __it: usize = __n;
-                    if __it > 0 {
-                        __it -= 1;
-                        let #last = true;
-                        #body
-                    }
-                    while __it > 0 {
-                        __it -= 1;
-                        let #last = false;
-                        #body
-                    }
-                })
+                let mut first = quote!(__it -= 1; let #last = true;);
+                first.extend(body.clone());
+                let mut rest = quote!(__it -= 1; let #last = false;);
+                rest.extend(body);
+                head.extend(then_block(quote!(if __it > 0), first));
+                head.extend(then_block(quote!(while __it > 0), rest));
+                TokenStream::from(braced(head))
             }
             Node::Statements(b) => statements(*b),
             Node::If(_, t, e) => {
@@ -531,12 +542,12 @@ impl Control {
                     Record::ExitTest { header, exit_arm } => {
                         let last = last_iteration(header);
                         if exit_arm == 0 {
-                            quote!(if #last { #t } else { #e })
+                            if_else(quote!(#last), t, e)
                         } else {
-                            quote!(if #last { #e } else { #t })
+                            if_else(quote!(#last), e, t)
                         }
                     }
-                    _ => quote!(if #pop == 0 { #t } else { #e }),
+                    _ => if_else(quote!(#pop == 0), t, e),
                 }
             }
             Node::Break(_) | Node::Continue(_) | Node::Exit(_) => quote!(),
@@ -674,16 +685,6 @@ fn exit_test(h: BlockId, body: &Node) -> Option<(&Node, usize)> {
 }
 
 /// Whether `tokens` use the identifier `name` (its text: these names are the macro's own).
-fn mentions(tokens: &TokenStream, name: &syn::Ident) -> bool {
-    fn find(tokens: TokenStream, name: &str) -> bool {
-        tokens.into_iter().any(|tt| match tt {
-            proc_macro2::TokenTree::Ident(i) => i == name,
-            proc_macro2::TokenTree::Group(g) => find(g.stream(), name),
-            _ => false,
-        })
-    }
-    find(tokens.clone(), &name.to_string())
-}
 
 /// Whether `n` holds a loop.
 fn holds_loop(n: &Node) -> bool {
