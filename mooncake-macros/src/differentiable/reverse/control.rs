@@ -684,8 +684,6 @@ fn exit_test(h: BlockId, body: &Node) -> Option<(&Node, usize)> {
     }
 }
 
-/// Whether `tokens` use the identifier `name` (its text: these names are the macro's own).
-
 /// Whether `n` holds a loop.
 fn holds_loop(n: &Node) -> bool {
     match n {
