@@ -669,3 +669,31 @@ fn typed_int_local_in_replayed_loop() {
     test_rule!(typed_int_in_replayed_loop(0.7));
     test_rule!(typed_int_in_replayed_loop(-1.3));
 }
+
+// ---- Found by the 1,000-program run (seed 8000): a receiver's name shadowed in an argument ---
+
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Shadowed {
+    a: f64,
+    w: Vec<f64>,
+}
+
+/// The argument of `x0.w.push(..)` declares its own `x0`: the uses after that `let` are of the
+/// new variable, not writes of the receiver's (which read `x0.w` into a temporary first, a
+/// load of a whole buffer field the reverse rule does not have: a type error).
+#[differentiable]
+fn receiver_name_shadowed(x0: &mut Shadowed, y: f64) -> f64 {
+    x0.w.push({
+        let mut x0: f64 = y * y;
+        let a0: f64 = x0;
+        x0 += a0;
+        x0
+    });
+    x0.a * x0.w[x0.w.len() - 1]
+}
+
+#[test]
+fn a_receiver_name_shadowed_in_an_argument() {
+    let s = Shadowed { a: 1.5, w: vec![0.5, -1.0] };
+    test_rule!(receiver_name_shadowed(&mut s, 0.8));
+}

@@ -1723,7 +1723,11 @@ fn may_write_by(tokens: TokenStream, name: &syn::Ident, passed_on: bool, methods
                     && ((i >= 1 && ident_at(i - 1, "let"))
                         || (i >= 2 && ident_at(i - 1, "mut") && ident_at(i - 2, "let")))
                 {
-                    continue;
+                    // The rest of the block sees the new variable: only the initializer, up
+                    // to the `;`, may still write the old one.
+                    let end = (i + 1..tts.len()).find(|k| punct(*k, ';')).unwrap_or(tts.len());
+                    let init: TokenStream = tts[i + 1..end].iter().cloned().collect();
+                    return may_write_by(init, name, passed_on, methods);
                 }
                 if i >= 2
                     && punct(i - 2, '&')

@@ -106,44 +106,81 @@ pub(crate) struct Guards {
     pub(crate) adds: Vec<syn::Ident>,
 }
 
+/// How often each name of a [`Guards`] (its `reads`, then its `adds`) appears in some code, and
+/// how often as the first argument of the call it may be guarded in (`read_at(&x, ..)`,
+/// `shadow_add(&x, ..)`). Counted once per block's code and summed up the tree, so that a loop
+/// decides its guards without walking the code of the loops inside it again.
+#[derive(Clone, Default)]
+pub(crate) struct Uses(Vec<(usize, usize)>);
+
+impl Uses {
+    fn add(&mut self, other: &Uses) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), (0, 0));
+        }
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+    }
+}
+
 impl Guards {
-    /// `body` with the guarded uses rewritten, the guards' `let`s to put before the loop, and
-    /// which buffers (indices into `reads`) the loop's code only loads from. In the reverse
-    /// sweep (`forward_only` given: what the forward sweep found for the same loop), only
-    /// buffers the forward sweep of the loop only loads from are guarded, since the pullbacks
-    /// on its tapes may hold the others' handles and shadows out of sight of their names.
+    /// The names and the calls they may be guarded in, in the order of [`Uses`].
+    fn names(&self) -> Vec<(&syn::Ident, &str)> {
+        let reads = self.reads.iter().map(|x| (x, "read_at"));
+        reads.chain(self.adds.iter().map(|x| (x, "shadow_add"))).collect()
+    }
+
+    /// Adds the uses in `tokens` to `uses`; returns `tokens` (rebuilt, see [`regroup`]).
+    fn count(&self, tokens: TokenStream, uses: &mut Uses) -> TokenStream {
+        if self.reads.is_empty() && self.adds.is_empty() {
+            return tokens;
+        }
+        let names = self.names();
+        let mut here = Uses(vec![(0, 0); names.len()]);
+        let tokens = scan(tokens, &names, &mut here.0);
+        uses.add(&here);
+        tokens
+    }
+
+    /// `body` (whose uses are `uses`) with the guarded uses rewritten, the guards' `let`s to put
+    /// before the loop, which buffers (indices into `reads`) the loop's code only loads from,
+    /// and the uses of the whole (the guards' `let`s included). In the reverse sweep
+    /// (`forward_only` given: what the forward sweep found for the same loop), only buffers the
+    /// forward sweep of the loop only loads from are guarded, since the pullbacks on its tapes
+    /// may hold the others' handles and shadows out of sight of their names.
     fn apply(
         &self,
         body: TokenStream,
+        uses: &Uses,
         forward_only: Option<&[usize]>,
-    ) -> (TokenStream, TokenStream, Vec<usize>) {
+    ) -> (TokenStream, TokenStream, Vec<usize>, Uses) {
         // Candidates: (name, the call that may use it, its guarded form, the guard's maker,
-        // whether the guard is mutable, index into `reads`).
-        let mut cands: Vec<(&syn::Ident, &str, &str, &str, bool, usize)> = Vec::new();
+        // whether the guard is mutable, index into `reads`, index into `uses`).
+        type Cand<'a> = (&'a syn::Ident, &'a str, &'a str, &'a str, bool, usize, usize);
+        let mut cands: Vec<Cand<'_>> = Vec::new();
         for (k, x) in self.reads.iter().enumerate() {
             if forward_only.is_none_or(|ks| ks.contains(&k)) {
-                cands.push((x, "read_at", "guarded_at", "read_guard", false, k));
+                cands.push((x, "read_at", "guarded_at", "read_guard", false, k, k));
             }
         }
         if let Some(ks) = forward_only {
+            let n = self.reads.len();
             for (k, x) in self.adds.iter().enumerate() {
                 if ks.contains(&k) {
-                    cands.push((x, "shadow_add", "guarded_add", "shadow_guard", true, k));
+                    cands.push((x, "shadow_add", "guarded_add", "shadow_guard", true, k, n + k));
                 }
             }
         }
-        if cands.is_empty() {
-            return (quote!(), body, Vec::new());
-        }
-        let names: Vec<(&syn::Ident, &str)> = cands.iter().map(|c| (c.0, c.1)).collect();
-        let mut uses = vec![(0usize, 0usize); names.len()];
-        let body = scan(body, &names, &mut uses);
+        let mut after = uses.clone();
         let mut lets = Vec::new();
         let mut found = Vec::new();
         let mut swaps: Vec<(&syn::Ident, &str, &str, TokenStream)> = Vec::new();
-        for (c, (total, called)) in cands.iter().zip(&uses) {
-            let (x, from, to, make, mutable, k) = *c;
-            if *total == 0 || total != called {
+        for c in &cands {
+            let (x, from, to, make, mutable, k, u) = *c;
+            let (total, called) = uses.0.get(u).copied().unwrap_or((0, 0));
+            if total == 0 || total != called {
                 continue;
             }
             let g = format_ident!("__g{}", x, span = Span::mixed_site());
@@ -152,12 +189,14 @@ impl Guards {
             let make = format_ident!("{}", make);
             let m = if mutable { quote!(mut) } else { quote!() };
             lets.push(quote!(let #m #g = ::mooncake_runtime::__private::rev::#make(&#x);));
+            // Outside the loop, the name's one use is the guard's `let`.
+            after.0[u] = (1, 0);
             if !mutable {
                 found.push(k);
             }
         }
         let body = if swaps.is_empty() { body } else { rewrite(body, &swaps) };
-        (quote!(#(#lets)*), body, found)
+        (quote!(#(#lets)*), body, found, after)
     }
 }
 
@@ -330,14 +369,16 @@ impl Control {
     ) -> TokenStream {
         let mut path = Vec::new();
         let f = Forward { statements, exit, cond, loop_exit };
-        self.fwd(root, &mut path, &f)
+        self.fwd(root, &mut path, &f, &mut Uses::default())
     }
 
+    /// `n`'s forward sweep; adds its uses of the guards' names to `uses`.
     fn fwd<'n>(
         &self,
         n: &'n Node,
         path: &mut Vec<(&'n Node, usize)>,
         f: &Forward<'_>,
+        uses: &mut Uses,
     ) -> TokenStream {
         let push = |v: TokenStream| quote!(__ctl.push(#v););
         match n {
@@ -345,7 +386,7 @@ impl Control {
                 let mut parts = Vec::new();
                 for (i, c) in children.iter().enumerate() {
                     path.push((n, i));
-                    parts.push(self.fwd(c, path, f));
+                    parts.push(self.fwd(c, path, f, uses));
                     path.pop();
                 }
                 let len = children.len();
@@ -355,19 +396,21 @@ impl Control {
             }
             Node::Block(b, inner) => {
                 path.push((n, 0));
-                let inner = self.fwd(inner, path, f);
+                let inner = self.fwd(inner, path, f, uses);
                 path.pop();
                 let label = block_label(*b);
                 then_block(quote!(#label:), inner)
             }
             Node::Loop(b, inner) => {
                 path.push((n, 0));
-                let body = self.fwd(inner, path, f);
+                let mut within = Uses::default();
+                let body = self.fwd(inner, path, f, &mut within);
                 path.pop();
                 let (label, count) = (loop_label(*b), trips(*b));
                 // The innermost loop that only loads from a buffer takes its guard (an inner
                 // loop's guard is a use of the name that the outer loop does not guard).
-                let (guards, body, found) = self.guards.apply(body, None);
+                let (guards, body, found, within) = self.guards.apply(body, &within, None);
+                uses.add(&within);
                 self.read_only.borrow_mut().insert(key(n), found);
                 let mut inner = quote!(#count += 1;);
                 inner.extend(body);
@@ -379,12 +422,12 @@ impl Control {
                 guarded.extend(looped);
                 TokenStream::from(braced(guarded))
             }
-            Node::Statements(b) => (f.statements)(*b),
+            Node::Statements(b) => self.guards.count((f.statements)(*b), uses),
             Node::If(c, t, e) => {
                 let record = matches!(self.record(n), Record::Arm);
-                let arm = |i: usize, a: &'n Node, path: &mut Vec<(&'n Node, usize)>| {
+                let mut arm = |i: usize, a: &'n Node, path: &mut Vec<(&'n Node, usize)>| {
                     path.push((n, i));
-                    let mut code = self.fwd(a, path, f);
+                    let mut code = self.fwd(a, path, f, uses);
                     path.pop();
                     if record {
                         code.extend(push(quote!(#i)));
@@ -411,7 +454,7 @@ impl Control {
                     }
                     _ => quote!(),
                 };
-                quote!(#records #jump)
+                self.guards.count(quote!(#records #jump), uses)
             }
         }
     }
@@ -468,14 +511,16 @@ impl Control {
         statements: &dyn Fn(BlockId) -> TokenStream,
         loop_entry: &dyn Fn(BlockId) -> TokenStream,
     ) -> TokenStream {
-        self.rev(root, statements, loop_entry)
+        self.rev(root, statements, loop_entry, &mut Uses::default())
     }
 
+    /// `n`'s reverse sweep; adds its uses of the guards' names to `uses`.
     fn rev(
         &self,
         n: &Node,
         statements: &dyn Fn(BlockId) -> TokenStream,
         loop_entry: &dyn Fn(BlockId) -> TokenStream,
+        uses: &mut Uses,
     ) -> TokenStream {
         let pop = quote!(match __ctl.pop() {
             ::core::option::Option::Some(v) => v,
@@ -486,29 +531,34 @@ impl Control {
                 if self.record(n) == Record::SeqChild {
                     let first = self.first_jumper.get(&key(n)).copied().unwrap_or(0);
                     let parts = children.iter().enumerate().rev().map(|(m, c)| {
-                        let code = self.rev(c, statements, loop_entry);
+                        let code = self.rev(c, statements, loop_entry, uses);
                         if m <= first { code } else { then_block(quote!(if __s >= #m), code) }
                     });
                     let mut out = quote!(let __s: usize = #pop;);
                     out.extend(parts);
                     TokenStream::from(braced(out))
                 } else {
-                    children.iter().rev().map(|c| self.rev(c, statements, loop_entry)).collect()
+                    let parts = children.iter().rev();
+                    parts.map(|c| self.rev(c, statements, loop_entry, uses)).collect()
                 }
             }
-            Node::Block(_, inner) => self.rev(inner, statements, loop_entry),
+            Node::Block(_, inner) => self.rev(inner, statements, loop_entry, uses),
             Node::Loop(b, inner) => {
-                let body = self.rev(inner, statements, loop_entry);
+                let mut within = Uses::default();
+                let body = self.rev(inner, statements, loop_entry, &mut within);
                 let last = last_iteration(*b);
                 let read_only = self.read_only.borrow().get(&key(n)).cloned().unwrap_or_default();
                 let (guards, body) = if read_only.is_empty() {
+                    uses.add(&within);
                     (quote!(), body)
                 } else {
-                    let (guards, body, _) = self.guards.apply(body, Some(&read_only));
+                    let (guards, body, _, within) =
+                        self.guards.apply(body, &within, Some(&read_only));
+                    uses.add(&within);
                     (guards, body)
                 };
                 let mut head = quote!(let __n: usize = #pop;);
-                head.extend(loop_entry(*b));
+                head.extend(self.guards.count(loop_entry(*b), uses));
                 head.extend(guards);
                 head.extend(quote!(let mut __it: usize = __n;));
                 // Only an innermost loop is peeled: peeling one that holds loops would copy
@@ -534,10 +584,10 @@ impl Control {
                 head.extend(then_block(quote!(while __it > 0), rest));
                 TokenStream::from(braced(head))
             }
-            Node::Statements(b) => statements(*b),
+            Node::Statements(b) => self.guards.count(statements(*b), uses),
             Node::If(_, t, e) => {
-                let (t, e) =
-                    (self.rev(t, statements, loop_entry), self.rev(e, statements, loop_entry));
+                let t = self.rev(t, statements, loop_entry, uses);
+                let e = self.rev(e, statements, loop_entry, uses);
                 match self.record(n) {
                     Record::ExitTest { header, exit_arm } => {
                         let last = last_iteration(header);
