@@ -1695,7 +1695,11 @@ impl Fx<'_> {
                 let id = self.loop_id();
                 let label = self.label(*label, id);
                 let exit_value = {
+                    // Drawn before the loop's context is pushed, but placed in the loop: a
+                    // `break` in it would bind to the wrong loop.
+                    self.no_jumps += 1;
                     let e = self.fe(exit);
+                    self.no_jumps -= 1;
                     self.store(e)
                 };
                 let check = Stmt::If(
