@@ -1,0 +1,658 @@
+//! The IR rewrites reverse mode makes before planning: `normalise` and its passes (views of the
+//! buffer fields of shared-reference arguments, loads hoisted and reused, buffers held through
+//! handles, calls' temporaries), and the walks over a statement's operands and places they use.
+
+use super::*;
+
+/// Rewrites a body for reverse mode: a borrow of a buffer element that is only read (`for v in
+/// x.iter()`) becomes a load of the element, dereferences of such locals disappear, and every
+/// read through a projection becomes a load statement of its own, so that each load has a rule
+/// and a pullback.
+pub(crate) fn normalise(body: &Body) -> Body {
+    let mut out = body.clone();
+    // 1. Locals that only ever hold a shared borrow of a buffer element.
+    let mut elem_ref = vec![false; out.locals.len()];
+    let mut other = vec![false; out.locals.len()];
+    for b in &out.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(p, rv) = &s.kind
+                && p.projections.is_empty()
+            {
+                match rv {
+                    Rvalue::Use(Operand::Ref(q, false))
+                        if matches!(q.projections.last(), Some(Projection::Index(_))) =>
+                    {
+                        elem_ref[p.local.index()] = true
+                    }
+                    _ => other[p.local.index()] = true,
+                }
+            }
+        }
+    }
+    for (e, o) in elem_ref.iter_mut().zip(&other) {
+        *e &= !*o;
+    }
+    let strip = |p: &mut Place| {
+        if elem_ref[p.local.index()] && matches!(p.projections.first(), Some(Projection::Deref)) {
+            p.projections.remove(0);
+        }
+    };
+    // 2. Loads instead of element borrows, and no dereferences of them.
+    for b in &mut out.blocks {
+        for s in &mut b.statements {
+            if let StatementKind::Assign(p, rv) = &mut s.kind {
+                if elem_ref[p.local.index()]
+                    && let Rvalue::Use(Operand::Ref(q, false)) = rv
+                {
+                    *rv = Rvalue::Use(Operand::Use(q.clone()));
+                }
+                for_each_place(rv, &mut |q| strip(q));
+            }
+            if let StatementKind::Check(tokens) = &mut s.kind {
+                *tokens = borrow_markers(std::mem::take(tokens), &elem_ref);
+            }
+        }
+        if let TerminatorKind::Panic(tokens) = &mut b.terminator.kind {
+            *tokens = borrow_markers(std::mem::take(tokens), &elem_ref);
+        }
+    }
+    // 2b. A method called on a reference to a number (`n.pow(2)`, `x.sin()` of `n: &mut usize`,
+    //     `x: &f64`) is called on the number, read through the reference (rustc derefs the
+    //     receiver; the rules take numbers by value).
+    let scalar_refs: Vec<bool> = (0..out.locals.len())
+        .map(|l| {
+            l >= 1
+                && l <= out.n_args
+                && matches!(&out.locals[l].ty, Some(syn::Type::Reference(r)) if sinks::scalar_type(&r.elem))
+        })
+        .collect();
+    for b in &mut out.blocks {
+        for s in &mut b.statements {
+            if let StatementKind::Assign(_, Rvalue::Method { receiver, .. }) = &mut s.kind
+                && receiver.projections.is_empty()
+                && scalar_refs[receiver.local.index()]
+            {
+                receiver.projections.push(Projection::Deref);
+            }
+        }
+    }
+    // 3. Every projected read in an operand becomes a load into a fresh temporary, and every
+    //    store stores a plain operand.
+    let mut locals = std::mem::take(&mut out.locals);
+    for b in &mut out.blocks {
+        let mut statements = Vec::with_capacity(b.statements.len());
+        for mut s in std::mem::take(&mut b.statements) {
+            if let StatementKind::Assign(p, rv) = &mut s.kind
+                && !p.projections.is_empty()
+                && !matches!(rv, Rvalue::Use(Operand::Use(q)) if q.projections.is_empty())
+                && !matches!(rv, Rvalue::Use(Operand::Const(_)))
+            {
+                locals.push(LocalDecl { name: None, ty: None, span: s.span });
+                let t = Local((locals.len() - 1) as u32);
+                let value = std::mem::replace(rv, Rvalue::Use(Operand::Use(Place::local(t))));
+                // The value's own projected reads are hoisted below, in its own statement.
+                let mut inner =
+                    Statement { kind: StatementKind::Assign(Place::local(t), value), span: s.span };
+                hoist(&mut inner, &mut locals, &mut statements);
+                statements.push(inner);
+            }
+            hoist(&mut s, &mut locals, &mut statements);
+            statements.push(s);
+        }
+        b.statements = statements;
+    }
+    out.locals = locals;
+    // The value of a typed `let` is lowered into a temporary first: it has the declared type
+    // too (so that a constructor into it, `let v: Vec<usize> = Vec::new();`, knows its
+    // element type).
+    let mut copies = Vec::new();
+    for b in &out.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
+                && p.projections.is_empty()
+                && q.projections.is_empty()
+            {
+                copies.push((p.local, q.local));
+            }
+        }
+    }
+    for (p, q) in copies {
+        if out.locals[q.index()].ty.is_none() && q.index() > out.n_args {
+            out.locals[q.index()].ty = out.locals[p.index()].ty.clone();
+        }
+    }
+    hold_buffers(&mut out);
+    reuse_loads(&mut out);
+    hoist_field_loads(&mut out);
+    view_fields(&mut out);
+    out
+}
+
+/// An assertion's or panic's reads of a local that held an element borrow and now holds the
+/// element (`*e`, `e.is_finite()` of `for e in x.iter()`) read a borrow of it: `(&e)`, a
+/// reference as in the primal.
+pub(super) fn borrow_markers(tokens: TokenStream, elem_ref: &[bool]) -> TokenStream {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Ident(ref i) => {
+                let s = i.to_string();
+                let n = s.strip_prefix("__mooncake_local_").and_then(|n| n.parse::<usize>().ok());
+                match n {
+                    Some(n) if elem_ref.get(n) == Some(&true) => {
+                        TokenTree::Group(Group::new(Delimiter::Parenthesis, quote!(&#tt)))
+                    }
+                    _ => tt,
+                }
+            }
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), borrow_markers(g.stream(), elem_ref));
+                ng.set_span(g.span());
+                TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// Whether `l` is an argument `&T` (not `&mut`) the body never reassigns.
+pub(super) fn shared_stable_arg(body: &Body, l: Local) -> bool {
+    let (refs, mut_refs) = ref_locals(body);
+    (1..=body.n_args).contains(&l.index())
+        && refs[l.index()]
+        && !mut_refs[l.index()]
+        && !body.blocks.iter().flat_map(|b| &b.statements).any(|s| {
+            matches!(&s.kind, StatementKind::Assign(p, _) if p.projections.is_empty() && p.local == l)
+        })
+}
+
+/// 7. An element of a buffer field of a shared-reference argument, `p.w[i]` (`p: &S`, never
+///    reassigned), is read through a view of the field made at entry (`v = &p.w;`, a local the
+///    reverse sweep treats as a `&Vec<T>` argument): its loads then keep only their index, and
+///    a block that reads it can be run again in the reverse sweep.
+pub(super) fn view_fields(body: &mut Body) {
+    let mut views: Vec<(Local, Vec<syn::Member>, Local)> = Vec::new();
+    let mut stable = vec![false; body.locals.len()];
+    for (l, s) in stable.iter_mut().enumerate() {
+        *s = shared_stable_arg(body, Local(l as u32));
+    }
+    let mut locals = std::mem::take(&mut body.locals);
+    for b in &mut body.blocks {
+        for st in &mut b.statements {
+            let span = st.span;
+            let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &mut st.kind else {
+                continue;
+            };
+            if !p.projections.is_empty() {
+                continue;
+            }
+            let Some(Access::FieldIndex(base, path, index)) = access(q) else { continue };
+            if !stable[base.index()] {
+                continue;
+            }
+            let v = match views.iter().find(|(b_, p_, _)| *b_ == base && *p_ == path) {
+                Some((_, _, v)) => *v,
+                None => {
+                    locals.push(LocalDecl { name: None, ty: None, span });
+                    let v = Local((locals.len() - 1) as u32);
+                    views.push((base, path.clone(), v));
+                    v
+                }
+            };
+            *q = Place { local: v, projections: vec![Projection::Index(index)] };
+        }
+    }
+    body.locals = locals;
+    let defs = views.into_iter().map(|(base, path, v)| Statement {
+        kind: StatementKind::Assign(
+            Place::local(v),
+            Rvalue::Use(Operand::Ref(
+                Place {
+                    local: base,
+                    projections: path.into_iter().map(Projection::Field).collect(),
+                },
+                false,
+            )),
+        ),
+        span: proc_macro2::Span::call_site(),
+    });
+    let entry = &mut body.blocks[BlockId::ENTRY.index()].statements;
+    let defs: Vec<Statement> = defs.collect();
+    entry.splice(0..0, defs);
+}
+
+/// 6. A field `p.f` read inside a loop from a shared-reference argument the body never
+///    reassigns is read once, at entry: it cannot change while the rule runs, and reading a
+///    field cannot fail. The loop then keeps no tape entry for it, and a block that reads it
+///    can be run again in the reverse sweep (it becomes a value assigned once, outside loops).
+pub(super) fn hoist_field_loads(body: &mut Body) {
+    let in_loop = blocks_in_loops(body);
+    let (refs, mut_refs) = ref_locals(body);
+    let mut assigned = vec![0usize; body.locals.len()];
+    for b in &body.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(p, _) = &s.kind
+                && p.projections.is_empty()
+            {
+                assigned[p.local.index()] += 1;
+            }
+        }
+    }
+    let n_args = body.n_args;
+    let stable = |l: Local| {
+        (1..=n_args).contains(&l.index())
+            && refs[l.index()]
+            && !mut_refs[l.index()]
+            && assigned[l.index()] == 0
+    };
+    let mut moved = Vec::new();
+    for (bi, b) in body.blocks.iter_mut().enumerate() {
+        if !in_loop.contains(&BlockId(bi as u32)) {
+            continue;
+        }
+        b.statements.retain(|s| {
+            let hoist = matches!(&s.kind, StatementKind::Assign(p, Rvalue::Use(Operand::Use(q)))
+                if p.projections.is_empty()
+                    && assigned[p.local.index()] == 1
+                    && matches!(access(q), Some(Access::Field(base, _)) if stable(base)));
+            if hoist {
+                moved.push(s.clone());
+            }
+            !hoist
+        });
+    }
+    let entry = &mut body.blocks[BlockId::ENTRY.index()].statements;
+    entry.splice(0..0, moved);
+}
+
+/// 5. A load `x[i]` of a shared-reference argument the body never reassigns, repeated in a
+///    block with `i` unchanged, becomes a copy of the first one: the element cannot have
+///    changed (a `&T` argument is immutable while the rule runs), and a copy costs the reverse
+///    sweep nothing, where a load adds into the shadow.
+pub(super) fn reuse_loads(body: &mut Body) {
+    let (refs, mut_refs) = ref_locals(body);
+    let mut assigned = vec![false; body.locals.len()];
+    for b in &body.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(p, _) = &s.kind
+                && p.projections.is_empty()
+            {
+                assigned[p.local.index()] = true;
+            }
+        }
+    }
+    let stable = |l: Local| {
+        body.args().any(|a| a == l)
+            && refs[l.index()]
+            && !mut_refs[l.index()]
+            && !assigned[l.index()]
+    };
+    let stable: Vec<bool> = (0..body.locals.len()).map(|l| stable(Local(l as u32))).collect();
+    for b in &mut body.blocks {
+        // (base, index) -> the local holding the element.
+        let mut available: Vec<(Local, Local, Local)> = Vec::new();
+        for s in &mut b.statements {
+            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
+            if !p.projections.is_empty() {
+                continue;
+            }
+            let l = p.local;
+            let mut added = None;
+            if let Rvalue::Use(Operand::Use(q)) = rv
+                && let Some(Access::Index(base, index)) = access(q)
+                && stable[base.index()]
+            {
+                match available.iter().find(|(x, i, _)| *x == base && *i == index) {
+                    Some((_, _, t)) => *rv = Rvalue::Use(Operand::Use(Place::local(*t))),
+                    None => added = Some((base, index, l)),
+                }
+            }
+            // The local assigned invalidates the loads it indexes or holds.
+            available.retain(|(_, i, t)| *i != l && *t != l);
+            if let Some(entry) = added
+                && entry.1 != l
+            {
+                available.push(entry);
+            }
+        }
+    }
+}
+
+/// Whether argument `l` is a buffer passed by value (`Vec<T>`, `[T; N]`): held through a
+/// handle from the rule's entry.
+pub(super) fn buffer_arg(body: &Body, l: Local) -> bool {
+    body.args().any(|a| a == l)
+        && body.locals[l.index()]
+            .ty
+            .as_ref()
+            .is_some_and(|t| !matches!(t, syn::Type::Reference(_)) && buffer_element(t).is_some())
+}
+
+/// A value the rules return already held through a handle: a buffer built in the body, or a
+/// conversion into one.
+pub(super) fn builds_handle(rv: &Rvalue) -> bool {
+    match rv {
+        Rvalue::VecRepeat(..) | Rvalue::VecList(_) | Rvalue::Array(_) | Rvalue::Repeat(..) => true,
+        Rvalue::Call { func, .. } => {
+            func.segments.len() == 2
+                && func.segments[0].ident == "Vec"
+                && (func.segments[1].ident == "new" || func.segments[1].ident == "with_capacity")
+        }
+        Rvalue::Method { method, .. } => method == "to_vec" || method == "clone",
+        Rvalue::Convert(c, _) => matches!(c, Conversion::Hold | Conversion::Copy),
+        _ => false,
+    }
+}
+
+/// 4. Buffers: the buffer rules read and write buffers held through handles, so a local that
+///    is indexed, measured or grown (or assigned a built buffer anywhere) is held through one
+///    everywhere: a value assigned to it from a call, a method or a field is held
+///    ([`Conversion::Hold`]); a copy of an array held through a handle that either side then
+///    writes is a new handle ([`Conversion::Copy`]); and a local held through a handle is
+///    released ([`Conversion::Release`]) when passed by value to a call, which takes a `Vec` or
+///    an array.
+pub(super) fn hold_buffers(body: &mut Body) {
+    let n = body.locals.len();
+    let (refs, _) = ref_locals(body);
+    let is_arg = |l: Local| l.index() >= 1 && l.index() <= body.n_args;
+    let (mut used, mut mutated) = (vec![false; n], vec![false; n]);
+    for b in &body.blocks {
+        for s in &b.statements {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            if let Some(Access::Index(base, _)) = access(p) {
+                used[base.index()] = true;
+                mutated[base.index()] = true;
+            }
+            match rv {
+                Rvalue::Use(Operand::Use(q)) => {
+                    if let Some(Access::Index(base, _)) = access(q) {
+                        used[base.index()] = true;
+                    }
+                }
+                Rvalue::Method { receiver, method, args } if receiver.projections.is_empty() => {
+                    let r = receiver.local.index();
+                    let name = method.to_string();
+                    if ["len", "__iter_sum", "to_vec", "clone"].contains(&name.as_str()) {
+                        used[r] = true;
+                    }
+                    if ["push", "pop", "fill", "swap", "copy_from_slice"].contains(&name.as_str()) {
+                        used[r] = true;
+                        mutated[r] = true;
+                    }
+                    if name == "copy_from_slice"
+                        && let [Operand::Use(q) | Operand::Ref(q, _)] = args.as_slice()
+                        && q.projections.is_empty()
+                    {
+                        used[q.local.index()] = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // Locals held through handles: buffer arguments by value, locals indexed, measured or
+    // grown, locals assigned a built buffer, and copies of any of them.
+    let mut handles: Vec<bool> = (0..n)
+        .map(|l| {
+            let local = Local(l as u32);
+            if is_arg(local) { buffer_arg(body, local) } else { l != 0 && used[l] && !refs[l] }
+        })
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in &body.blocks {
+            for s in &b.statements {
+                let StatementKind::Assign(p, rv) = &s.kind else { continue };
+                let l = p.local.index();
+                if !p.projections.is_empty() || l == 0 || handles[l] || is_arg(p.local) {
+                    continue;
+                }
+                let copy_of_handle = matches!(rv, Rvalue::Use(Operand::Use(q))
+                    if q.projections.is_empty() && handles[q.local.index()]);
+                if builds_handle(rv) || copy_of_handle {
+                    handles[l] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    let mut locals = std::mem::take(&mut body.locals);
+    for b in &mut body.blocks {
+        let mut statements = Vec::with_capacity(b.statements.len());
+        for mut s in std::mem::take(&mut b.statements) {
+            let span = s.span;
+            let fresh = |locals: &mut Vec<LocalDecl>| {
+                locals.push(LocalDecl { name: None, ty: None, span });
+                Local((locals.len() - 1) as u32)
+            };
+            if let StatementKind::Assign(p, rv) = &mut s.kind {
+                // Buffers held through handles, passed by value to a call or put into a tuple
+                // or a struct: released.
+                let args = match rv {
+                    Rvalue::Tuple(args) => Some(args),
+                    Rvalue::Struct { fields, .. } => {
+                        for (_, a) in fields.iter_mut() {
+                            if let Operand::Use(q) = a
+                                && q.projections.is_empty()
+                                && handles[q.local.index()]
+                            {
+                                let t = fresh(&mut locals);
+                                let release = Rvalue::Convert(Conversion::Release, a.clone());
+                                statements.push(Statement {
+                                    kind: StatementKind::Assign(Place::local(t), release),
+                                    span,
+                                });
+                                *a = Operand::Use(Place::local(t));
+                            }
+                        }
+                        None
+                    }
+                    Rvalue::Call { func, args }
+                        if !(func.segments.len() == 2
+                            && ["f64", "f32", "Vec"]
+                                .iter()
+                                .any(|t| func.segments[0].ident == t)) =>
+                    {
+                        Some(args)
+                    }
+                    Rvalue::Method { method, args, .. } if !reverse_method(&method.to_string()) => {
+                        Some(args)
+                    }
+                    _ => None,
+                };
+                for a in args.into_iter().flatten() {
+                    if let Operand::Use(q) = a
+                        && q.projections.is_empty()
+                        && handles[q.local.index()]
+                    {
+                        let t = fresh(&mut locals);
+                        let release = Rvalue::Convert(Conversion::Release, a.clone());
+                        statements.push(Statement {
+                            kind: StatementKind::Assign(Place::local(t), release),
+                            span,
+                        });
+                        *a = Operand::Use(Place::local(t));
+                    }
+                }
+                // A buffer held through a handle, stored into a field of a struct held by
+                // value: released.
+                if let Some(Access::Field(base, _)) = access(p)
+                    && !refs[base.index()]
+                    && let Rvalue::Use(a) = rv
+                    && matches!(a, Operand::Use(q)
+                        if q.projections.is_empty() && handles[q.local.index()])
+                {
+                    let t = fresh(&mut locals);
+                    let release = Rvalue::Convert(Conversion::Release, a.clone());
+                    statements.push(Statement {
+                        kind: StatementKind::Assign(Place::local(t), release),
+                        span,
+                    });
+                    *a = Operand::Use(Place::local(t));
+                }
+                let l = p.local;
+                if p.projections.is_empty()
+                    && handles[l.index()]
+                    && l != Local::RETURN
+                    && !is_arg(l)
+                    && !builds_handle(rv)
+                {
+                    match rv {
+                        Rvalue::Use(Operand::Use(q)) if q.projections.is_empty() => {
+                            let m = q.local.index();
+                            if !handles[m] {
+                                *rv = Rvalue::Convert(Conversion::Hold, Operand::Use(q.clone()));
+                            } else if mutated[l.index()] || mutated[m] {
+                                *rv = Rvalue::Convert(Conversion::Copy, Operand::Use(q.clone()));
+                            }
+                        }
+                        Rvalue::Use(Operand::Use(_))
+                        | Rvalue::Call { .. }
+                        | Rvalue::Method { .. } => {
+                            let t = fresh(&mut locals);
+                            let value = std::mem::replace(
+                                rv,
+                                Rvalue::Convert(Conversion::Hold, Operand::Use(Place::local(t))),
+                            );
+                            statements.push(Statement {
+                                kind: StatementKind::Assign(Place::local(t), value),
+                                span,
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            statements.push(s);
+        }
+        b.statements = statements;
+    }
+    body.locals = locals;
+}
+
+/// Moves the projected reads of a statement's operands (and of a method's receiver) into load
+/// statements of their own, pushed on `statements` before it.
+pub(super) fn hoist(
+    s: &mut Statement,
+    locals: &mut Vec<LocalDecl>,
+    statements: &mut Vec<Statement>,
+) {
+    if let StatementKind::Assign(_, rv) = &mut s.kind
+        && !matches!(rv, Rvalue::Use(Operand::Use(_)))
+    {
+        let span = s.span;
+        // `match s.k { .. }`: the field is loaded, the pattern matched on the value.
+        if let Rvalue::Matches(place, _) = rv
+            && load_parts(place).is_some()
+        {
+            locals.push(LocalDecl { name: None, ty: None, span });
+            let t = Local((locals.len() - 1) as u32);
+            statements.push(Statement {
+                kind: StatementKind::Assign(
+                    Place::local(t),
+                    Rvalue::Use(Operand::Use(place.clone())),
+                ),
+                span,
+            });
+            *place = Place::local(t);
+        }
+        if let Rvalue::Method { receiver, method, .. } = rv
+            && load_parts(receiver).is_some()
+            && !BUFFER_METHODS.contains(&method.to_string().as_str())
+            && !WRITE_METHODS.contains(&method.to_string().as_str())
+        {
+            // `x[i].sin()`: the element is loaded, the method called on the value.
+            locals.push(LocalDecl { name: None, ty: None, span });
+            let t = Local((locals.len() - 1) as u32);
+            statements.push(Statement {
+                kind: StatementKind::Assign(
+                    Place::local(t),
+                    Rvalue::Use(Operand::Use(receiver.clone())),
+                ),
+                span,
+            });
+            *receiver = Place::local(t);
+        }
+        for_each_operand(rv, &mut |o| {
+            if let Operand::Use(q) = o
+                && !q.projections.is_empty()
+            {
+                locals.push(LocalDecl { name: None, ty: None, span });
+                let t = Local((locals.len() - 1) as u32);
+                statements.push(Statement {
+                    kind: StatementKind::Assign(
+                        Place::local(t),
+                        Rvalue::Use(Operand::Use(q.clone())),
+                    ),
+                    span,
+                });
+                *o = Operand::Use(Place::local(t));
+            }
+        });
+    }
+}
+
+pub(super) fn for_each_operand(rv: &mut Rvalue, f: &mut dyn FnMut(&mut Operand)) {
+    match rv {
+        Rvalue::Use(o)
+        | Rvalue::Unary(_, o)
+        | Rvalue::Cast(o, _)
+        | Rvalue::Repeat(o, _)
+        | Rvalue::Convert(_, o) => f(o),
+        Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => {
+            f(a);
+            f(b);
+        }
+        Rvalue::Call { args, .. }
+        | Rvalue::Tuple(args)
+        | Rvalue::Array(args)
+        | Rvalue::VecList(args) => args.iter_mut().for_each(f),
+        Rvalue::Method { args, .. } => args.iter_mut().for_each(f),
+        Rvalue::Struct { fields, .. } => fields.iter_mut().for_each(|(_, o)| f(o)),
+        Rvalue::Matches(..) => {}
+    }
+}
+
+/// Every place an rvalue reads or borrows.
+pub(super) fn for_each_place_ref<'r>(rv: &'r Rvalue, f: &mut dyn FnMut(&'r Place)) {
+    match rv {
+        Rvalue::Method { receiver, args, .. } => {
+            f(receiver);
+            args.iter().for_each(|o| operand_place(o, f));
+        }
+        Rvalue::Matches(p, _) => f(p),
+        Rvalue::Use(o)
+        | Rvalue::Unary(_, o)
+        | Rvalue::Cast(o, _)
+        | Rvalue::Repeat(o, _)
+        | Rvalue::Convert(_, o) => operand_place(o, f),
+        Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => {
+            operand_place(a, f);
+            operand_place(b, f);
+        }
+        Rvalue::Call { args, .. }
+        | Rvalue::Tuple(args)
+        | Rvalue::Array(args)
+        | Rvalue::VecList(args) => args.iter().for_each(|o| operand_place(o, f)),
+        Rvalue::Struct { fields, .. } => fields.iter().for_each(|(_, o)| operand_place(o, f)),
+    }
+}
+
+pub(super) fn operand_place<'r>(o: &'r Operand, f: &mut dyn FnMut(&'r Place)) {
+    if let Operand::Use(p) | Operand::Ref(p, _) = o {
+        f(p)
+    }
+}
+
+pub(super) fn for_each_place(rv: &mut Rvalue, f: &mut dyn FnMut(&mut Place)) {
+    if let Rvalue::Method { receiver, .. } | Rvalue::Matches(receiver, _) = rv {
+        f(receiver);
+    }
+    for_each_operand(rv, &mut |o| {
+        if let Operand::Use(p) | Operand::Ref(p, _) = o {
+            f(p)
+        }
+    });
+}
