@@ -40,7 +40,7 @@ struct Forward<'a> {
 }
 
 /// Where a jump goes.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Target {
     /// `break 'bN`: past the block labelled N.
     Block(BlockId),
@@ -90,6 +90,8 @@ pub(crate) struct Control {
     pub(crate) guards: Guards,
     /// Per loop: the buffers its forward sweep only loads from (see [`Guards::apply`]).
     read_only: std::cell::RefCell<HashMap<usize, Vec<usize>>>,
+    /// Where the nodes and labels are (see [`Labels`]).
+    labels: Labels,
 }
 
 /// Buffers whose per-element borrows a loop can replace by one borrow before it, where the
@@ -101,9 +103,11 @@ pub(crate) struct Control {
 #[derive(Default)]
 pub(crate) struct Guards {
     /// The handle locals whose loads may be guarded.
-    pub(crate) reads: Vec<syn::Ident>,
+    reads: Vec<syn::Ident>,
     /// The captured shadows whose adds may be guarded.
-    pub(crate) adds: Vec<syn::Ident>,
+    adds: Vec<syn::Ident>,
+    /// Each name of `reads` then `adds`, to its index in [`Uses`].
+    index: HashMap<syn::Ident, usize>,
 }
 
 /// How often each name of a [`Guards`] (its `reads`, then its `adds`) appears in some code, and
@@ -126,20 +130,18 @@ impl Uses {
 }
 
 impl Guards {
-    /// The names and the calls they may be guarded in, in the order of [`Uses`].
-    fn names(&self) -> Vec<(&syn::Ident, &str)> {
-        let reads = self.reads.iter().map(|x| (x, "read_at"));
-        reads.chain(self.adds.iter().map(|x| (x, "shadow_add"))).collect()
+    pub(crate) fn new(reads: Vec<syn::Ident>, adds: Vec<syn::Ident>) -> Self {
+        let index = reads.iter().chain(&adds).cloned().enumerate().map(|(k, x)| (x, k)).collect();
+        Guards { reads, adds, index }
     }
 
     /// Adds the uses in `tokens` to `uses`; returns `tokens` (rebuilt, see [`regroup`]).
     fn count(&self, tokens: TokenStream, uses: &mut Uses) -> TokenStream {
-        if self.reads.is_empty() && self.adds.is_empty() {
+        if self.index.is_empty() {
             return tokens;
         }
-        let names = self.names();
-        let mut here = Uses(vec![(0, 0); names.len()]);
-        let tokens = scan(tokens, &names, &mut here.0);
+        let mut here = Uses(vec![(0, 0); self.index.len()]);
+        let tokens = scan(tokens, self, &mut here.0);
         uses.add(&here);
         tokens
     }
@@ -200,31 +202,37 @@ impl Guards {
     }
 }
 
-/// For each `(x, f)` of `names`, how often `x` appears in `tokens`, and how often as the first
-/// argument of `f`, `f(&x, ..)` (one walk). Returns `tokens`, rebuilt without copying them (see
-/// [`regroup`]).
-fn scan(
-    tokens: TokenStream,
-    names: &[(&syn::Ident, &str)],
-    uses: &mut [(usize, usize)],
-) -> TokenStream {
+/// For each name of `guards`, how often it appears in `tokens`, and how often as the first
+/// argument of its call, `read_at(&x, ..)` or `shadow_add(&x, ..)` (one walk, a hash lookup
+/// per identifier). Returns `tokens`, rebuilt without copying them (see [`regroup`]).
+fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize)]) -> TokenStream {
     use proc_macro2::TokenTree as Tt;
     let tts: Vec<Tt> = tokens
         .into_iter()
         .map(|tt| match tt {
-            Tt::Group(g) => regroup(g, |inner| scan(inner, names, uses)),
+            Tt::Group(g) => regroup(g, |inner| scan(inner, guards, uses)),
             other => other,
         })
         .collect();
+    let n = guards.reads.len();
     for (k, tt) in tts.iter().enumerate() {
-        if let Tt::Ident(i) = tt {
-            for (n, (x, f)) in names.iter().enumerate() {
-                if i == *x {
-                    uses[n].0 += 1;
-                } else if i == f && first_argument(tts.get(k + 1)).is_some_and(|a| &a == *x) {
-                    uses[n].1 += 1;
-                }
-            }
+        let Tt::Ident(i) = tt else { continue };
+        if let Some(&u) = guards.index.get(i) {
+            uses[u].0 += 1;
+            continue;
+        }
+        let call = if i == "read_at" {
+            0..n
+        } else if i == "shadow_add" {
+            n..uses.len()
+        } else {
+            continue;
+        };
+        if let Some(a) = first_argument(tts.get(k + 1))
+            && let Some(&u) = guards.index.get(&a)
+            && call.contains(&u)
+        {
+            uses[u].1 += 1;
         }
     }
     tts.into_iter().collect()
@@ -303,6 +311,7 @@ impl Control {
             first_jumper: HashMap::new(),
             guards: Guards::default(),
             read_only: std::cell::RefCell::new(HashMap::new()),
+            labels: Labels::of(root),
         };
         c.analyse(root);
         c
@@ -325,7 +334,7 @@ impl Control {
                     .iter()
                     .enumerate()
                     .take(children.len().saturating_sub(1))
-                    .find(|(_, c)| leaves(c, n))
+                    .find(|(_, c)| leaves(c, n, &self.labels))
                     .map(|(i, _)| i);
                 if let Some(i) = first {
                     self.records.insert(key(n), Record::SeqChild);
@@ -340,12 +349,12 @@ impl Control {
             }
             Node::Loop(h, body) => {
                 self.records.insert(key(n), Record::Trips);
-                if let Some((test, exit_arm)) = exit_test(*h, body) {
+                if let Some((test, exit_arm)) = exit_test(*h, body, &self.labels) {
                     self.records.insert(key(test), Record::ExitTest { header: *h, exit_arm });
                 }
                 self.analyse(body);
                 // `analyse(body)` set the exit test's record to `Arm`: put it back.
-                if let Some((test, exit_arm)) = exit_test(*h, body) {
+                if let Some((test, exit_arm)) = exit_test(*h, body, &self.labels) {
                     self.records.insert(key(test), Record::ExitTest { header: *h, exit_arm });
                 }
             }
@@ -490,16 +499,10 @@ impl Control {
         quote!(#(#out)*)
     }
 
-    /// Whether the reverse sweep of the loop with header `h`, whose body is `inner`, tests its
-    /// last iteration (an exit test recorded for `h` is reversed as `if __lastH { .. }`).
-    fn tests_exit(&self, inner: &Node, h: BlockId) -> bool {
-        let mut found = false;
-        visit(inner, &mut |m| {
-            if matches!(self.record(m), Record::ExitTest { header, .. } if header == h) {
-                found = true;
-            }
-        });
-        found
+    /// Whether the reverse sweep of the loop with header `h` tests its last iteration (an exit
+    /// test recorded for `h`, which is in the loop's body, is reversed as `if __lastH { .. }`).
+    fn tests_exit(&self, h: BlockId) -> bool {
+        self.records.values().any(|r| matches!(r, Record::ExitTest { header, .. } if *header == h))
     }
 
     /// The reverse sweep: `statements(b)` is the reverse code of block `b`'s statements,
@@ -563,7 +566,7 @@ impl Control {
                 head.extend(quote!(let mut __it: usize = __n;));
                 // Only an innermost loop is peeled: peeling one that holds loops would copy
                 // them, and the copies multiply with the depth of the nest.
-                let mentioned = self.tests_exit(inner, *b);
+                let mentioned = self.tests_exit(*b);
                 if !mentioned || holds_loop(inner) {
                     let mut step = quote!(__it -= 1;);
                     if mentioned {
@@ -624,11 +627,11 @@ fn last_iteration(b: BlockId) -> syn::Ident {
 }
 
 /// Whether control can leave `n` by a jump to outside `within` (a node containing `n`).
-fn leaves(n: &Node, within: &Node) -> bool {
+fn leaves(n: &Node, within: &Node, labels: &Labels) -> bool {
     let mut found = false;
     visit_jumps(n, &mut |j| {
         if let Some(t) = target(j)
-            && !inside_target(within, t)
+            && !labels.inside(within, t)
         {
             found = true;
         }
@@ -636,15 +639,53 @@ fn leaves(n: &Node, within: &Node) -> bool {
     found
 }
 
-/// Whether the target of a jump lies inside `n` (so that the jump does not leave `n`).
-fn inside_target(n: &Node, t: Target) -> bool {
-    let mut inside = false;
-    visit(n, &mut |m| match (m, t) {
-        (Node::Block(b, _), Target::Block(x)) if *b == x => inside = true,
-        (Node::Loop(b, _), Target::Loop(x)) if *b == x => inside = true,
-        _ => {}
-    });
-    inside
+/// Where each node and each label is in the tree, numbered in preorder: whether a jump's
+/// target lies inside a node is then two comparisons, not a walk of the node.
+#[derive(Default)]
+struct Labels {
+    /// A node's key to the preorder numbers of it and of the first node after it.
+    span: HashMap<usize, (usize, usize)>,
+    /// A label to the preorder number of the block or loop that defines it.
+    def: HashMap<Target, usize>,
+}
+
+impl Labels {
+    fn of(root: &Node) -> Labels {
+        fn number(n: &Node, next: &mut usize, l: &mut Labels) {
+            let start = *next;
+            *next += 1;
+            match n {
+                Node::Block(b, _) => {
+                    l.def.insert(Target::Block(*b), start);
+                }
+                Node::Loop(b, _) => {
+                    l.def.insert(Target::Loop(*b), start);
+                }
+                _ => {}
+            }
+            match n {
+                Node::Seq(cs) => cs.iter().for_each(|c| number(c, next, l)),
+                Node::Block(_, i) | Node::Loop(_, i) => number(i, next, l),
+                Node::If(_, t, e) => {
+                    number(t, next, l);
+                    number(e, next, l);
+                }
+                _ => {}
+            }
+            l.span.insert(key(n), (start, *next));
+        }
+        let mut l = Labels::default();
+        number(root, &mut 0, &mut l);
+        l
+    }
+
+    /// Whether the target of a jump lies inside `n` (so that the jump does not leave `n`).
+    fn inside(&self, n: &Node, t: Target) -> bool {
+        match (self.span.get(&key(n)), self.def.get(&t)) {
+            (Some(&(start, end)), Some(&d)) => start <= d && d < end,
+            _ => false,
+        }
+    }
 }
 
 fn visit(n: &Node, f: &mut dyn FnMut(&Node)) {
@@ -692,7 +733,7 @@ fn completes(n: &Node) -> bool {
 /// documentation): an `if`, the last child of the body, before which nothing jumps, one of
 /// whose arms always leaves the loop (it cannot complete and does not continue the loop)
 /// while the other never does. Returns the `if` and its exit arm.
-fn exit_test(h: BlockId, body: &Node) -> Option<(&Node, usize)> {
+fn exit_test<'n>(h: BlockId, body: &'n Node, labels: &Labels) -> Option<(&'n Node, usize)> {
     let (before, last): (&[Node], &Node) = match body {
         Node::Seq(cs) => {
             let (last, before) = cs.split_last()?;
@@ -712,7 +753,7 @@ fn exit_test(h: BlockId, body: &Node) -> Option<(&Node, usize)> {
         let mut out = false;
         visit_jumps(a, &mut |j| match target(j) {
             Some(Target::Loop(x)) if x == h => {}
-            Some(t) if !inside_target(a, t) => out = true,
+            Some(t) if !labels.inside(a, t) => out = true,
             _ => {}
         });
         out

@@ -380,10 +380,10 @@ impl<'a> Reverse<'a> {
             .map(|l| Local(l as u32))
             .filter(|l| self.handles[l.index()])
             .collect();
-        control.guards = control::Guards {
-            reads: handles.iter().map(|l| self.names.local(*l)).collect(),
-            adds: handles.iter().map(|l| shadow_capture(*l)).collect(),
-        };
+        control.guards = control::Guards::new(
+            handles.iter().map(|l| self.names.local(*l)).collect(),
+            handles.iter().map(|l| shadow_capture(*l)).collect(),
+        );
         // The shadows of stable arguments that loads read, captured once per call, and of
         // buffers built in the body that loads read or stores write.
         let mut captured = self.loaded_bases();
