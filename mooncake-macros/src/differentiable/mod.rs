@@ -360,33 +360,34 @@ pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
     }
 }
 
-/// The signature of `NAME_rrule`, or with `wrt` of `NAME_rrule_wrt`: the same with a const
-/// parameter, the mask of the arguments that get a gradient (`rev::Wrt`), given by a first
-/// argument so that callers need not name the other parameters.
-/// With `boxed` (the rule boxes its pullback, see `Reverse::boxes_own_pullback`), every type
-/// parameter is bounded by `'static`, as a boxed pullback must be.
-fn rrule_signature(
+/// The signatures of `NAME_rrule_wrt` and `NAME_rrule`: the first with a const parameter, the
+/// mask of the arguments that get a gradient (`rev::Wrt`), given by a first argument so that
+/// callers need not name the other parameters. With `boxed` (the rule boxes its pullback, see
+/// `Reverse::boxes_own_pullback`), every type parameter is bounded by `'static`, as a boxed
+/// pullback must be.
+fn rrule_signatures(
     func: &FnParts<'_>,
     sig: &parse::Sig,
     names: &Names,
-    wrt: bool,
     boxed: bool,
-) -> TokenStream {
+) -> (TokenStream, TokenStream) {
     let rt = rt();
     let vis = &func.vis;
-    let suffix = if wrt { "rrule_wrt" } else { "rrule" };
-    let name = format_ident!("{}_{}", func.sig.ident, suffix, span = func.sig.ident.span());
     let generics = &func.sig.generics;
     let mask = reverse::wrt_mask();
-    let mask_param = wrt.then(|| quote!(_: #rt::rev::Wrt<#mask>));
-    let params = mask_param.into_iter().chain(sig.args.iter().enumerate().map(|(i, a)| {
-        let l = names.local(Local((i + 1) as u32));
-        let ty = codual_type(&a.ty);
-        quote!(mut #l: #ty)
-    }));
+    let params: Vec<TokenStream> = sig
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let l = names.local(Local((i + 1) as u32));
+            let ty = codual_type(&a.ty);
+            quote!(mut #l: #ty)
+        })
+        .collect();
     let ret = codual_type(&sig.ret);
     let ret_rdata = rdata_type(&sig.ret);
-    let arg_rdata = sig.args.iter().map(|a| rdata_type(&a.ty));
+    let arg_rdata: Vec<TokenStream> = sig.args.iter().map(|a| rdata_type(&a.ty)).collect();
     let mut bounds: Vec<TokenStream> = Vec::new();
     let generic = |ty: &syn::Type| is_type_param(ty, generics);
     for ty in sig.args.iter().map(|a| &a.ty).chain(std::iter::once(&sig.ret)) {
@@ -420,44 +421,55 @@ fn rrule_signature(
     let where_clause = where_clause(generics, &bounds);
     // The pullback captures no lifetime of the arguments: only the type and const parameters.
     let outer = func.impl_params.iter().map(|i| quote!(#i));
-    let captured = outer.chain(generics.params.iter().filter_map(|p| match p {
-        syn::GenericParam::Type(t) => {
-            let i = &t.ident;
-            Some(quote!(#i))
-        }
-        syn::GenericParam::Const(c) => {
-            let i = &c.ident;
-            Some(quote!(#i))
-        }
-        syn::GenericParam::Lifetime(_) => None,
-    }));
-    let captured = captured.chain(wrt.then(|| quote!(#mask)));
-    let doc = if wrt {
-        format!(
-            "[`{}_rrule`] computing gradients only for the arguments whose bit is set in the \
-             mask (`value_and_gradient!` with `Const(..)` arguments calls it).",
-            func.sig.ident
-        )
-    } else {
-        format!(
-            "Reverse-mode rule of [`{}`], derived by `#[differentiable]`: each argument paired \
-             with its fdata; returns the result paired with its fdata, and the pullback from the \
-             result's rdata to one rdata per argument.",
-            func.sig.ident
-        )
-    };
-    let gparams = generics.params.iter().map(|p| quote!(#p));
-    let gparams = gparams.chain(wrt.then(|| quote!(const #mask: u64)));
-    let hidden = wrt.then(|| quote!(#[doc(hidden)]));
-    quote!(
+    let captured: Vec<TokenStream> = outer
+        .chain(generics.params.iter().filter_map(|p| match p {
+            syn::GenericParam::Type(t) => {
+                let i = &t.ident;
+                Some(quote!(#i))
+            }
+            syn::GenericParam::Const(c) => {
+                let i = &c.ident;
+                Some(quote!(#i))
+            }
+            syn::GenericParam::Lifetime(_) => None,
+        }))
+        .collect();
+    let gparams: Vec<TokenStream> = generics.params.iter().map(|p| quote!(#p)).collect();
+    let ident = &func.sig.ident;
+    let (name_wrt, name) = (
+        format_ident!("{}_rrule_wrt", ident, span = ident.span()),
+        format_ident!("{}_rrule", ident, span = ident.span()),
+    );
+    let doc_wrt = format!(
+        "[`{ident}_rrule`] computing gradients only for the arguments whose bit is set in the mask \
+         (`value_and_gradient!` with `Const(..)` arguments calls it)."
+    );
+    let doc = format!(
+        "Reverse-mode rule of [`{ident}`], derived by `#[differentiable]`: each argument paired \
+         with its fdata; returns the result paired with its fdata, and the pullback from the \
+         result's rdata to one rdata per argument."
+    );
+    let with_mask = quote!(
+        #[doc = #doc_wrt]
+        #[doc(hidden)]
+        #[allow(clippy::type_complexity)]
+        #vis fn #name_wrt<#(#gparams,)* const #mask: u64>(
+            _: #rt::rev::Wrt<#mask>, #(#params),*
+        ) -> (
+            #ret,
+            impl ::core::ops::FnOnce(#ret_rdata) -> (#(#arg_rdata,)*)
+                + use<#(#captured,)* #mask>
+        ) #where_clause
+    );
+    let plain = quote!(
         #[doc = #doc]
-        #hidden
         #[allow(clippy::type_complexity)]
         #vis fn #name<#(#gparams),*>(#(#params),*) -> (
             #ret,
             impl ::core::ops::FnOnce(#ret_rdata) -> (#(#arg_rdata,)*) + use<#(#captured),*>
         ) #where_clause
-    )
+    );
+    (with_mask, plain)
 }
 
 /// Whether `ty` is one of the type parameters of `generics` (`T`). The rules bound only such
@@ -646,12 +658,11 @@ fn generate(
                     .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
             let (forward_pass, pullback, _) = rev.generate(&structured);
             let boxed = rev.boxes_own_pullback();
-            let signature = rrule_signature(func, sig, &names, true, boxed);
+            let (signature, wrapper) = rrule_signatures(func, sig, &names, boxed);
             let ret_codual = codual_type(&sig.ret);
             let ret_rdata = rdata_type(&sig.ret);
             let rdecls = rdecls_of(&rbody);
             // `NAME_rrule` is `NAME_rrule_wrt` with every argument's gradient wanted.
-            let wrapper = rrule_signature(func, sig, &names, false, boxed);
             let wrt_path = rule_path(func, "rrule_wrt");
             let arg_locals = (1..=sig.args.len()).map(|i| names.local(Local(i as u32)));
             let rt = rt();

@@ -108,6 +108,9 @@ pub(crate) struct Guards {
     adds: Vec<syn::Ident>,
     /// Each name of `reads` then `adds`, to its index in [`Uses`].
     index: HashMap<syn::Ident, usize>,
+    /// The blocks whose code cannot name any of them (their statements touch none of the
+    /// buffers): not searched.
+    pub(crate) quiet: Vec<bool>,
 }
 
 /// How often each name of a [`Guards`] (its `reads`, then its `adds`) appears in some code, and
@@ -132,7 +135,7 @@ impl Uses {
 impl Guards {
     pub(crate) fn new(reads: Vec<syn::Ident>, adds: Vec<syn::Ident>) -> Self {
         let index = reads.iter().chain(&adds).cloned().enumerate().map(|(k, x)| (x, k)).collect();
-        Guards { reads, adds, index }
+        Guards { reads, adds, index, quiet: Vec::new() }
     }
 
     /// Adds the uses in `tokens` to `uses`; returns `tokens` (rebuilt, see [`regroup`]).
@@ -431,6 +434,9 @@ impl Control {
                 guarded.extend(looped);
                 TokenStream::from(braced(guarded))
             }
+            Node::Statements(b) if self.guards.quiet.get(b.index()) == Some(&true) => {
+                (f.statements)(*b)
+            }
             Node::Statements(b) => self.guards.count((f.statements)(*b), uses),
             Node::If(c, t, e) => {
                 let record = matches!(self.record(n), Record::Arm);
@@ -586,6 +592,9 @@ impl Control {
                 head.extend(then_block(quote!(if __it > 0), first));
                 head.extend(then_block(quote!(while __it > 0), rest));
                 TokenStream::from(braced(head))
+            }
+            Node::Statements(b) if self.guards.quiet.get(b.index()) == Some(&true) => {
+                statements(*b)
             }
             Node::Statements(b) => self.guards.count(statements(*b), uses),
             Node::If(_, t, e) => {

@@ -384,6 +384,22 @@ impl<'a> Reverse<'a> {
             handles.iter().map(|l| self.names.local(*l)).collect(),
             handles.iter().map(|l| shadow_capture(*l)).collect(),
         );
+        // A block whose statements touch no such buffer: its code (in either sweep, re-run or
+        // not) names none of them or their shadows.
+        control.guards.quiet = body
+            .blocks
+            .iter()
+            .map(|b| {
+                !b.statements.iter().any(|s| match &s.kind {
+                    StatementKind::Check(_) => true,
+                    StatementKind::Assign(p, rv) => {
+                        let mut touches = self.handles[p.local.index()];
+                        for_each_place_ref(rv, &mut |q| touches |= self.handles[q.local.index()]);
+                        touches
+                    }
+                })
+            })
+            .collect();
         // The shadows of stable arguments that loads read, captured once per call, and of
         // buffers built in the body that loads read or stores write.
         let mut captured = self.loaded_bases();
