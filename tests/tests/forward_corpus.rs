@@ -298,7 +298,7 @@ fn factorial_like(x: f64, n: u32) -> f64 {
     if n == 0 { 1.0 } else { x * factorial_like(x, n - 1) }
 }
 
-// One function of a cycle of mutual recursion boxes its calls' pullbacks.
+// The attribute `recursive` (no longer needed for mutual recursion) still boxes every call.
 #[differentiable(recursive)]
 fn is_even_poly(x: f64, n: u32) -> f64 {
     if n == 0 { x } else { is_odd_poly(x * 1.1, n - 1) }
