@@ -311,7 +311,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         let f = format_ident!("__f{}", i, span = site);
         let span = arg.span();
         let idx = syn::Index::from(i);
-        match arg {
+        let grad = match arg {
             Expr::Reference(r) if r.mutability.is_some() => {
                 // Seen through a handle holding a copy: the caller's value is left as it was
                 // on entry, which is where a complete gradient computation leaves it.
@@ -325,13 +325,13 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                 args.push(quote_spanned!(span=> #rt::CoDual::new(::core::clone::Clone::clone(&#p), ::core::clone::Clone::clone(&#f))));
                 // After the pullback the handle holds the state on entry again: write it back.
                 restores.push(quote_spanned!(span=> #rt::Primal::load_handle(&mut *#m, &#p);));
-                grads.push(quote_spanned!(span=> #rt::api::shadow_gradient(&*#m, &#f)));
+                quote_spanned!(span=> #rt::api::shadow_gradient(&*#m, &#f))
             }
             Expr::Reference(r) => {
                 let inner = &r.expr;
                 lets.push(quote_spanned!(span=> let #f = #rt::Primal::zero_shadow(&#inner);));
                 args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(&#inner, ::core::clone::Clone::clone(&#f)); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                grads.push(quote_spanned!(span=> #rt::api::shadow_gradient(&#inner, &#f)));
+                quote_spanned!(span=> #rt::api::shadow_gradient(&#inner, &#f))
             }
             other => {
                 let m = format_ident!("__m{}", i, span = site);
@@ -344,13 +344,11 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                     lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
                 }
                 args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                grads.push(quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx)));
+                quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx))
             }
-        }
-        if *constant {
-            // No gradient for a constant.
-            *grads.last_mut().expect("pushed above") = quote!(#rt::NoTangent);
-        }
+        };
+        // No gradient for a constant.
+        grads.push(if *constant { quote!(#rt::NoTangent) } else { friendly(&grad) });
     }
     let seed = match &input.ybar {
         None => quote!(
@@ -361,8 +359,6 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
             quote!(let #ybar_name = #seed;)
         }
     };
-    let grads =
-        grads.iter().zip(&call_args).map(|(g, (c, _))| if *c { g.clone() } else { friendly(g) });
     quote!({
         #(#lets)*
         let (#y, __pb) = #rule(#mask #(#args),*);
@@ -399,7 +395,7 @@ fn value_and_gradient_cached(
         let f = format_ident!("__f{}", k, span = site);
         let span = arg.span();
         let idx = syn::Index::from(k);
-        match arg {
+        let grad = match arg {
             Expr::Reference(r) if r.mutability.is_some() => {
                 let inner = &r.expr;
                 let m = format_ident!("__mut{}", k, span = site);
@@ -409,7 +405,7 @@ fn value_and_gradient_cached(
                 ));
                 args.push(quote_spanned!(span=> #rt::CoDual::new(#p, #f)));
                 done.push(quote_spanned!(span=> #c.mut_done(#k, &mut *#m);));
-                grads.push(quote_spanned!(span=> #c.mut_gradient(#k, &*#m)));
+                quote_spanned!(span=> #c.mut_gradient(#k, &*#m))
             }
             Expr::Reference(r) => {
                 let inner = &r.expr;
@@ -422,7 +418,7 @@ fn value_and_gradient_cached(
                 if !constant {
                     done.push(quote_spanned!(span=> #c.ref_done(#k, #m);));
                 }
-                grads.push(quote_spanned!(span=> #c.ref_gradient(#k, #m)));
+                quote_spanned!(span=> #c.ref_gradient(#k, #m))
             }
             other => {
                 let mk = format_ident!("__m{}", k, span = site);
@@ -436,16 +432,12 @@ fn value_and_gradient_cached(
                     lets.push(quote_spanned!(span=> let #mk = #rt::rev::primal_marker(&#p);));
                     done.push(quote_spanned!(span=> #c.value_done(#k, #mk, &#f, #r.#idx);));
                 }
-                grads.push(quote_spanned!(span=> #c.value_gradient(#k, #mk)));
+                quote_spanned!(span=> #c.value_gradient(#k, #mk))
             }
-        }
-        if *constant {
-            // No gradient for a constant (a `&mut` one is still restored).
-            *grads.last_mut().expect("pushed above") = quote!(#rt::NoTangent);
-        }
+        };
+        // No gradient for a constant (a `&mut` one is still restored).
+        grads.push(if *constant { quote!(#rt::NoTangent) } else { friendly(&grad) });
     }
-    let grads =
-        grads.iter().zip(call_args).map(|(g, (c, _))| if *c { g.clone() } else { friendly(g) });
     quote!({
         let #c: &mut #rt::GradientCache = #cache;
         let #c = #c.begin(#name, #n);

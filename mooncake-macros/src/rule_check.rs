@@ -242,15 +242,7 @@ fn wrt_forwarder(rule: &syn::ItemFn, target: &syn::Path) -> TokenStream {
     let where_clause = &generics.where_clause;
     let gparams = generics.params.iter().map(|p| quote!(#p));
     let gparams = gparams.chain(std::iter::once(quote!(const #mask: u64)));
-    let named: Vec<&syn::Ident> = generics
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            syn::GenericParam::Type(t) => Some(&t.ident),
-            syn::GenericParam::Const(c) => Some(&c.ident),
-            syn::GenericParam::Lifetime(_) => None,
-        })
-        .collect();
+    let named = crate::differentiable::codegen::type_and_const_params(generics);
     let turbofish = if named.is_empty() { quote!() } else { quote!(::<#(#named),*>) };
     let wrt_name = format_ident!("{}_wrt", rule.sig.ident, span = rule.sig.ident.span());
     let rule_name = &rule.sig.ident;

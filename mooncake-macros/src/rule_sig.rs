@@ -15,7 +15,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::parse::{Parse, ParseStream};
 use syn::visit::Visit;
-use syn::{Attribute, GenericParam, Generics, Ident, Path, Token, Type, Visibility};
+use syn::{Attribute, Generics, Ident, Path, Token, Type, Visibility};
 
 /// The one path through which generated code reaches the runtime.
 pub(crate) fn rt() -> TokenStream {
@@ -311,15 +311,7 @@ impl RuleSig {
 
     /// The names of the type and const parameters, in order.
     pub(crate) fn type_and_const_params(&self) -> Vec<&Ident> {
-        self.generics
-            .params
-            .iter()
-            .filter_map(|p| match p {
-                GenericParam::Type(t) => Some(&t.ident),
-                GenericParam::Const(c) => Some(&c.ident),
-                GenericParam::Lifetime(_) => None,
-            })
-            .collect()
+        crate::differentiable::codegen::type_and_const_params(&self.generics)
     }
 
     /// `<params>` and the user's `where` clause for a generated rule. No `T: Primal` bounds are

@@ -19,6 +19,23 @@ pub fn mean(x: &[f64]) -> f64 {
     s / (x.len() as f64)
 }
 
+/// A cycle of mutual recursion (no attribute needed: each rule's pullback is in a pooled box).
+pub mod recursion {
+    use mooncake_runtime::prelude::*;
+
+    /// `pong(1.1 x, n - 1) + 0.1 x`, and `x` at depth 0.
+    #[differentiable]
+    pub fn ping(x: f64, n: u32) -> f64 {
+        if n == 0 { x } else { pong(x * 1.1, n - 1) + 0.1 * x }
+    }
+
+    /// `ping(sin x, n - 1) · x`, and `x²` at depth 0.
+    #[differentiable]
+    pub fn pong(x: f64, n: u32) -> f64 {
+        if n == 0 { x * x } else { ping(x.sin(), n - 1) * x }
+    }
+}
+
 /// A linear model: the parameters of [`prepared::loss`].
 pub mod prepared {
     use mooncake_runtime::prelude::*;

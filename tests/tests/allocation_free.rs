@@ -5,22 +5,12 @@
 
 use mooncake_runtime::prelude::*;
 use mooncake_tests::prepared::*;
+use mooncake_tests::recursion;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
-
-/// A cycle of mutual recursion: each level's pullback in a box from a pool.
-#[differentiable]
-fn ping(x: f64, n: u32) -> f64 {
-    if n == 0 { x } else { pong(x * 1.1, n - 1) + 0.1 * x }
-}
-
-#[differentiable]
-fn pong(x: f64, n: u32) -> f64 {
-    if n == 0 { x * x } else { ping(x.sin(), n - 1) * x }
-}
 
 #[test]
 fn no_allocation_after_the_first_call() {
@@ -44,10 +34,10 @@ fn no_allocation_after_the_first_call() {
     assert!(values.iter().all(|v| *v == first));
     // Recursion (here mutual) too: one pooled box per level, reused.
     let mut rcache = GradientCache::new();
-    let (first, _) = value_and_gradient!(ping(0.7, 20), cache = &mut rcache);
+    let (first, _) = value_and_gradient!(recursion::ping(0.7, 20), cache = &mut rcache);
     let region = Region::new(GLOBAL);
     for v in values.iter_mut() {
-        let (value, (dx, _)) = value_and_gradient!(ping(0.7, 20), cache = &mut rcache);
+        let (value, (dx, _)) = value_and_gradient!(recursion::ping(0.7, 20), cache = &mut rcache);
         *v = value + 0.0 * dx;
     }
     let stats = region.change();

@@ -14,6 +14,7 @@
 )]
 
 use mooncake_runtime::prelude::*;
+use mooncake_tests::recursion::{ping, ping_frule, ping_rrule, pong, pong_frule, pong_rrule};
 
 #[differentiable]
 fn branch(x: f64) -> f64 {
@@ -587,16 +588,6 @@ fn deep_recursion_in_the_pullback() {
 }
 
 // ---- mutual recursion, with no attribute -----------------------------------------------------
-
-#[differentiable]
-fn ping(x: f64, n: u32) -> f64 {
-    if n == 0 { x } else { pong(x * 1.1, n - 1) + 0.1 * x }
-}
-
-#[differentiable]
-fn pong(x: f64, n: u32) -> f64 {
-    if n == 0 { x * x } else { ping(x.sin(), n - 1) * x }
-}
 
 /// A cycle of three, through a slice and a method.
 #[differentiable]

@@ -10,6 +10,20 @@ pub(crate) fn rt() -> TokenStream {
     quote!(::mooncake_runtime::__private)
 }
 
+/// The names of the type and const parameters of `generics`, in order (what a turbofish or a
+/// `use<..>` names).
+pub(crate) fn type_and_const_params(generics: &syn::Generics) -> Vec<&syn::Ident> {
+    generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(&t.ident),
+            syn::GenericParam::Const(c) => Some(&c.ident),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect()
+}
+
 /// `{ inner }`, taking `inner` as it is: interpolating a stream with `quote!` copies every
 /// token, and a structured program nests its loops and blocks, so that copying at each level
 /// costs the program's size times its depth.

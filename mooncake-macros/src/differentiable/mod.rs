@@ -19,7 +19,7 @@ pub(crate) mod verify;
 #[cfg(test)]
 mod golden;
 
-use codegen::{Names, allow_attrs, rt};
+use codegen::{Names, allow_attrs, rt, type_and_const_params};
 use errors::Errors;
 use ir::*;
 use parse::unambiguous;
@@ -105,17 +105,7 @@ pub(crate) struct FnParts<'a> {
 /// function given alone is taken for a method if it has a receiver or mentions `Self`.
 fn primal_path(func: &FnParts<'_>) -> TokenStream {
     let name = &func.sig.ident;
-    let generics = func.sig.generics.params.iter().filter_map(|p| match p {
-        syn::GenericParam::Type(t) => {
-            let i = &t.ident;
-            Some(quote!(#i))
-        }
-        syn::GenericParam::Const(c) => {
-            let i = &c.ident;
-            Some(quote!(#i))
-        }
-        syn::GenericParam::Lifetime(_) => None,
-    });
+    let generics = type_and_const_params(&func.sig.generics);
     let turbofish = quote!(::<#(#generics),*>);
     if is_associated(func) { quote!(Self::#name #turbofish) } else { quote!(#name #turbofish) }
 }
@@ -135,7 +125,7 @@ fn is_associated(func: &FnParts<'_>) -> bool {
 }
 
 /// The path of the function's rule `NAME_suffix`, with its parameters left to inference.
-fn rule_path(func: &FnParts<'_>, suffix: &str) -> TokenStream {
+fn own_rule_path(func: &FnParts<'_>, suffix: &str) -> TokenStream {
     let name = format_ident!("{}_{}", func.sig.ident, suffix, span = func.sig.ident.span());
     if is_associated(func) { quote!(Self::#name) } else { quote!(#name) }
 }
@@ -420,20 +410,8 @@ fn rrule_signatures(
     }
     let where_clause = where_clause(generics, &bounds);
     // The pullback captures no lifetime of the arguments: only the type and const parameters.
-    let outer = func.impl_params.iter().map(|i| quote!(#i));
-    let captured: Vec<TokenStream> = outer
-        .chain(generics.params.iter().filter_map(|p| match p {
-            syn::GenericParam::Type(t) => {
-                let i = &t.ident;
-                Some(quote!(#i))
-            }
-            syn::GenericParam::Const(c) => {
-                let i = &c.ident;
-                Some(quote!(#i))
-            }
-            syn::GenericParam::Lifetime(_) => None,
-        }))
-        .collect();
+    let captured: Vec<&syn::Ident> =
+        func.impl_params.iter().chain(type_and_const_params(generics)).collect();
     let gparams: Vec<TokenStream> = generics.params.iter().map(|p| quote!(#p)).collect();
     let ident = &func.sig.ident;
     let (name_wrt, name) = (
@@ -663,7 +641,7 @@ fn generate(
             let ret_rdata = rdata_type(&sig.ret);
             let rdecls = rdecls_of(&rbody);
             // `NAME_rrule` is `NAME_rrule_wrt` with every argument's gradient wanted.
-            let wrt_path = rule_path(func, "rrule_wrt");
+            let wrt_path = own_rule_path(func, "rrule_wrt");
             let arg_locals = (1..=sig.args.len()).map(|i| names.local(Local(i as u32)));
             let rt = rt();
             let pullback = quote!(move |__ybar: #ret_rdata| { #pullback });
