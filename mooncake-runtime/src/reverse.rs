@@ -699,6 +699,29 @@ pub fn store_at<T: crate::element::Element, B: AsWrite<T>>(
     Stored { i, old, old_d }
 }
 
+/// A store `x[i] = v` into a buffer built in the body that keeps no record: nothing has read
+/// the buffer before it, so no pullback reads the element it overwrites and the element's
+/// shadow is still zero (the macro proves both). The reverse is [`unstore_fresh`].
+#[inline(always)]
+pub fn store_fresh<T: crate::element::Element, B: AsWrite<T>>(
+    b: &B,
+    i: usize,
+    v: CoDual<T, NoFData>,
+) {
+    b.parts().0.set(i, v.primal);
+}
+
+/// The reverse of [`store_fresh`]: the gradient of the value written (what the shadow gathered
+/// at `i`), with the shadow's element back at zero. `x` (the buffer) names the element type.
+#[inline(always)]
+pub fn unstore_fresh<T: crate::element::Element>(
+    _x: &crate::shared::SharedVec<T>,
+    dx: &crate::shared::SharedVec<T::Tangent>,
+    i: usize,
+) -> T::RData {
+    T::tangent_rdata(dx.set(i, T::ZERO_TANGENT))
+}
+
 /// The reverse of [`store_at`]: the gradient of the value written (what the shadow gathered at
 /// `i`), with the element and its shadow put back as they were.
 #[inline(always)]

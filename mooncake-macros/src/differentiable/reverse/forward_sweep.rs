@@ -148,6 +148,14 @@ impl Reverse<'_> {
         let StatementKind::Assign(place, rv) = &s.kind else {
             return self.forward_statement(b, i, s);
         };
+        if self.is_fresh(b, i)
+            && let (Some(Access::Index(base, index)), Rvalue::Use(value)) = (access(place), rv)
+        {
+            // A store that keeps no record, in a block run again: the store alone.
+            let v = self.codual_operand(value, span);
+            let (base, index) = (self.names.local(base), self.names.local(index));
+            return quote_spanned!(span=> #rt::rev::store_fresh(&#base, #index.primal, #v););
+        }
         if !place.projections.is_empty()
             || !matches!(kind(place, rv, &self.refs, &self.inactive), Kind::Rule(_))
         {
@@ -847,6 +855,15 @@ impl Reverse<'_> {
         };
         let v = self.codual_operand(value, span);
         let call = match access(place) {
+            Some(Access::Index(base, index)) if self.is_fresh(b, i) => {
+                // No record: the index alone (see `fresh`).
+                let (base, index) = (self.names.local(base), self.names.local(index));
+                let t = tape((b.index(), i));
+                return quote_spanned!(span=>
+                    let #t: usize = #index.primal;
+                    #rt::rev::store_fresh(&#base, #t, #v);
+                );
+            }
             Some(Access::Index(base, index)) if self.stored[base.index()] => {
                 // A record on the tape, undone inline (see `rev::store_at`).
                 let (base, index) = (self.names.local(base), self.names.local(index));

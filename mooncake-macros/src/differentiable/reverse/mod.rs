@@ -32,6 +32,7 @@
 mod control;
 mod counters;
 mod forward_sweep;
+mod fresh;
 mod normalise;
 mod plan;
 mod replay;
@@ -283,6 +284,8 @@ pub(crate) struct Reverse<'a> {
     /// Buffers built in the body whose stores `x[i] = v` tape a plain record and are undone
     /// inline (`rev::store_at`): the handles of `captured_locals`.
     stored: Vec<bool>,
+    /// Per block, the stores into those buffers that keep no record (see `fresh`).
+    fresh: Vec<Vec<bool>>,
     /// Whether those sinks may borrow the shadows directly (see `sinks`).
     direct: bool,
     /// Set while generating: whether the body calls a function or a method of a user type

@@ -449,11 +449,8 @@ impl<'a> Reverse<'a> {
             sinks: Vec::new(),
             direct: false,
             stored: Vec::new(),
+            fresh: Vec::new(),
         };
-        r.replays = (0..body.blocks.len()).map(|b| r.plan_replay(BlockId(b as u32))).collect();
-        r.counters = counters::plan(body, structured, &mut r.replays, &r.inactive.ints);
-        r.copied = r.replayed(|p| &p.args);
-        r.direct = r.direct_sinks();
         r.stored = vec![false; body.locals.len()];
         for block in &body.blocks {
             for s in &block.statements {
@@ -466,6 +463,11 @@ impl<'a> Reverse<'a> {
                 }
             }
         }
+        r.fresh = r.fresh_stores();
+        r.replays = (0..body.blocks.len()).map(|b| r.plan_replay(BlockId(b as u32))).collect();
+        r.counters = counters::plan(body, structured, &mut r.replays, &r.inactive.ints);
+        r.copied = r.replayed(|p| &p.args);
+        r.direct = r.direct_sinks();
         let loaded = r.loaded_bases();
         r.sinks = (0..body.locals.len())
             .map(|l| r.copied[l] || (r.direct && loaded[l] && !r.captured_locals[l]))

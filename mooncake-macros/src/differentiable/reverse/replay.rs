@@ -175,6 +175,18 @@ impl Reverse<'_> {
                 kind(place, rv, &self.refs, &self.inactive),
                 Kind::Rule(_) | Kind::RuleArray(_)
             );
+            if self.is_fresh(b, i)
+                && let Some(Access::Index(_, index)) = access(place)
+            {
+                // A store that keeps no record: its index (the value's statement is run again
+                // for its own rule, if it has one).
+                indices[i] = true;
+                any_rule = true;
+                if !need.contains(&index) {
+                    need.push(index);
+                }
+                continue;
+            }
             let defines = place.projections.is_empty().then_some(place.local);
             let needed = defines.is_some_and(|l| need.contains(&l));
             if !needed

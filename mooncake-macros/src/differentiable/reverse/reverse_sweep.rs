@@ -212,6 +212,22 @@ impl Reverse<'_> {
         let ax = adj(place.local);
         let store = !place.projections.is_empty();
         if let Some(Access::Index(base, _)) = access(place)
+            && self.is_fresh(b, i)
+            && let Rvalue::Use(value) = rv
+        {
+            // A store that kept no record: the value's gradient is what the shadow gathered
+            // at the index, which goes back to zero (see `fresh`).
+            let (t, sh, hp) = (tape((b.index(), i)), shadow_capture(base), primal_capture(base));
+            let r = quote!(#rt::rev::unstore_fresh(&#hp, &#sh, #t));
+            return match value {
+                Operand::Use(v) if v.projections.is_empty() && self.adjoint[v.local.index()] => {
+                    let av = adj(v.local);
+                    quote!(#rt::rev::accumulate(&mut #av, #r);)
+                }
+                _ => quote!(let _ = #r;),
+            };
+        }
+        if let Some(Access::Index(base, _)) = access(place)
             && self.stored[base.index()]
             && let Rvalue::Use(value) = rv
         {
@@ -437,11 +453,15 @@ impl Reverse<'_> {
                 if !plan.indices.contains(&i) {
                     return None;
                 }
-                // A load whose value is not needed: its index.
-                let StatementKind::Assign(_, Rvalue::Use(Operand::Use(q))) =
-                    &block.statements[i].kind
-                else {
+                // A load whose value is not needed, or a store that keeps no record: its
+                // index.
+                let StatementKind::Assign(p, Rvalue::Use(value)) = &block.statements[i].kind else {
                     return None;
+                };
+                let q = match value {
+                    _ if self.is_fresh(b, i) => p,
+                    Operand::Use(q) => q,
+                    _ => return None,
                 };
                 let Some(Access::Index(_, index)) = access(q) else { return None };
                 let (t, i_) = (tape((b.index(), i)), self.names.local(index));
