@@ -13,6 +13,10 @@
 //!   undoing the steps the block made, so the integer holds, when a block is run again, what it
 //!   held when the block first ran.
 //!
+//! The same holds of a value that is not an integer (a float read by an inner loop and
+//! assigned by an outer one): recorded whole, once per execution of the loop that never assigns
+//! it, rather than taped at every execution of the block.
+//!
 //! The record goes on a tape of the loop's own (one entry per execution of the loop, a slot
 //! for a loop outside every loop), pushed where the loop's trip count is recorded (every exit
 //! of the loop: see `control`), and popped where the reverse sweep enters the loop. An integer
@@ -39,6 +43,9 @@ pub(super) struct Step {
 pub(super) struct Counters {
     /// Per loop (by header): the integers recorded when it exits, in order.
     pub(super) records: BTreeMap<BlockId, Vec<Local>>,
+    /// The locals recorded whole (as `CoDual`s, not integers): values a re-run block reads that
+    /// its loop never assigns (see the module documentation).
+    pub(super) whole: BTreeSet<Local>,
     /// The loops inside another loop: their records go on a tape (the others', in a slot).
     pub(super) nested: BTreeSet<BlockId>,
     /// Per block: the steps of recorded integers the block makes, which the start of its reverse
@@ -169,6 +176,17 @@ pub(super) fn plan(
         let Some(plan) = plan else { continue };
         let Some(h) = loops.innermost.get(&BlockId(b as u32)) else { continue };
         let (a, u) = (&assigned[h], &unstepped[h]);
+        // Values (floats, mostly) the loop never assigns: one per execution of the loop, as
+        // for integers (`let aij = a[i]; for r .. { k[..] = aij * b[r] }`).
+        let whole: Vec<Local> = plan.values.iter().copied().filter(|x| !a.contains(x)).collect();
+        plan.values.retain(|x| !whole.contains(x));
+        for x in &whole {
+            counters.whole.insert(*x);
+            let record = counters.records.entry(*h).or_default();
+            if !record.contains(x) {
+                record.push(*x);
+            }
+        }
         let recorded: Vec<Local> =
             plan.ints.iter().copied().filter(|x| ints[x.index()] && !u.contains(x)).collect();
         if recorded.is_empty() {

@@ -987,14 +987,24 @@ impl Reverse<'_> {
         quote!(#(#s)* #record)
     }
 
-    /// Where the loop with header `h` exits, the integers its re-run blocks read (see `counters`).
+    /// Where the loop with header `h` exits, the integers (and values) its re-run blocks read (see
+    /// `counters`).
     pub(super) fn loop_exit(&self, h: BlockId) -> TokenStream {
         let Some(record) = self.counters.records.get(&h) else { return quote!() };
-        let (t, xs) = (loop_tape(h), record.iter().map(|l| self.names.local(*l)));
+        let rt = rt();
+        let t = loop_tape(h);
+        let xs = record.iter().map(|l| {
+            let x = self.names.local(*l);
+            if self.counters.whole.contains(l) {
+                quote!(#rt::rev::pass(&#x))
+            } else {
+                quote!(#x.primal)
+            }
+        });
         if self.counters.nested.contains(&h) {
-            quote!(#t.push((#(#xs.primal,)*));)
+            quote!(#t.push((#(#xs,)*));)
         } else {
-            quote!(#t = ::core::option::Option::Some((#(#xs.primal,)*));)
+            quote!(#t = ::core::option::Option::Some((#(#xs,)*));)
         }
     }
 }

@@ -418,6 +418,34 @@ pub(super) fn hold_buffers(body: &mut Body) {
             }
         }
     }
+    // How many statements read each local: a handle copied from a temporary read nowhere else
+    // (`let mut k = vec![..];` lowers to a temporary and a copy) takes the temporary's handle,
+    // since nothing can see the two alias.
+    let mut reads = vec![0usize; n];
+    for b in &body.blocks {
+        for s in &b.statements {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            let mut named = std::collections::BTreeSet::new();
+            for pr in &p.projections {
+                if let Projection::Index(i) = pr {
+                    named.insert(i.index());
+                }
+            }
+            for_each_place_ref(rv, &mut |q| {
+                named.insert(q.local.index());
+                for pr in &q.projections {
+                    if let Projection::Index(i) = pr {
+                        named.insert(i.index());
+                    }
+                }
+            });
+            for l in named {
+                reads[l] += 1;
+            }
+        }
+    }
+    let temporary: Vec<bool> =
+        (0..n).map(|l| body.locals[l].name.is_none() && !is_arg(Local(l as u32))).collect();
     let mut locals = std::mem::take(&mut body.locals);
     for b in &mut body.blocks {
         let mut statements = Vec::with_capacity(b.statements.len());
@@ -504,7 +532,9 @@ pub(super) fn hold_buffers(body: &mut Body) {
                             let m = q.local.index();
                             if !handles[m] {
                                 *rv = Rvalue::Convert(Conversion::Hold, Operand::Use(q.clone()));
-                            } else if mutated[l.index()] || mutated[m] {
+                            } else if (mutated[l.index()] || mutated[m])
+                                && !(temporary[m] && reads[m] == 1)
+                            {
                                 *rv = Rvalue::Convert(Conversion::Copy, Operand::Use(q.clone()));
                             }
                         }

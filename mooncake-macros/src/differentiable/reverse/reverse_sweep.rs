@@ -495,7 +495,8 @@ impl Reverse<'_> {
         quote!(#undo #take #(#rev)*)
     }
 
-    /// Where the reverse sweep enters the loop with header `h`, the integers its exit recorded.
+    /// Where the reverse sweep enters the loop with header `h`, the integers (and values) its exit
+    /// recorded.
     pub(super) fn loop_entry(&self, h: BlockId) -> TokenStream {
         let rt = rt();
         let Some(record) = self.counters.records.get(&h) else { return quote!() };
@@ -503,14 +504,21 @@ impl Reverse<'_> {
         let tmps: Vec<syn::Ident> = (0..record.len())
             .map(|k| format_ident!("__in{}", k, span = Span::mixed_site()))
             .collect();
-        let xs = record.iter().map(|l| self.names.local(*l));
+        let restore = record.iter().zip(&tmps).map(|(l, tmp)| {
+            let x = self.names.local(*l);
+            if self.counters.whole.contains(l) {
+                quote!(#x = #tmp;)
+            } else {
+                quote!(#x = #rt::CoDual::new(#tmp, #rt::NoFData);)
+            }
+        });
         let get = if self.counters.nested.contains(&h) { quote!(pop()) } else { quote!(take()) };
         quote!(
             let (#(#tmps,)*) = match #t.#get {
                 ::core::option::Option::Some(e) => e,
                 ::core::option::Option::None => ::core::unreachable!(),
             };
-            #(#xs = #rt::CoDual::new(#tmps, #rt::NoFData);)*
+            #(#restore)*
         )
     }
 }
