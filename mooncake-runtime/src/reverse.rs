@@ -715,11 +715,34 @@ pub fn store_fresh<T: crate::element::Element, B: AsWrite<T>>(
 /// at `i`), with the shadow's element back at zero. `x` (the buffer) names the element type.
 #[inline(always)]
 pub fn unstore_fresh<T: crate::element::Element>(
-    _x: &crate::shared::SharedVec<T>,
     dx: &crate::shared::SharedVec<T::Tangent>,
+    _x: &crate::shared::SharedVec<T>,
     i: usize,
 ) -> T::RData {
     T::tangent_rdata(dx.set(i, T::ZERO_TANGENT))
+}
+
+/// A mutable borrow of a buffer built in the body, taken once before a loop whose only uses of
+/// it are loads ([`guarded_at`]) and stores that keep no record ([`guarded_store`]).
+#[inline(always)]
+pub fn write_guard<T: Primal, B: AsWrite<T>>(b: &B) -> std::cell::RefMut<'_, Vec<T>> {
+    b.parts().0.borrow_mut()
+}
+
+/// [`store_fresh`] through a [`write_guard`].
+#[inline(always)]
+pub fn guarded_store<T: Copy>(g: &mut [T], i: usize, v: CoDual<T, NoFData>) {
+    g[i] = v.primal;
+}
+
+/// [`unstore_fresh`] through a [`shadow_guard`].
+#[inline(always)]
+pub fn guarded_unstore<T: crate::element::Element>(
+    g: &mut [T::Tangent],
+    _x: &crate::shared::SharedVec<T>,
+    i: usize,
+) -> T::RData {
+    T::tangent_rdata(std::mem::replace(&mut g[i], T::ZERO_TANGENT))
 }
 
 /// The reverse of [`store_at`]: the gradient of the value written (what the shadow gathered at

@@ -96,8 +96,10 @@ pub(crate) struct Control {
 
 /// Buffers whose per-element borrows a loop can replace by one borrow before it, where the
 /// loop's code (its exit arm included) uses them in no other way: loads of a buffer built in
-/// the body (`read_at(&__lN, i)`, one shared borrow of the handle) and, in the reverse sweep,
-/// adds into a buffer's captured shadow (`shadow_add(&__shN, i, r)`, one mutable borrow).
+/// the body (`read_at(&__lN, i)`, one shared borrow of the handle, or a mutable one if the loop
+/// also has stores that keep no record, `store_fresh(&__lN, i, v)`) and, in the reverse sweep,
+/// adds into a buffer's captured shadow (`shadow_add(&__shN, i, r)`) and the reverses of those
+/// stores (`unstore_fresh(&__shN, ..)`), one mutable borrow.
 /// Any other use of the name (a store, a call, a copy) leaves the loop as it is, so that no
 /// other borrow of the same buffer can happen while the guard is held.
 #[derive(Default)]
@@ -113,21 +115,23 @@ pub(crate) struct Guards {
     pub(crate) quiet: Vec<bool>,
 }
 
-/// How often each name of a [`Guards`] (its `reads`, then its `adds`) appears in some code, and
-/// how often as the first argument of the call it may be guarded in (`read_at(&x, ..)`,
-/// `shadow_add(&x, ..)`). Counted once per block's code and summed up the tree, so that a loop
-/// decides its guards without walking the code of the loops inside it again.
+/// How often each name of a [`Guards`] (its `reads`, then its `adds`) appears in some code, how
+/// often as the first argument of a call it may be guarded in (`read_at(&x, ..)`,
+/// `store_fresh(&x, ..)`, `shadow_add(&x, ..)`, `unstore_fresh(&x, ..)`), and how often of those
+/// in a store (`store_fresh`). Counted once per block's code and summed up the tree, so that a
+/// loop decides its guards without walking the code of the loops inside it again.
 #[derive(Clone, Default)]
-pub(crate) struct Uses(Vec<(usize, usize)>);
+pub(crate) struct Uses(Vec<(usize, usize, usize)>);
 
 impl Uses {
     fn add(&mut self, other: &Uses) {
         if self.0.len() < other.0.len() {
-            self.0.resize(other.0.len(), (0, 0));
+            self.0.resize(other.0.len(), (0, 0, 0));
         }
         for (a, b) in self.0.iter_mut().zip(&other.0) {
             a.0 += b.0;
             a.1 += b.1;
+            a.2 += b.2;
         }
     }
 }
@@ -143,7 +147,7 @@ impl Guards {
         if self.index.is_empty() {
             return tokens;
         }
-        let mut here = Uses(vec![(0, 0); self.index.len()]);
+        let mut here = Uses(vec![(0, 0, 0); self.index.len()]);
         let tokens = scan(tokens, self, &mut here.0);
         uses.add(&here);
         tokens
@@ -161,20 +165,18 @@ impl Guards {
         uses: &Uses,
         forward_only: Option<&[usize]>,
     ) -> (TokenStream, TokenStream, Vec<usize>, Uses) {
-        // Candidates: (name, the call that may use it, its guarded form, the guard's maker,
-        // whether the guard is mutable, index into `reads`, index into `uses`).
-        type Cand<'a> = (&'a syn::Ident, &'a str, &'a str, &'a str, bool, usize, usize);
-        let mut cands: Vec<Cand<'_>> = Vec::new();
+        // Candidates: (name, whether it is a shadow, index into `reads`, index into `uses`).
+        let mut cands: Vec<(&syn::Ident, bool, usize, usize)> = Vec::new();
         for (k, x) in self.reads.iter().enumerate() {
             if forward_only.is_none_or(|ks| ks.contains(&k)) {
-                cands.push((x, "read_at", "guarded_at", "read_guard", false, k, k));
+                cands.push((x, false, k, k));
             }
         }
         if let Some(ks) = forward_only {
             let n = self.reads.len();
             for (k, x) in self.adds.iter().enumerate() {
                 if ks.contains(&k) {
-                    cands.push((x, "shadow_add", "guarded_add", "shadow_guard", true, k, n + k));
+                    cands.push((x, true, k, n + k));
                 }
             }
         }
@@ -182,21 +184,31 @@ impl Guards {
         let mut lets = Vec::new();
         let mut found = Vec::new();
         let mut swaps: Vec<(&syn::Ident, &str, &str, TokenStream)> = Vec::new();
-        for c in &cands {
-            let (x, from, to, make, mutable, k, u) = *c;
-            let (total, called) = uses.0.get(u).copied().unwrap_or((0, 0));
+        for &(x, shadow, k, u) in &cands {
+            let (total, called, stores) = uses.0.get(u).copied().unwrap_or((0, 0, 0));
             if total == 0 || total != called {
                 continue;
             }
             let g = format_ident!("__g{}", x, span = Span::mixed_site());
-            let borrow = if mutable { quote!(&mut #g) } else { quote!(&#g) };
-            swaps.push((x, from, to, borrow));
-            let make = format_ident!("{}", make);
-            let m = if mutable { quote!(mut) } else { quote!() };
+            let make = if shadow {
+                swaps.push((x, "shadow_add", "guarded_add", quote!(&mut #g)));
+                swaps.push((x, "unstore_fresh", "guarded_unstore", quote!(&mut #g)));
+                quote!(shadow_guard)
+            } else if stores > 0 {
+                swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
+                swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
+                quote!(write_guard)
+            } else {
+                swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
+                quote!(read_guard)
+            };
+            let m = if shadow || stores > 0 { quote!(mut) } else { quote!() };
             lets.push(quote!(let #m #g = ::mooncake_runtime::__private::rev::#make(&#x);));
             // Outside the loop, the name's one use is the guard's `let`.
-            after.0[u] = (1, 0);
-            if !mutable {
+            after.0[u] = (1, 0, 0);
+            // The loop's forward sweep only loads from the buffer (or stores into it keeping no
+            // record): no pullback of its tapes holds the buffer or its shadow.
+            if !shadow {
                 found.push(k);
             }
         }
@@ -208,7 +220,7 @@ impl Guards {
 /// For each name of `guards`, how often it appears in `tokens`, and how often as the first
 /// argument of its call, `read_at(&x, ..)` or `shadow_add(&x, ..)` (one walk, a hash lookup
 /// per identifier). Returns `tokens`, rebuilt without copying them (see [`regroup`]).
-fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize)]) -> TokenStream {
+fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize, usize)]) -> TokenStream {
     use proc_macro2::TokenTree as Tt;
     let tts: Vec<Tt> = tokens
         .into_iter()
@@ -224,10 +236,12 @@ fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize)]) -> To
             uses[u].0 += 1;
             continue;
         }
-        let call = if i == "read_at" {
-            0..n
-        } else if i == "shadow_add" {
-            n..uses.len()
+        let (call, store) = if i == "read_at" {
+            (0..n, false)
+        } else if i == "store_fresh" {
+            (0..n, true)
+        } else if i == "shadow_add" || i == "unstore_fresh" {
+            (n..uses.len(), false)
         } else {
             continue;
         };
@@ -236,6 +250,7 @@ fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize)]) -> To
             && call.contains(&u)
         {
             uses[u].1 += 1;
+            uses[u].2 += usize::from(store);
         }
     }
     tts.into_iter().collect()

@@ -218,7 +218,7 @@ impl Reverse<'_> {
             // A store that kept no record: the value's gradient is what the shadow gathered
             // at the index, which goes back to zero (see `fresh`).
             let (t, sh, hp) = (tape((b.index(), i)), shadow_capture(base), primal_capture(base));
-            let r = quote!(#rt::rev::unstore_fresh(&#hp, &#sh, #t));
+            let r = quote!(#rt::rev::unstore_fresh(&#sh, &#hp, #t));
             return match value {
                 Operand::Use(v) if v.projections.is_empty() && self.adjoint[v.local.index()] => {
                     let av = adj(v.local);
