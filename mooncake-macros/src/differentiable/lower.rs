@@ -93,7 +93,7 @@ struct LoopCtx {
     result: Option<Local>,
 }
 
-struct Lower<'e> {
+pub(super) struct Lower<'e> {
     errors: &'e mut Errors,
     locals: Vec<LocalDecl>,
     blocks: Vec<BlockBuilder>,
@@ -106,7 +106,7 @@ struct Lower<'e> {
     references: std::collections::HashMap<Local, bool>,
 }
 
-fn unit() -> Operand {
+pub(super) fn unit() -> Operand {
     Operand::Const(quote!(()))
 }
 
@@ -404,7 +404,7 @@ impl Lower<'_> {
 
     // ---- expressions ----------------------------------------------------------------------
 
-    fn refuse(&mut self, tokens: impl ToTokens, message: &str) -> Operand {
+    pub(super) fn refuse(&mut self, tokens: impl ToTokens, message: &str) -> Operand {
         self.errors.error_spanned(tokens, message);
         unit()
     }
@@ -458,7 +458,7 @@ impl Lower<'_> {
         }
     }
 
-    fn lower_expr(&mut self, e: &Expr) -> Operand {
+    pub(super) fn lower_expr(&mut self, e: &Expr) -> Operand {
         let span = e.span();
         match e {
             Expr::Lit(lit) => Operand::Const(lit.to_token_stream()),
@@ -841,11 +841,18 @@ impl Lower<'_> {
             let method = syn::Ident::new("__iter_sum", m.method.span());
             return self.emit(Rvalue::Method { receiver: place, method, args: Vec::new() }, span);
         }
-        // An adaptor anywhere in the receiver chain (`x.iter().map(..).sum()`) is refused at the
-        // adaptor.
+        // A chain ending in a consumer (`x.iter().map(..).sum()`): the loop it stands for.
+        if let Some(op) = self.lower_chain(m) {
+            return op;
+        }
+        // An adaptor anywhere else in the receiver chain is refused at the adaptor.
         let mut chain: &Expr = &m.receiver;
         while let Expr::MethodCall(inner) = chain {
             let inner_name = inner.method.to_string();
+            if super::chains::ends_chain(inner) {
+                // A chain's value (`x.iter().map(..).sum::<f64>().ln()`): lowered on its own.
+                break;
+            }
             if ITERATOR_ADAPTORS.contains(&inner_name.as_str()) && inner_name != "iter" {
                 return self.refuse(
                     &inner.method,
@@ -1429,8 +1436,8 @@ impl Lower<'_> {
         self.scoped(|cx| {
             let element = match &plan {
                 ForPlan::Range { .. } => Item::Leaf(Operand::Use(Place::local(counter))),
-                ForPlan::Elements { places, enumerate, .. } => {
-                    let mut items: Vec<Item> = places
+                ForPlan::Elements { places, enumerate, shape, .. } => {
+                    let items: Vec<Item> = places
                         .iter()
                         .map(|(p, kind)| {
                             let mut place = p.clone();
@@ -1442,7 +1449,7 @@ impl Lower<'_> {
                             })
                         })
                         .collect();
-                    let item = if items.len() == 1 { items.remove(0) } else { Item::Tuple(items) };
+                    let item = shape.item(&mut items.into_iter());
                     if *enumerate {
                         Item::Tuple(vec![Item::Leaf(Operand::Use(Place::local(counter))), item])
                     } else {
@@ -1527,12 +1534,13 @@ impl Lower<'_> {
                     places: vec![(place, kind)],
                     enumerate: false,
                     step: None,
+                    shape: Shape::Leaf,
                 })
             }
             Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => {
                 match self.plan_for(&m.receiver)? {
-                    ForPlan::Elements { places, enumerate: false, step: None } => {
-                        Some(ForPlan::Elements { places, enumerate: true, step: None })
+                    ForPlan::Elements { places, enumerate: false, step: None, shape } => {
+                        Some(ForPlan::Elements { places, enumerate: true, step: None, shape })
                     }
                     _ => {
                         self.errors.error_spanned(
@@ -1548,11 +1556,17 @@ impl Lower<'_> {
                 let right = self.plan_for(&m.args[0])?;
                 match (left, right) {
                     (
-                        ForPlan::Elements { places: mut a, enumerate: false, step: None },
-                        ForPlan::Elements { places: b, enumerate: false, step: None },
+                        ForPlan::Elements {
+                            places: mut a,
+                            enumerate: false,
+                            step: None,
+                            shape: sa,
+                        },
+                        ForPlan::Elements { places: b, enumerate: false, step: None, shape: sb },
                     ) => {
                         a.extend(b);
-                        Some(ForPlan::Elements { places: a, enumerate: false, step: None })
+                        let shape = Shape::Zip(Box::new(sa), Box::new(sb));
+                        Some(ForPlan::Elements { places: a, enumerate: false, step: None, shape })
                     }
                     _ => {
                         self.errors.error_spanned(
@@ -1570,6 +1584,7 @@ impl Lower<'_> {
                     places: vec![(place, kind)],
                     enumerate: false,
                     step: None,
+                    shape: Shape::Leaf,
                 })
             }
             e if self.lower_place(e).is_some() => {
@@ -1586,6 +1601,7 @@ impl Lower<'_> {
                     places: vec![(place, kind)],
                     enumerate: false,
                     step: None,
+                    shape: Shape::Leaf,
                 })
             }
             other => {
@@ -1623,8 +1639,36 @@ enum ElemKind {
 
 #[allow(clippy::large_enum_variant)] // one per `for` loop, never stored
 enum ForPlan {
-    Range { start: Operand, end: Operand, inclusive: bool, rev: bool, step: Option<Operand> },
-    Elements { places: Vec<(Place, ElemKind)>, enumerate: bool, step: Option<Operand> },
+    Range {
+        start: Operand,
+        end: Operand,
+        inclusive: bool,
+        rev: bool,
+        step: Option<Operand>,
+    },
+    Elements {
+        places: Vec<(Place, ElemKind)>,
+        enumerate: bool,
+        step: Option<Operand>,
+        shape: Shape,
+    },
+}
+
+/// How the elements of a `for` loop's places nest in its item: one place, or a zip of two
+/// (`a.iter().zip(b.iter()).zip(c.iter())` gives `((a, b), c)`), the places in order.
+enum Shape {
+    Leaf,
+    Zip(Box<Shape>, Box<Shape>),
+}
+
+impl Shape {
+    /// The item of this shape, taking its leaves from `leaves` in order.
+    fn item(&self, leaves: &mut impl Iterator<Item = Item>) -> Item {
+        match self {
+            Shape::Leaf => leaves.next().unwrap_or(Item::Tuple(Vec::new())),
+            Shape::Zip(a, b) => Item::Tuple(vec![a.item(leaves), b.item(leaves)]),
+        }
+    }
 }
 
 const ITERATOR_ADAPTORS: &[&str] = &[

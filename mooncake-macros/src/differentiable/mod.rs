@@ -6,6 +6,7 @@
 //! [`structure`] (control-flow graph to structured Rust) -> [`forward`] (the statement-wise
 //! transform) -> [`codegen`] (tokens).
 
+mod chains;
 pub(crate) mod codegen;
 pub(crate) mod errors;
 pub(crate) mod forward;

@@ -1,0 +1,201 @@
+//! Iterator chains in value position (issue 14): each function is written the way numerical
+//! Rust writes it, and `test_rule!` checks both of its rules against finite differences and
+//! against each other. The chains are lowered as the `for` loops they stand for
+//! (`mooncake-macros/src/differentiable/chains.rs`).
+
+#![allow(clippy::unnecessary_fold)]
+
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn sum_of_squares(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).sum::<f64>()
+}
+
+#[differentiable]
+fn sum_sin(x: &[f64]) -> f64 {
+    x.iter().map(|v| v.sin()).sum()
+}
+
+#[differentiable]
+fn sum_sin_path(x: &[f64]) -> f64 {
+    x.iter().copied().map(f64::sin).sum()
+}
+
+#[differentiable]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b.iter()).map(|(x, y)| x * y).sum()
+}
+
+#[differentiable]
+fn dot_fold(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b.iter()).fold(0.0, |acc, (x, y)| acc + x * y)
+}
+
+#[differentiable]
+fn weighted_by_index(x: &[f64]) -> f64 {
+    x.iter().enumerate().map(|(i, v)| (i as f64 + 1.0) * v * v).sum()
+}
+
+#[differentiable]
+fn range_map(x: &[f64]) -> f64 {
+    let n = x.len();
+    (0..n - 1).map(|i| (x[i + 1] - x[i]).powi(2)).sum::<f64>()
+}
+
+#[differentiable]
+fn rosenbrock(x: &[f64]) -> f64 {
+    (0..x.len() - 1).map(|i| 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2)).sum()
+}
+
+#[differentiable]
+fn positive_part(x: &[f64]) -> f64 {
+    x.iter().filter(|&&v| v > 0.0).map(|v| v * v).sum()
+}
+
+#[differentiable]
+fn filter_by_value(x: &[f64]) -> f64 {
+    x.iter().copied().filter(|&v| v < 0.5).map(|v| v.exp()).sum()
+}
+
+#[differentiable]
+fn product_of(x: &[f64]) -> f64 {
+    x.iter().product::<f64>()
+}
+
+#[differentiable]
+fn product_mapped(x: &[f64]) -> f64 {
+    x.iter().map(|v| 1.0 + v * v).product()
+}
+
+#[differentiable]
+fn max_fold(x: &[f64]) -> f64 {
+    x.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[differentiable]
+fn mean_of_positive(x: &[f64]) -> f64 {
+    let n = x.iter().filter(|&&v| v > 0.0).count();
+    let s: f64 = x.iter().filter(|&&v| v > 0.0).sum();
+    s / n as f64
+}
+
+#[differentiable]
+fn collected(x: &[f64]) -> f64 {
+    let y: Vec<f64> = x.iter().map(|v| v.tanh()).collect();
+    let mut s = 0.0;
+    for i in 0..y.len() {
+        s += y[i] * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn for_each_accumulates(x: &[f64], k: f64) -> f64 {
+    let mut s = 0.0;
+    x.iter().for_each(|v| s += k * v.cos());
+    s
+}
+
+#[differentiable]
+fn into_iter_of_vec(x: &[f64]) -> f64 {
+    let v = vec![x[0] * x[1], x[1], x[2].sin()];
+    v.into_iter().map(|t| t * t).sum()
+}
+
+#[differentiable]
+fn reversed_range(x: &[f64]) -> f64 {
+    (0..x.len()).rev().map(|i| x[i] * (i as f64 + 0.5)).fold(0.0, |a, t| 0.5 * a + t)
+}
+
+#[differentiable]
+fn stepped(x: &[f64]) -> f64 {
+    (0..x.len()).step_by(2).map(|i| x[i].exp()).sum()
+}
+
+#[differentiable]
+fn three_way(a: &[f64], b: &[f64], c: &[f64]) -> f64 {
+    a.iter().zip(b.iter()).zip(c.iter()).map(|((x, y), z)| x * y - z).sum()
+}
+
+#[differentiable]
+fn square(v: f64) -> f64 {
+    v * v
+}
+
+#[differentiable]
+fn calls_in_map(x: &[f64]) -> f64 {
+    x.iter().map(|v| square(*v) + 1.0).sum::<f64>().ln()
+}
+
+#[differentiable]
+fn path_to_user_function(x: &[f64]) -> f64 {
+    x.iter().copied().map(square).sum()
+}
+
+#[differentiable]
+fn nested_chains(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().map(|x| b.iter().map(|y| (x - y).powi(2)).sum::<f64>()).sum()
+}
+
+#[differentiable]
+fn generic_sum<T: Float>(x: &[T]) -> T {
+    x.iter().fold(T::ZERO, |acc, v| acc + *v * *v)
+}
+
+#[differentiable]
+fn log_sum_exp(x: &[f64]) -> f64 {
+    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    x.iter().map(|v| (v - m).exp()).sum::<f64>().ln() + m
+}
+
+fn xs(n: usize, seed: f64) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
+}
+
+#[test]
+fn chains_have_the_right_gradients() {
+    let (x, y, z) = (xs(5, 0.7), xs(5, 1.3), xs(5, 2.1));
+    test_rule!(sum_of_squares(&x));
+    test_rule!(sum_sin(&x));
+    test_rule!(sum_sin_path(&x));
+    test_rule!(dot(&x, &y));
+    test_rule!(dot_fold(&x, &y));
+    test_rule!(weighted_by_index(&x));
+    test_rule!(range_map(&x));
+    test_rule!(rosenbrock(&x));
+    test_rule!(positive_part(&x));
+    test_rule!(filter_by_value(&x));
+    test_rule!(product_of(&x));
+    test_rule!(product_mapped(&x));
+    test_rule!(max_fold(&x));
+    test_rule!(mean_of_positive(&x));
+    test_rule!(collected(&x));
+    test_rule!(for_each_accumulates(&x, 0.7));
+    test_rule!(into_iter_of_vec(&x));
+    test_rule!(reversed_range(&x));
+    test_rule!(stepped(&x));
+    test_rule!(three_way(&x, &y, &z));
+    test_rule!(calls_in_map(&x));
+    test_rule!(path_to_user_function(&x));
+    test_rule!(nested_chains(&x, &y));
+    test_rule!(generic_sum(&x));
+    test_rule!(log_sum_exp(&x));
+}
+
+/// The values are the chains' own (the primal function is the user's code, untouched), and a
+/// gradient by hand where it is short.
+#[test]
+fn chains_compute_what_they_say() {
+    let x = [0.5, -2.0, 1.5];
+    let (v, (g,)) = value_and_gradient!(positive_part(&x));
+    assert_eq!(v, 0.25 + 2.25);
+    assert_eq!(g, [1.0, 0.0, 3.0]);
+    let (m, (g,)) = value_and_gradient!(max_fold(&x));
+    assert_eq!(m, 1.5);
+    assert_eq!(g, [0.0, 0.0, 1.0]);
+    let xf: Vec<f32> = x.iter().map(|v| *v as f32).collect();
+    let (v, (g,)) = value_and_gradient!(generic_sum(&xf));
+    assert!((v - 6.5).abs() < 1e-6);
+    assert_eq!(g, [1.0f32, -4.0, 3.0]);
+}
