@@ -81,7 +81,7 @@ fn peers<O: Objective>(
 }
 
 /// One group per problem over a single vector `x`: `sum_1000`, `_sum_1000`, `sum_sin_1000`,
-/// `_sum_sin_1000`, `naive_map_sin_cos_exp`, `rosenbrock_1000`.
+/// `sum_sin_chain_1000`, `_sum_sin_1000`, `naive_map_sin_cos_exp`, `rosenbrock_1000`.
 macro_rules! vector_problem {
     ($c:expr, $name:literal, $n:expr, $f:ident, $frule:ident, $hand:ident, $peer:expr) => {{
         let n: usize = $n;
@@ -130,6 +130,15 @@ fn vectors(c: &mut Criterion) {
         1000,
         sum_sin_iter,
         sum_sin_iter_frule,
+        sum_sin_gradient,
+        peers::SumSin
+    );
+    vector_problem!(
+        c,
+        "sum_sin_chain_1000",
+        1000,
+        sum_sin_chain,
+        sum_sin_chain_frule,
         sum_sin_gradient,
         peers::SumSin
     );

@@ -28,10 +28,11 @@ use mooncake_runtime::prelude::*;
 use std::hint::black_box;
 
 /// The problems, in the order of `benches/gradients.rs` (`benches/callgrind.sh` reads this list).
-const PROBLEMS: [&str; 11] = [
+const PROBLEMS: [&str; 12] = [
     "sum_1000",
     "_sum_1000",
     "sum_sin_1000",
+    "sum_sin_chain_1000",
     "_sum_sin_1000",
     "naive_map_sin_cos_exp",
     "rosenbrock_1000",
@@ -135,6 +136,7 @@ fn main() {
         "sum_1000" => vector!(mode, reps, 1000, sum_builtin, sum_gradient),
         "_sum_1000" => vector!(mode, reps, 1000, sum_loop, sum_gradient),
         "sum_sin_1000" => vector!(mode, reps, 1000, sum_sin_iter, sum_sin_gradient),
+        "sum_sin_chain_1000" => vector!(mode, reps, 1000, sum_sin_chain, sum_sin_gradient),
         "_sum_sin_1000" => vector!(mode, reps, 1000, sum_sin_loop, sum_sin_gradient),
         "naive_map_sin_cos_exp" => {
             vector!(mode, reps, 100, naive_map_sin_cos_exp, naive_map_sin_cos_exp_gradient)

@@ -220,7 +220,7 @@ impl Objective for Sum {
     }
 }
 
-/// `sum_sin_1000`, `_sum_sin_1000`: `Σ sin xᵢ`.
+/// `sum_sin_1000`, `sum_sin_chain_1000`, `_sum_sin_1000`: `Σ sin xᵢ`.
 pub struct SumSin;
 impl Objective for SumSin {
     fn eval<S: Scalar>(&self, x: &[S]) -> S {

@@ -71,7 +71,9 @@ fn sum_sins() {
     let v = sum_sin_gradient(&x, &mut g);
     check_hand("sum_sin_iter", sum_sin_iter, &x, (v, &g));
     check_hand("sum_sin_loop", sum_sin_loop, &x, (v, &g));
+    check_hand("sum_sin_chain", sum_sin_chain, &x, (v, &g));
     test_rule!(sum_sin_iter(&x));
+    test_rule!(sum_sin_chain(&x));
     test_rule!(sum_sin_loop(&x));
     let (v1, (g1,)) = value_and_gradient!(sum_sin_iter(&x));
     assert_agrees("sum_sin_iter: derived", (v1, &g1), (v, &g), EXACT);

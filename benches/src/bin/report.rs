@@ -19,10 +19,11 @@ const END: &str = "<!-- report:end -->";
 
 /// The problems, in the order of the report, with the ratio gradient / primal published for
 /// Mooncake.jl and Enzyme where issue 6 sets it as the target.
-const PROBLEMS: [(&str, &str, Option<f64>); 11] = [
+const PROBLEMS: [(&str, &str, Option<f64>); 12] = [
     ("sum_1000", "`x.iter().sum()`, n = 1000", None),
     ("_sum_1000", "`while` loop over indices, n = 1000", Some(1.15)),
     ("sum_sin_1000", "`for v in x.iter() { s += v.sin() }`, n = 1000", Some(2.0)),
+    ("sum_sin_chain_1000", "`x.iter().map(|v| v.sin()).sum()`, n = 1000", Some(2.0)),
     ("_sum_sin_1000", "`while` loop, `s += x[i].sin()`, n = 1000", Some(3.2)),
     (
         "naive_map_sin_cos_exp",

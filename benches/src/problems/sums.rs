@@ -44,6 +44,13 @@ pub fn sum_sin_iter(x: &[f64]) -> f64 {
     s
 }
 
+/// `sum_sin_chain_1000`: `Σ sin xᵢ` as Rust writes Mooncake.jl's `sum(sin, x)`: an iterator
+/// chain (lowered as the loop it stands for, so it costs what [`sum_sin_iter`] costs).
+#[differentiable]
+pub fn sum_sin_chain(x: &[f64]) -> f64 {
+    x.iter().map(|v| v.sin()).sum()
+}
+
 /// `_sum_sin_1000`: `Σ sin xᵢ` in the shape of Mooncake.jl's `_sum(sin, x)`: a `while` loop
 /// over indices.
 #[differentiable]
@@ -57,7 +64,7 @@ pub fn sum_sin_loop(x: &[f64]) -> f64 {
     s
 }
 
-/// The gradient of [`sum_sin_iter`] and [`sum_sin_loop`] by hand: `cos xᵢ`.
+/// The gradient of [`sum_sin_iter`], [`sum_sin_chain`] and [`sum_sin_loop`] by hand: `cos xᵢ`.
 pub fn sum_sin_gradient(x: &[f64], gx: &mut [f64]) -> f64 {
     let mut s = 0.0;
     for (g, v) in gx.iter_mut().zip(x) {
