@@ -44,6 +44,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         blocks: Vec::new(),
         current: BlockId::ENTRY,
         scopes: vec![Vec::new()],
+        closures: vec![Vec::new()],
         loops: Vec::new(),
         references: std::collections::HashMap::new(),
     };
@@ -104,6 +105,9 @@ pub(super) struct Lower<'e> {
     /// reference argument), and whether it is `&mut`: a local has one type, so they hold a
     /// reference of that kind wherever they are used.
     references: std::collections::HashMap<Local, bool>,
+    /// Closures bound by `let` (`let sq = |v: f64| v * v;`), per scope as `scopes`: a call
+    /// inlines the body (see `chains`). `None` marks a name rebound to a value since.
+    pub(super) closures: Vec<Vec<(syn::Ident, Option<std::rc::Rc<super::chains::ClosureDef>>)>>,
 }
 
 pub(super) fn unit() -> Operand {
@@ -118,7 +122,7 @@ impl Lower<'_> {
         Local((self.locals.len() - 1) as u32)
     }
 
-    fn temp(&mut self, span: Span) -> Local {
+    pub(super) fn temp(&mut self, span: Span) -> Local {
         self.new_local(None, None, span)
     }
 
@@ -145,7 +149,7 @@ impl Lower<'_> {
         self.blocks[self.current.index()].statements.push(Statement { kind, span });
     }
 
-    fn assign(&mut self, place: Place, rvalue: Rvalue, span: Span) {
+    pub(super) fn assign(&mut self, place: Place, rvalue: Rvalue, span: Span) {
         self.push(StatementKind::Assign(place, rvalue), span);
     }
 
@@ -170,13 +174,19 @@ impl Lower<'_> {
 
     // ---- scopes ----------------------------------------------------------------------------
 
-    fn bind(&mut self, name: syn::Ident, local: Local) {
+    pub(super) fn bind(&mut self, name: syn::Ident, local: Local) {
+        if self.closures.iter().flatten().any(|(n, _)| *n == name)
+            && let Some(scope) = self.closures.last_mut()
+        {
+            // The name no longer calls the closure.
+            scope.push((name.clone(), None));
+        }
         if let Some(scope) = self.scopes.last_mut() {
             scope.push((name, local));
         }
     }
 
-    fn lookup(&self, name: &syn::Ident) -> Option<Local> {
+    pub(super) fn lookup(&self, name: &syn::Ident) -> Option<Local> {
         self.scopes
             .iter()
             .rev()
@@ -185,10 +195,12 @@ impl Lower<'_> {
             .map(|(_, l)| *l)
     }
 
-    fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+    pub(super) fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         self.scopes.push(Vec::new());
+        self.closures.push(Vec::new());
         let out = f(self);
         self.scopes.pop();
+        self.closures.pop();
         out
     }
 
@@ -245,6 +257,15 @@ impl Lower<'_> {
             p => (p, None),
         };
         match &local.init {
+            Some(init)
+                if ty.is_none()
+                    && let (Pat::Ident(pi), Expr::Closure(c)) = (pat, &*init.expr)
+                    && pi.subpat.is_none()
+                    && pi.by_ref.is_none() =>
+            {
+                // `let f = |..| ..;`: kept, and inlined where it is called.
+                self.define_closure(&pi.ident, c);
+            }
             Some(init) => {
                 let value = self.lower_expr(&init.expr);
                 self.bind_pattern(pat, ty, value, local.span());
@@ -267,7 +288,13 @@ impl Lower<'_> {
 
     /// Binds an irrefutable pattern to `value`: a name, `_`, a tuple, a struct or a tuple
     /// struct of such patterns, as `let` and `for` allow.
-    fn bind_pattern(&mut self, pat: &Pat, ty: Option<syn::Type>, value: Operand, span: Span) {
+    pub(super) fn bind_pattern(
+        &mut self,
+        pat: &Pat,
+        ty: Option<syn::Type>,
+        value: Operand,
+        span: Span,
+    ) {
         match pat {
             Pat::Ident(pi) => {
                 if pi.by_ref.is_some() {
@@ -606,8 +633,9 @@ impl Lower<'_> {
                 .refuse(a.await_token, "`.await` is not supported in #[differentiable] functions"),
             Expr::Closure(c) => self.refuse(
                 c.or1_token,
-                "closures are not supported yet in #[differentiable] functions; write a loop, or \
-                 a separate #[differentiable] function",
+                "a closure is supported bound by `let` (`let f = |v: f64| ..;`, then called) or \
+                 passed to an iterator adaptor (`x.iter().map(|v| ..)`); here, write a separate \
+                 #[differentiable] function",
             ),
             Expr::RawAddr(r) => {
                 self.refuse(r, "raw pointers are not supported in #[differentiable] functions")
@@ -744,7 +772,10 @@ impl Lower<'_> {
     /// which a later operand may write (`[a, { a += 1.0; a }]`, `a * { a = 2.0; a }`) is read
     /// into a temporary first: the statement that uses the operands reads its places only after
     /// every operand's statements have run.
-    fn lower_operands<'x>(&mut self, exprs: impl IntoIterator<Item = &'x Expr>) -> Vec<Operand> {
+    pub(super) fn lower_operands<'x>(
+        &mut self,
+        exprs: impl IntoIterator<Item = &'x Expr>,
+    ) -> Vec<Operand> {
         let exprs: Vec<&Expr> = exprs.into_iter().collect();
         let mut out = Vec::with_capacity(exprs.len());
         for (i, e) in exprs.iter().enumerate() {
@@ -797,11 +828,17 @@ impl Lower<'_> {
             }
         };
         if let Some(ident) = func.get_ident()
+            && let Some(def) = self.lookup_closure(ident)
+        {
+            return self.call_closure(&def, c);
+        }
+        if let Some(ident) = func.get_ident()
             && self.lookup(ident).is_some()
         {
             return self.refuse(
                 ident,
-                "calling a variable is not supported; call a #[differentiable] function by name",
+                "calling a variable is not supported (a closure bound by `let` can be called); \
+                 call a #[differentiable] function by name",
             );
         }
         let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
@@ -854,22 +891,12 @@ impl Lower<'_> {
                 break;
             }
             if ITERATOR_ADAPTORS.contains(&inner_name.as_str()) && inner_name != "iter" {
-                return self.refuse(
-                    &inner.method,
-                    "iterator adaptors are not supported here yet; write a loop (`for` over a \
-                     range, `x.iter()`, `.enumerate()`, `.zip()`, `.rev()` and `.step_by()` are \
-                     supported as the iterator of a `for` loop, and `x.iter().sum()` as a value)",
-                );
+                return self.refuse(&inner.method, super::chains::MESSAGE);
             }
             chain = &inner.receiver;
         }
         if ITERATOR_ADAPTORS.contains(&name.as_str()) {
-            return self.refuse(
-                &m.method,
-                "iterator adaptors are not supported here yet; write a loop (`for` over a range, \
-                 `x.iter()`, `.enumerate()`, `.zip()`, `.rev()` and `.step_by()` are supported as \
-                 the iterator of a `for` loop, and `x.iter().sum()` as a value)",
-            );
+            return self.refuse(&m.method, super::chains::MESSAGE);
         }
         if let Some(turbofish) = &m.turbofish {
             return self.refuse(

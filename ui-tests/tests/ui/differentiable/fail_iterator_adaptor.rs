@@ -6,7 +6,8 @@ fn f(x: &[f64]) -> f64 {
     for v in x.iter().skip(1) {
         s += v;
     }
-    s + x.iter().map(|v| v * v).sum::<f64>()
+    let m = x.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap();
+    s + m + x.iter().skip(1).map(|v| v * v).sum::<f64>()
 }
 
 fn main() {}

@@ -4,7 +4,7 @@ use mooncake_runtime::prelude::*;
 #[differentiable]
 fn f(x: f64) -> f64 {
     let a = unsafe { x.to_int_unchecked::<i64>() };
-    let _b = |y: f64| y;
+    let _b = Some(|y: f64| y);
     println!("{a}");
     x
 }
