@@ -6,7 +6,7 @@
 //! `test_rule!` checks its reverse rule against finite differences and forward mode. Which
 //! stores keep a record is pinned by the macro's own tests (`reverse/fresh.rs`).
 
-#![allow(clippy::needless_range_loop)]
+#![allow(clippy::needless_range_loop, clippy::useless_vec)] // the buffers are meant as `Vec`s
 
 use mooncake_runtime::prelude::*;
 

@@ -3,7 +3,7 @@
 //! adaptors inline. Each function's rules are checked by `test_rule!` (finite differences, and
 //! forward mode against reverse mode).
 
-#![allow(clippy::redundant_closure)]
+#![allow(clippy::redundant_closure, clippy::needless_range_loop)]
 
 use mooncake_runtime::prelude::*;
 

@@ -82,8 +82,7 @@ impl Lower<'_> {
         // The adaptors, outermost first, down to the source.
         let mut adaptors = Vec::new();
         let mut source: &Expr = &m.receiver;
-        loop {
-            let Expr::MethodCall(a) = strip(source) else { break };
+        while let Expr::MethodCall(a) = strip(source) {
             let adaptor = match (a.method.to_string().as_str(), a.args.len()) {
                 ("map", 1) => Adaptor::Map(a.args[0].clone()),
                 ("filter", 1) => Adaptor::Filter(a.args[0].clone()),
