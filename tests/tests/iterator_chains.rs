@@ -118,6 +118,13 @@ fn three_way(a: &[f64], b: &[f64], c: &[f64]) -> f64 {
     a.iter().zip(b.iter()).zip(c.iter()).map(|((x, y), z)| x * y - z).sum()
 }
 
+/// Writes through `iter_mut` (forward mode only: reverse mode refuses `iter_mut`, as in `for`
+/// loops).
+#[differentiable(forward_only)]
+fn axpy_in_place(y: &mut [f64], x: &[f64], a: f64) {
+    y.iter_mut().zip(x.iter()).for_each(|(yi, xi)| *yi += a * xi * xi);
+}
+
 #[differentiable]
 fn square(v: f64) -> f64 {
     v * v
@@ -181,6 +188,8 @@ fn chains_have_the_right_gradients() {
     test_rule!(nested_chains(&x, &y));
     test_rule!(generic_sum(&x));
     test_rule!(log_sum_exp(&x));
+    let acc = xs(5, 0.3);
+    test_rule!(axpy_in_place(&mut acc, &x, 1.5), mode = forward);
 }
 
 /// The values are the chains' own (the primal function is the user's code, untouched), and a

@@ -24,7 +24,8 @@
 //!
 //! The files, by concern: `normalise` (IR rewrites before planning), `plan` (activity, what is
 //! kept and what recomputed: `Reverse::new`), with `replay` (blocks run again), `counters`
-//! (integers recorded per loop), `sinks` (where loads' adjoints go); `forward_sweep` and
+//! (integers recorded per loop), `sinks` (where loads' adjoints go), `fresh` (stores that keep
+//! no record); `forward_sweep` and
 //! `reverse_sweep` (each statement's code in either sweep), `control` (the structured program
 //! in both directions); this file, the `Reverse` state, the names generated code uses, and
 //! `generate`, which puts the pieces together.
