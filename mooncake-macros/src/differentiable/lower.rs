@@ -985,8 +985,17 @@ impl Lower<'_> {
                 self.push(StatementKind::Check(tokens), span);
                 unit()
             }
+            "println" | "print" | "eprintln" | "eprint" => {
+                // Printing: run by the forward pass on primal values, no derivative.
+                let mac = self.explicit_captures(mac);
+                let tokens = self.check_macro(&mac);
+                self.push(StatementKind::Check(tokens), span);
+                unit()
+            }
+            "dbg" => self.lower_dbg(mac),
             "panic" | "unreachable" | "todo" | "unimplemented" => {
-                let tokens = self.check_macro(mac);
+                let mac = self.explicit_captures(mac);
+                let tokens = self.check_macro(&mac);
                 self.terminate(TerminatorKind::Panic(tokens), span);
                 unit()
             }
@@ -994,13 +1003,94 @@ impl Lower<'_> {
                 &mac.path,
                 "this macro is not supported in #[differentiable] functions (supported: `vec!`, \
                  `assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`, `panic!`, \
-                 `unreachable!`); call a function instead",
+                 `unreachable!`, `println!`, `print!`, `eprintln!`, `eprint!`, `dbg!`); call a \
+                 function instead",
             ),
         }
     }
 
     /// The tokens of an assertion or panic macro, with every variable it names replaced by a
     /// placeholder that codegen resolves to the variable's primal value.
+    /// `mac` with the names its format string captures (`"{x}"`, `"{x:.3}"`) passed as named
+    /// arguments (`__mooncake_fmt_x = x`), so that they are read like the other arguments.
+    /// Only a format string that is the macro's first token is rewritten.
+    fn explicit_captures(&self, mac: &syn::Macro) -> syn::Macro {
+        let mut tts: Vec<proc_macro2::TokenTree> = mac.tokens.clone().into_iter().collect();
+        let Some(proc_macro2::TokenTree::Literal(lit)) = tts.first() else { return mac.clone() };
+        let Ok(s) = syn::parse2::<syn::LitStr>(quote!(#lit)) else { return mac.clone() };
+        let text = s.value();
+        let (mut out, mut names) = (String::new(), Vec::<String>::new());
+        let chars: Vec<char> = text.chars().collect();
+        let mut k = 0;
+        while k < chars.len() {
+            let c = chars[k];
+            out.push(c);
+            k += 1;
+            if c != '{' {
+                if c == '}' && chars.get(k) == Some(&'}') {
+                    out.push('}');
+                    k += 1;
+                }
+                continue;
+            }
+            if chars.get(k) == Some(&'{') {
+                out.push('{');
+                k += 1;
+                continue;
+            }
+            let start = k;
+            while k < chars.len() && (chars[k].is_alphanumeric() || chars[k] == '_') {
+                k += 1;
+            }
+            let name: String = chars[start..k].iter().collect();
+            let is_name = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_');
+            if is_name
+                && let Ok(ident) = syn::parse_str::<syn::Ident>(&name)
+                && self.lookup(&ident).is_some()
+            {
+                out.push_str("__mooncake_fmt_");
+                if !names.contains(&name) {
+                    names.push(name.clone());
+                }
+            }
+            out.push_str(&name);
+        }
+        if names.is_empty() {
+            return mac.clone();
+        }
+        let new_lit = syn::LitStr::new(&out, s.span());
+        tts[0] = match quote!(#new_lit).into_iter().next() {
+            Some(t) => t,
+            None => return mac.clone(),
+        };
+        let mut tokens: TokenStream = tts.into_iter().collect();
+        for n in names {
+            let (arg, value) = (
+                syn::Ident::new(&format!("__mooncake_fmt_{n}"), s.span()),
+                syn::Ident::new(&n, s.span()),
+            );
+            tokens.extend(quote!(, #arg = #value));
+        }
+        let mut mac = mac.clone();
+        mac.tokens = tokens;
+        mac
+    }
+
+    /// `dbg!(e)`: the value of `e`, printed by the forward pass as `dbg!` prints it.
+    fn lower_dbg(&mut self, mac: &syn::Macro) -> Operand {
+        let span = mac.span();
+        let Ok(e) = mac.parse_body::<Expr>() else {
+            return self.refuse(mac, "`dbg!` is supported with one expression");
+        };
+        let text = quote!(#e).to_string();
+        let print: syn::Macro = syn::parse_quote_spanned!(span=>
+            eprintln!("[{}:{}:{}] {} = {:#?}", file!(), line!(), column!(), #text, #e)
+        );
+        let tokens = self.check_macro(&print);
+        self.push(StatementKind::Check(tokens), span);
+        self.lower_expr(&e)
+    }
+
     fn check_macro(&mut self, mac: &syn::Macro) -> TokenStream {
         let (tokens, write) = self.rename_idents(mac.tokens.clone());
         if let Some(span) = leaves(mac.tokens.clone(), &mut false) {

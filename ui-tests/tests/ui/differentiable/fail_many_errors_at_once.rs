@@ -4,8 +4,8 @@ use mooncake_runtime::prelude::*;
 #[differentiable]
 fn f(x: f64) -> f64 {
     let a = unsafe { x.to_int_unchecked::<i64>() };
-    let _b = Some(|y: f64| y);
-    println!("{a}");
+    let _b = [|y: f64| y];
+    let _s = format!("{a}");
     x
 }
 

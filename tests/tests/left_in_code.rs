@@ -1,0 +1,40 @@
+//! What people leave in numerical code (issue 14, item 10): printing (`println!`, `print!`,
+//! `eprintln!`, `eprint!`, with format strings capturing names, `{x}`, `{x:.3}`), and `dbg!`
+//! around a value. They run on primal values with no derivative; the gradients are checked by
+//! `test_rule!` in both modes.
+
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn printed_loss(x: &[f64], w: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let r = w * x[i] - 1.0;
+        s += r * r;
+        if i == 0 {
+            println!("first residual {r:.3}, weight {}", w);
+        }
+    }
+    eprintln!("loss {s} over {} points ({{braces}} kept)", x.len());
+    s
+}
+
+#[differentiable]
+fn debugged(x: f64, y: f64) -> f64 {
+    let z = dbg!(x * y) + 1.0;
+    print!("z = {z}; ");
+    eprint!("{}\n", z.sin());
+    dbg!(z.sin()) * dbg!(y)
+}
+
+#[test]
+fn printing_and_dbg_keep_the_derivative() {
+    let x = vec![0.3, -1.2, 0.8];
+    test_rule!(printed_loss(&x, 0.7));
+    test_rule!(debugged(0.4, -1.3));
+    let (v, (gx, gy)) = value_and_gradient!(debugged(0.4, -1.3));
+    assert_eq!(v, debugged(0.4, -1.3));
+    let z = 0.4f64 * -1.3 + 1.0;
+    assert!((gx - z.cos() * -1.3 * -1.3).abs() < 1e-12);
+    assert!((gy - (z.cos() * 0.4 * -1.3 + z.sin())).abs() < 1e-12);
+}
