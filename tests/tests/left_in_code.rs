@@ -3,6 +3,8 @@
 //! around a value. They run on primal values with no derivative; the gradients are checked by
 //! `test_rule!` in both modes.
 
+#![allow(clippy::needless_range_loop, clippy::dbg_macro, clippy::print_with_newline)] // as users leave them
+
 use mooncake_runtime::prelude::*;
 
 #[differentiable]
