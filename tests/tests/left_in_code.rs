@@ -1,6 +1,7 @@
 //! What people leave in numerical code (issue 14, item 10): printing (`println!`, `print!`,
 //! `eprintln!`, `eprint!`, with format strings capturing names, `{x}`, `{x:.3}`), and `dbg!`
-//! around a value. They run on primal values with no derivative; the gradients are checked by
+//! around a value, run on primal values with no derivative; `use`, `const` and `fn` items at the
+//! top of the body (a nested `fn` is differentiated itself). The gradients are checked by
 //! `test_rule!` in both modes.
 
 #![allow(clippy::needless_range_loop, clippy::dbg_macro, clippy::print_with_newline)] // as users leave them
@@ -27,6 +28,30 @@ fn debugged(x: f64, y: f64) -> f64 {
     print!("z = {z}; ");
     eprint!("{}\n", z.sin());
     dbg!(z.sin()) * dbg!(y)
+}
+
+#[differentiable]
+fn with_items(x: &[f64], w: f64) -> f64 {
+    use std::f64::consts::PI;
+    const K: f64 = 2.0;
+    fn helper(v: f64, w: f64) -> f64 {
+        (w * v).sin() * K
+    }
+    #[differentiable]
+    fn marked(v: f64) -> f64 {
+        v * v
+    }
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += helper(*v, w) * PI + marked(*v);
+    }
+    s
+}
+
+#[test]
+fn items_in_the_body() {
+    let x = vec![0.3, -1.2, 0.8];
+    test_rule!(with_items(&x, 0.7));
 }
 
 #[test]

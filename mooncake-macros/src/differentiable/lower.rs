@@ -45,6 +45,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         current: BlockId::ENTRY,
         scopes: vec![Vec::new()],
         closures: vec![Vec::new()],
+        top: true,
         loops: Vec::new(),
         references: std::collections::HashMap::new(),
     };
@@ -108,6 +109,9 @@ pub(super) struct Lower<'e> {
     /// Closures bound by `let` (`let sq = |v: f64| v * v;`), per scope as `scopes`: a call
     /// inlines the body (see `chains`). `None` marks a name rebound to a value since.
     pub(super) closures: Vec<Vec<(syn::Ident, Option<std::rc::Rc<super::chains::ClosureDef>>)>>,
+    /// Whether the block being lowered is the function's body (whose `fn`, `const` and `use`
+    /// items the rules repeat: see `body_items`).
+    top: bool,
 }
 
 pub(super) fn unit() -> Operand {
@@ -207,6 +211,7 @@ impl Lower<'_> {
     // ---- blocks and statements -------------------------------------------------------------
 
     fn lower_block(&mut self, block: &syn::Block) -> Operand {
+        let top = std::mem::replace(&mut self.top, false);
         self.scoped(|cx| {
             let mut value = unit();
             let n = block.stmts.len();
@@ -221,10 +226,13 @@ impl Lower<'_> {
                     Stmt::Expr(e, _) => {
                         cx.lower_expr(e);
                     }
+                    // Repeated in the rules (see `body_items`).
+                    Stmt::Item(item) if top && body_item(item) => {}
                     Stmt::Item(item) => cx.errors.error_spanned(
                         item,
-                        "items inside a #[differentiable] body are not supported; move this \
-                         item out of the function",
+                        "only `fn`, `const` and `use` items at the top level of a \
+                         #[differentiable] body are supported; move this item out of the \
+                         function (or, if it is one of those, to the top level of the body)",
                     ),
                     Stmt::Macro(m) => {
                         let e = Expr::Macro(syn::ExprMacro {
@@ -2082,4 +2090,36 @@ fn leaves(tokens: TokenStream, looped: &mut bool) -> Option<Span> {
         }
     }
     None
+}
+
+/// Whether an item of a function's body is one the rules repeat: a nested `fn` (differentiated
+/// itself), a `const` or a `use`.
+fn body_item(item: &syn::Item) -> bool {
+    matches!(item, syn::Item::Fn(_) | syn::Item::Const(_) | syn::Item::Use(_))
+}
+
+/// The items at the top level of a function's body, as the rules repeat them at the start of
+/// theirs: a nested `fn` with `#[differentiable]` added (so that its rules exist where the
+/// rules' calls look for them), `const` and `use` items as written.
+pub(crate) fn body_items(block: &syn::Block) -> TokenStream {
+    let mut out = TokenStream::new();
+    for stmt in &block.stmts {
+        let Stmt::Item(item) = stmt else { continue };
+        match item {
+            syn::Item::Fn(f) => {
+                let marked = f
+                    .attrs
+                    .iter()
+                    .any(|a| a.path().segments.last().is_some_and(|s| s.ident == "differentiable"));
+                if marked {
+                    out.extend(quote!(#f));
+                } else {
+                    out.extend(quote!(#[::mooncake_runtime::differentiable] #f));
+                }
+            }
+            item if body_item(item) => out.extend(quote!(#item)),
+            _ => {}
+        }
+    }
+    out
 }

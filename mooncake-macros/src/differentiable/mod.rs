@@ -610,11 +610,13 @@ fn generate(
     let ret_local = names.local(Local::RETURN);
     let ret_ty = dual_type(&sig.ret);
     let primal = primal_path(func);
+    let items = lower::body_items(func.block);
     let frule = quote!(
         #allow
         #[inline]
         #signature {
             let _ = #primal;
+            #items
             let mut #ret_local: #ret_ty;
             #decls
             #code
@@ -670,6 +672,7 @@ fn generate(
                 #[inline]
                 #signature {
                     let _ = #primal;
+                    #items
                     let mut #ret_local: #ret_codual;
                     #rdecls
                     #forward_pass
