@@ -3,7 +3,9 @@
 //! loop's derivative in both modes.
 //!
 //! A chain is a *source* the `for` loop lowering plans (a range, `x.iter()`, `x.iter_mut()`,
-//! with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`), then *element adaptors* applied to
+//! with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`; or `x.windows(k)`, `x.chunks(k)`,
+//! `x.chunks_exact(k)`, whose views the loop body may only index and measure: see
+//! `lower_views`), then *element adaptors* applied to
 //! each item in turn (`map`, `filter`, `copied`, `cloned`), then a *consumer* (`sum`,
 //! `product`, `count`, `fold`, `for_each`, `collect::<Vec<_>>()`). The chain becomes
 //!
@@ -44,7 +46,8 @@ pub(super) const CONSUMERS: &[&str] = &["sum", "product", "count", "fold", "for_
 
 pub(super) const MESSAGE: &str = "this iterator method is not supported in #[differentiable] \
      functions; supported chains: a source (a range, `x.iter()`, `x.iter_mut()`, \
-     `x.into_iter()`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`), then `.map(..)`, \
+     `x.into_iter()`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`; or `x.windows(k)`, \
+     `x.chunks(k)`, `x.chunks_exact(k)`, indexed), then `.map(..)`, \
      `.filter(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
      `.fold(..)`, `.for_each(..)` or `.collect::<Vec<_>>()` (and `for` loops over such a source); \
      write anything else as a `for` loop";
@@ -299,7 +302,10 @@ fn is_iterator(e: &Expr) -> bool {
         Expr::Range(_) => true,
         Expr::MethodCall(m) => {
             let name = m.method.to_string();
-            matches!(name.as_str(), "iter" | "iter_mut" | "into_iter") || is_iterator(&m.receiver)
+            matches!(
+                name.as_str(),
+                "iter" | "iter_mut" | "into_iter" | "windows" | "chunks" | "chunks_exact"
+            ) || is_iterator(&m.receiver)
         }
         _ => false,
     }
@@ -326,7 +332,10 @@ fn unplannable(e: &Expr) -> Option<&syn::Ident> {
     match strip(e) {
         Expr::MethodCall(m) => {
             let name = m.method.to_string();
-            if matches!(name.as_str(), "iter" | "iter_mut" | "into_iter") {
+            if matches!(
+                name.as_str(),
+                "iter" | "iter_mut" | "into_iter" | "windows" | "chunks" | "chunks_exact"
+            ) {
                 return None;
             }
             if !matches!(name.as_str(), "zip" | "enumerate" | "rev" | "step_by") {
@@ -591,5 +600,153 @@ mod tests {
         assert!(!out.contains("compile_error"), "{out}");
         // Only the primal function, emitted as written, calls `sq`.
         assert_eq!(out.matches("sq (").count(), 1, "{out}");
+    }
+}
+
+/// How a view of a buffer steps along it.
+#[derive(Clone, Copy, PartialEq)]
+enum View {
+    Windows,
+    Chunks,
+    ChunksExact,
+}
+
+impl Lower<'_> {
+    /// `for w in x.windows(k) { .. w[j] .. w.len() .. }` (also `chunks(k)`, `chunks_exact(k)`)
+    /// as the index loop it stands for: `w[j]` read as `x[start + j]` and `w.len()` as the
+    /// view's length. The view must only be indexed and measured in the body, and `x` must be
+    /// a name or a field; `None` if `f` is not such a loop.
+    pub(super) fn lower_views(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
+        let Expr::MethodCall(m) = strip(&f.expr) else { return None };
+        let view = match m.method.to_string().as_str() {
+            "windows" => View::Windows,
+            "chunks" => View::Chunks,
+            "chunks_exact" => View::ChunksExact,
+            _ => return None,
+        };
+        let span = m.method.span();
+        let refuse = |cx: &mut Self, at: &dyn quote::ToTokens, what: &str| {
+            Some(cx.refuse(
+                at,
+                &format!(
+                    "`.{}(k)` is supported as the iterator of a `for` loop (or the source of a \
+                     chain) whose view is only indexed (`w[j]`) and measured (`w.len()`), over a \
+                     buffer named by a variable or a field; {what}",
+                    m.method
+                ),
+            ))
+        };
+        if m.args.len() != 1 {
+            return refuse(self, &m.method, "give one length");
+        }
+        let Pat::Ident(pi) = &*f.pat else {
+            return refuse(self, &f.pat, "bind the view to a name");
+        };
+        if !matches!(strip(&m.receiver), Expr::Path(_) | Expr::Field(_)) {
+            return refuse(self, &m.receiver, "bind the buffer to a variable first");
+        }
+        let (x, k, w) = (&m.receiver, &m.args[0], &pi.ident);
+        let start = syn::Ident::new("__mooncake_start", Span::mixed_site());
+        let len = syn::Ident::new("__mooncake_len", Span::mixed_site());
+        let mut body = f.body.clone();
+        let mut rw = ViewUses { view: w, x, start: &start, len: &len, bad: None };
+        syn::visit_mut::VisitMut::visit_block_mut(&mut rw, &mut body);
+        if let Some(bad) = rw.bad {
+            return refuse(self, &bad, "here it is used otherwise");
+        }
+        let n = syn::Ident::new("__mooncake_n", Span::mixed_site());
+        let kk = syn::Ident::new("__mooncake_k", Span::mixed_site());
+        let s = syn::Ident::new("__mooncake_s", Span::mixed_site());
+        let (count, start_of, len_of) = match view {
+            View::Windows => (
+                quote_spanned!(span=> if #n >= #kk { #n - #kk + 1 } else { 0 }),
+                quote_spanned!(span=> #s),
+                quote_spanned!(span=> #kk),
+            ),
+            View::ChunksExact => (
+                quote_spanned!(span=> #n / #kk),
+                quote_spanned!(span=> #s * #kk),
+                quote_spanned!(span=> #kk),
+            ),
+            View::Chunks => (
+                quote_spanned!(span=> (#n + #kk - 1) / #kk),
+                quote_spanned!(span=> #s * #kk),
+                quote_spanned!(span=> (#n - #start).min(#kk)),
+            ),
+        };
+        let label = &f.label;
+        let stmts = &body.stmts;
+        let tokens = quote_spanned!(span=> {
+            let #kk: usize = #k;
+            assert!(#kk != 0, "window or chunk size must be non-zero");
+            let #n: usize = #x.len();
+            #label for #s in 0..#count {
+                let #start: usize = #start_of;
+                let #len: usize = #len_of;
+                #(#stmts)*
+            }
+        });
+        match syn::parse2::<Expr>(tokens) {
+            Ok(e) => Some(self.lower_expr(&e)),
+            Err(_) => refuse(self, &f.expr, "write an index loop"),
+        }
+    }
+}
+
+/// Rewrites the uses of a view `w` in a loop body: `w[j]` to `x[start + (j)]`, `w.len()` to
+/// the length; records any other use (or a rebinding of the name) in `bad`.
+struct ViewUses<'a> {
+    view: &'a syn::Ident,
+    x: &'a Expr,
+    start: &'a syn::Ident,
+    len: &'a syn::Ident,
+    bad: Option<TokenStream>,
+}
+
+impl ViewUses<'_> {
+    fn is_view(&self, e: &Expr) -> bool {
+        matches!(strip(e), Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.view))
+    }
+}
+
+impl syn::visit_mut::VisitMut for ViewUses<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Index(ix) = e
+            && self.is_view(&ix.expr)
+        {
+            self.visit_expr_mut(&mut ix.index);
+            let (x, start, j) = (self.x, self.start, &ix.index);
+            *e = syn::parse_quote_spanned!(ix.bracket_token.span.join()=> #x[#start + (#j)]);
+            return;
+        }
+        if let Expr::MethodCall(mc) = e
+            && mc.method == "len"
+            && mc.args.is_empty()
+            && self.is_view(&mc.receiver)
+        {
+            let len = self.len;
+            *e = syn::parse_quote!(#len);
+            return;
+        }
+        if self.is_view(e) {
+            self.bad.get_or_insert_with(|| quote!(#e));
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if p.ident == *self.view {
+            let i = &p.ident;
+            self.bad.get_or_insert_with(|| quote!(#i));
+        }
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        let mentions = m.tokens.clone().into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == *self.view,
+            _ => false,
+        });
+        if mentions {
+            self.bad.get_or_insert_with(|| quote!(#m));
+        }
     }
 }

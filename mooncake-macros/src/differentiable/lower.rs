@@ -1463,6 +1463,10 @@ impl Lower<'_> {
     /// ```
     fn lower_for(&mut self, f: &syn::ExprForLoop) -> Operand {
         let span = f.span();
+        // `for w in x.windows(k)` (and `chunks`, `chunks_exact`): an index loop.
+        if let Some(op) = self.lower_views(f) {
+            return op;
+        }
         let Some(plan) = self.plan_for(&f.expr) else {
             return unit();
         };

@@ -1,0 +1,96 @@
+//! Slice views as iterators (issue 14, item 3, part): `windows(k)`, `chunks(k)` and
+//! `chunks_exact(k)` in `for` loops and as the source of iterator chains, their views indexed
+//! and measured. Both rules of each function are checked by `test_rule!`.
+
+#![allow(clippy::needless_range_loop)] // views are indexed, as the subset needs
+
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn total_variation(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for w in x.windows(2) {
+        s += (w[1] - w[0]).abs();
+    }
+    s
+}
+
+#[differentiable]
+fn smoothness(x: &[f64]) -> f64 {
+    x.windows(3).map(|w| (w[0] - 2.0 * w[1] + w[2]).powi(2)).sum()
+}
+
+/// Rows of a row-major matrix, times a vector.
+#[differentiable]
+fn row_norms(a: &[f64], v: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for row in a.chunks_exact(v.len()) {
+        let mut dot = 0.0;
+        for j in 0..row.len() {
+            dot += row[j] * v[j];
+        }
+        s += dot * dot;
+    }
+    s
+}
+
+/// Chunks with a shorter last one.
+#[differentiable]
+fn chunk_maxima(x: &[f64], k: usize) -> f64 {
+    x.chunks(k)
+        .map(|c| {
+            let mut m = c[0];
+            for j in 1..c.len() {
+                m = m.max(c[j]);
+            }
+            m
+        })
+        .sum()
+}
+
+/// A view over a field of a struct.
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Series {
+    y: Vec<f64>,
+    scale: f64,
+}
+
+#[differentiable]
+fn series_energy(s: &Series) -> f64 {
+    let mut e = 0.0;
+    for w in s.y.windows(2) {
+        let d = w[1] - w[0];
+        e += s.scale * d * d;
+    }
+    e
+}
+
+fn xs(n: usize, seed: f64) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64 + 1.0) * seed).sin() + 0.1 * i as f64).collect()
+}
+
+#[test]
+fn views_have_the_right_gradients() {
+    let x = xs(7, 0.9);
+    test_rule!(total_variation(&x));
+    test_rule!(smoothness(&x));
+    let (a, v) = (xs(6, 0.7), xs(3, 1.3));
+    test_rule!(row_norms(&a, &v));
+    test_rule!(chunk_maxima(&x, 3));
+    test_rule!(chunk_maxima(&x, 7));
+    let s = Series { y: xs(5, 0.4), scale: 1.5 };
+    test_rule!(series_energy(&s));
+}
+
+#[test]
+fn views_compute_what_they_say() {
+    let x = [1.0, 3.0, 2.0, 5.0, -1.0];
+    assert_eq!(value_and_gradient!(total_variation(&x)).0, 2.0 + 1.0 + 3.0 + 6.0);
+    // Chunks [1, 3], [2, 5], [-1]: maxima 3 + 5 - 1.
+    let (v, (g, _)) = value_and_gradient!(chunk_maxima(&x, 2));
+    assert_eq!(v, 7.0);
+    assert_eq!(g, [0.0, 1.0, 0.0, 1.0, 1.0]);
+    // Too short for a window: an empty loop.
+    let one = vec![2.0];
+    assert_eq!(value_and_gradient!(total_variation(&one)).0, 0.0);
+}
