@@ -208,3 +208,52 @@ fn chains_compute_what_they_say() {
     assert!((v - 6.5).abs() < 1e-6);
     assert_eq!(g, [1.0f32, -4.0, 3.0]);
 }
+
+// ---- skip, take and rev over elements -------------------------------------------------------
+
+#[differentiable]
+fn skip_take(x: &[f64]) -> f64 {
+    x.iter().skip(1).take(3).map(|v| v * v).sum()
+}
+
+#[differentiable]
+fn reversed_elements(x: &[f64]) -> f64 {
+    x.iter().rev().fold(0.0, |acc, v| 0.5 * acc + v)
+}
+
+#[differentiable]
+fn from_the_back(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, (a, b)) in x.iter().zip(y.iter()).enumerate().rev().skip(1).take(2) {
+        s += (i as f64 + 1.0) * a * b;
+    }
+    s
+}
+
+#[differentiable]
+fn take_more_than_there_is(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter().skip(2).take(100) {
+        s += v.sin();
+    }
+    for v in x.iter().take(2).rev().skip(5) {
+        s += v.cos();
+    }
+    s
+}
+
+#[test]
+fn windows_of_elements() {
+    let (x, y) = (xs(5, 0.7), xs(5, 1.3));
+    test_rule!(skip_take(&x));
+    test_rule!(reversed_elements(&x));
+    test_rule!(from_the_back(&x, &y));
+    test_rule!(take_more_than_there_is(&x));
+    // Against the std iterators the primal runs.
+    let s: f64 = x.iter().skip(1).take(3).map(|v| v * v).sum();
+    assert_eq!(value_and_gradient!(skip_take(&x)).0, s);
+    let f: f64 = x.iter().rev().fold(0.0, |acc, v| 0.5 * acc + v);
+    assert_eq!(value_and_gradient!(reversed_elements(&x)).0, f);
+    assert_eq!(value_and_gradient!(from_the_back(&x, &y)).0, from_the_back(&x, &y));
+    assert_eq!(value_and_gradient!(take_more_than_there_is(&x)).0, take_more_than_there_is(&x));
+}

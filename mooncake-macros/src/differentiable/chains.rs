@@ -3,7 +3,7 @@
 //! loop's derivative in both modes.
 //!
 //! A chain is a *source* the `for` loop lowering plans (a range, `x.iter()`, `x.iter_mut()`,
-//! with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`; or `x.windows(k)`, `x.chunks(k)`,
+//! with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`, `.skip(k)`, `.take(k)`; or `x.windows(k)`, `x.chunks(k)`,
 //! `x.chunks_exact(k)`, whose views the loop body may only index and measure: see
 //! `lower_views`), then *element adaptors* applied to
 //! each item in turn (`map`, `filter`, `copied`, `cloned`), then a *consumer* (`sum`,
@@ -46,7 +46,8 @@ pub(super) const CONSUMERS: &[&str] = &["sum", "product", "count", "fold", "for_
 
 pub(super) const MESSAGE: &str = "this iterator method is not supported in #[differentiable] \
      functions; supported chains: a source (a range, `x.iter()`, `x.iter_mut()`, \
-     `x.into_iter()`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`; or `x.windows(k)`, \
+     `x.into_iter()`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`, `.skip(k)`, \
+     `.take(k)`; or `x.windows(k)`, \
      `x.chunks(k)`, `x.chunks_exact(k)`, indexed), then `.map(..)`, \
      `.filter(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
      `.fold(..)`, `.for_each(..)` or `.collect::<Vec<_>>()` (and `for` loops over such a source); \
@@ -319,7 +320,7 @@ fn source_by_ref(e: &Expr) -> bool {
             let name = m.method.to_string();
             match name.as_str() {
                 "iter" | "iter_mut" => true,
-                "rev" | "step_by" => source_by_ref(&m.receiver),
+                "rev" | "step_by" | "skip" | "take" => source_by_ref(&m.receiver),
                 _ => false,
             }
         }
@@ -338,7 +339,7 @@ fn unplannable(e: &Expr) -> Option<&syn::Ident> {
             ) {
                 return None;
             }
-            if !matches!(name.as_str(), "zip" | "enumerate" | "rev" | "step_by") {
+            if !matches!(name.as_str(), "zip" | "enumerate" | "rev" | "step_by" | "skip" | "take") {
                 return Some(&m.method);
             }
             if name == "zip"

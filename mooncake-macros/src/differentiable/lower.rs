@@ -1493,12 +1493,7 @@ impl Lower<'_> {
                     self.assign(Place::local(end), Rvalue::Use(e.clone()), span);
                 }
             }
-            ForPlan::Elements { places, .. } => {
-                self.assign(
-                    Place::local(counter),
-                    Rvalue::Use(Operand::Const(quote!(0usize))),
-                    span,
-                );
+            ForPlan::Elements { places, window, .. } => {
                 let mut len: Option<Operand> = None;
                 for (p, _) in places {
                     let l = self.emit(
@@ -1525,15 +1520,66 @@ impl Lower<'_> {
                     });
                 }
                 let len = len.unwrap_or_else(|| Operand::Const(quote!(0usize)));
-                self.assign(Place::local(end), Rvalue::Use(len), span);
+                // The window `lo..hi` of the elements visited, narrowed by `.skip` and `.take`
+                // from the front, or from the back after a `.rev()`.
+                let (mut lo, mut hi) = (Operand::Const(quote!(0usize)), len);
+                let mut back = false;
+                for op in window {
+                    let k = match op {
+                        WindowOp::Rev => {
+                            back = !back;
+                            continue;
+                        }
+                        WindowOp::Skip(k) | WindowOp::Take(k) => k.clone(),
+                    };
+                    let room = self.emit(Rvalue::Binary(BinOp::Sub, hi.clone(), lo.clone()), span);
+                    let room = self.operand_place(room, None, span);
+                    let k = self.emit(
+                        Rvalue::Method {
+                            receiver: room,
+                            method: syn::Ident::new("min", span),
+                            args: vec![k],
+                        },
+                        span,
+                    );
+                    match (op, back) {
+                        (WindowOp::Skip(_), false) => {
+                            lo = self.emit(Rvalue::Binary(BinOp::Add, lo, k), span);
+                        }
+                        (WindowOp::Skip(_), true) => {
+                            hi = self.emit(Rvalue::Binary(BinOp::Sub, hi, k), span);
+                        }
+                        (WindowOp::Take(_), false) => {
+                            hi = self.emit(Rvalue::Binary(BinOp::Add, lo.clone(), k), span);
+                        }
+                        (WindowOp::Take(_), true) => {
+                            lo = self.emit(Rvalue::Binary(BinOp::Sub, hi.clone(), k), span);
+                        }
+                        (WindowOp::Rev, _) => {}
+                    }
+                }
+                if back {
+                    // Counts down, as a reversed range: `counter` is one past the next element.
+                    self.assign(Place::local(counter), Rvalue::Use(hi), span);
+                    self.assign(Place::local(end), Rvalue::Use(lo), span);
+                } else {
+                    self.assign(Place::local(counter), Rvalue::Use(lo), span);
+                    self.assign(Place::local(end), Rvalue::Use(hi), span);
+                }
             }
         }
         self.goto(header, span);
 
         self.switch_to(header);
         let c = self.temp(span);
+        let reversed = match &plan {
+            ForPlan::Range { rev, .. } => *rev,
+            ForPlan::Elements { window, .. } => {
+                window.iter().filter(|w| matches!(w, WindowOp::Rev)).count() % 2 == 1
+            }
+        };
         let cmp = match &plan {
-            ForPlan::Range { rev: true, .. } => BinOp::Gt,
+            _ if reversed => BinOp::Gt,
             ForPlan::Range { inclusive: true, .. } => BinOp::Le,
             _ => BinOp::Lt,
         };
@@ -1549,7 +1595,7 @@ impl Lower<'_> {
         self.terminate(TerminatorKind::Branch { cond: c, then: body, otherwise: exit }, span);
 
         self.switch_to(body);
-        if let ForPlan::Range { rev: true, .. } = &plan {
+        if reversed {
             let dec = self.emit(
                 Rvalue::Binary(BinOp::Sub, Operand::Use(Place::local(counter)), one.clone()),
                 span,
@@ -1594,7 +1640,9 @@ impl Lower<'_> {
             self.goto(latch, span);
         }
         self.switch_to(latch);
-        if let ForPlan::Range { rev: false, step, .. } | ForPlan::Elements { step, .. } = &plan {
+        if let (ForPlan::Range { step, .. } | ForPlan::Elements { step, .. }, false) =
+            (&plan, reversed)
+        {
             let step = step.clone().unwrap_or(one);
             let inc = self
                 .emit(Rvalue::Binary(BinOp::Add, Operand::Use(Place::local(counter)), step), span);
@@ -1630,10 +1678,38 @@ impl Lower<'_> {
                     ForPlan::Range { start, end, inclusive, rev: false, step: None } => {
                         Some(ForPlan::Range { start, end, inclusive, rev: true, step: None })
                     }
+                    ForPlan::Elements { places, enumerate, step: None, shape, mut window } => {
+                        window.push(WindowOp::Rev);
+                        Some(ForPlan::Elements { places, enumerate, step: None, shape, window })
+                    }
                     _ => {
                         self.errors.error_spanned(
                             &m.method,
-                            "`.rev()` is only supported on a range (`(a..b).rev()`)",
+                            "`.rev()` is supported on a range (`(a..b).rev()`) and on elements \
+                             (`x.iter().rev()`)",
+                        );
+                        None
+                    }
+                }
+            }
+            Expr::MethodCall(m)
+                if (m.method == "skip" || m.method == "take") && m.args.len() == 1 =>
+            {
+                match self.plan_for(&m.receiver)? {
+                    ForPlan::Elements { places, enumerate, step: None, shape, mut window } => {
+                        let k = self.lower_expr(&m.args[0]);
+                        window.push(if m.method == "skip" {
+                            WindowOp::Skip(k)
+                        } else {
+                            WindowOp::Take(k)
+                        });
+                        Some(ForPlan::Elements { places, enumerate, step: None, shape, window })
+                    }
+                    _ => {
+                        self.errors.error_spanned(
+                            &m.method,
+                            "`.skip(k)` and `.take(k)` are supported on elements (`x.iter().skip(1)`, \
+                             zipped and enumerated too); for a range, change its ends",
                         );
                         None
                     }
@@ -1664,12 +1740,22 @@ impl Lower<'_> {
                     enumerate: false,
                     step: None,
                     shape: Shape::Leaf,
+                    window: Vec::new(),
                 })
             }
             Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => {
                 match self.plan_for(&m.receiver)? {
-                    ForPlan::Elements { places, enumerate: false, step: None, shape } => {
-                        Some(ForPlan::Elements { places, enumerate: true, step: None, shape })
+                    ForPlan::Elements { places, enumerate: false, step: None, shape, window }
+                        if window.is_empty() =>
+                    {
+                        let window = Vec::new();
+                        Some(ForPlan::Elements {
+                            places,
+                            enumerate: true,
+                            step: None,
+                            shape,
+                            window,
+                        })
                     }
                     _ => {
                         self.errors.error_spanned(
@@ -1690,12 +1776,26 @@ impl Lower<'_> {
                             enumerate: false,
                             step: None,
                             shape: sa,
+                            window: wa,
                         },
-                        ForPlan::Elements { places: b, enumerate: false, step: None, shape: sb },
-                    ) => {
+                        ForPlan::Elements {
+                            places: b,
+                            enumerate: false,
+                            step: None,
+                            shape: sb,
+                            window: wb,
+                        },
+                    ) if wa.is_empty() && wb.is_empty() => {
                         a.extend(b);
                         let shape = Shape::Zip(Box::new(sa), Box::new(sb));
-                        Some(ForPlan::Elements { places: a, enumerate: false, step: None, shape })
+                        let window = Vec::new();
+                        Some(ForPlan::Elements {
+                            places: a,
+                            enumerate: false,
+                            step: None,
+                            shape,
+                            window,
+                        })
                     }
                     _ => {
                         self.errors.error_spanned(
@@ -1714,6 +1814,7 @@ impl Lower<'_> {
                     enumerate: false,
                     step: None,
                     shape: Shape::Leaf,
+                    window: Vec::new(),
                 })
             }
             e if self.lower_place(e).is_some() => {
@@ -1731,6 +1832,7 @@ impl Lower<'_> {
                     enumerate: false,
                     step: None,
                     shape: Shape::Leaf,
+                    window: Vec::new(),
                 })
             }
             other => {
@@ -1738,7 +1840,9 @@ impl Lower<'_> {
                     other,
                     "this iterator is not supported in a #[differentiable] `for` loop; supported: \
                      `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `x.iter()`, `&x`, \
-                     `x.iter().enumerate()`, `x.iter().zip(y.iter())`; otherwise write an index loop",
+                     `x.iter().enumerate()`, `x.iter().zip(y.iter())`, and on elements `.rev()`, \
+                     `.skip(k)`, `.take(k)`; `x.windows(k)`, `x.chunks(k)`, `x.chunks_exact(k)`; \
+                     otherwise write an index loop",
                 );
                 None
             }
@@ -1780,7 +1884,16 @@ enum ForPlan {
         enumerate: bool,
         step: Option<Operand>,
         shape: Shape,
+        /// `.skip(a)`, `.take(b)` and `.rev()` applied to the elements, in order.
+        window: Vec<WindowOp>,
     },
+}
+
+/// A step narrowing or turning the elements a `for` loop visits.
+enum WindowOp {
+    Skip(Operand),
+    Take(Operand),
+    Rev,
 }
 
 /// How the elements of a `for` loop's places nest in its item: one place, or a zip of two

@@ -1,13 +1,13 @@
 use mooncake_runtime::prelude::*;
 
 #[differentiable]
-fn f(x: &[f64]) -> f64 {
+fn f(x: &[f64], y: &[f64]) -> f64 {
     let mut s = 0.0;
-    for v in x.iter().skip(1) {
+    for v in x.iter().chain(y.iter()) {
         s += v;
     }
     let m = x.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap();
-    s + m + x.iter().skip(1).map(|v| v * v).sum::<f64>()
+    s + m + x.iter().scan(0.0, |acc, v| Some(*acc + v)).sum::<f64>()
 }
 
 fn main() {}
