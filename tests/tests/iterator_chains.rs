@@ -257,3 +257,61 @@ fn windows_of_elements() {
     assert_eq!(value_and_gradient!(from_the_back(&x, &y)).0, from_the_back(&x, &y));
     assert_eq!(value_and_gradient!(take_more_than_there_is(&x)).0, take_more_than_there_is(&x));
 }
+
+// ---- in models -------------------------------------------------------------------------------
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Model {
+    w: Vec<f64>,
+    b: f64,
+}
+#[differentiable]
+impl Model {
+    fn predict(&self, x: &[f64]) -> f64 {
+        self.w.iter().zip(x.iter()).map(|(w, x)| w * x).sum::<f64>() + self.b
+    }
+}
+#[differentiable]
+fn loss(m: &Model, xs: &[f64], ys: &[f64]) -> f64 {
+    let n = ys.len();
+    let d = xs.len() / n;
+    (0..n)
+        .map(|i| {
+            let mut p = m.b;
+            for j in 0..d {
+                p += m.w[j] * xs[i * d + j];
+            }
+            (p - ys[i]).powi(2)
+        })
+        .sum::<f64>()
+        / n as f64
+}
+#[differentiable]
+fn by_value(v: Vec<f64>, k: f64) -> f64 {
+    v.iter().map(|&t| t * k).fold(0.0, |a, b| a + b * b)
+}
+#[differentiable]
+fn f32s(x: &[f32]) -> f32 {
+    x.iter().map(|v| v.exp()).sum::<f32>().ln()
+}
+#[differentiable]
+fn method_chain(m: &Model, x: &[f64]) -> f64 {
+    let p = m.predict(x);
+    let l1: f64 = m.w.iter().map(|w| w.abs()).sum();
+    p * p + 0.1 * l1
+}
+/// Chains in a model's method and loss, over a field, a `Vec` by value, `f32`.
+#[test]
+fn chains_in_models() {
+    let m = Model { w: vec![0.3, -0.2], b: 0.1 };
+    let xs = vec![1.0, 2.0, -1.0, 0.5, 0.3, 0.3];
+    let ys = vec![0.5, 0.1, -0.2];
+    test_rule!(loss(&m, &xs, &ys));
+    test_rule!(by_value(vec![0.3, 0.4, -1.0], 0.7));
+    let xf = vec![0.3f32, 0.1];
+    let (v, (g,)) = value_and_gradient!(f32s(&xf));
+    let e = (0.3f32.exp(), 0.1f32.exp());
+    assert!((v - (e.0 + e.1).ln()).abs() < 1e-6);
+    assert!((g[0] - e.0 / (e.0 + e.1)).abs() < 1e-6);
+    let x2 = xs[..2].to_vec();
+    test_rule!(method_chain(&m, &x2));
+}
