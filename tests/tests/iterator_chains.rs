@@ -58,6 +58,15 @@ fn filter_by_value(x: &[f64]) -> f64 {
     x.iter().copied().filter(|&v| v < 0.5).map(|v| v.exp()).sum()
 }
 
+/// Predicates that take the item's reference by name, as std's `filter` gives it.
+#[differentiable]
+fn filter_by_name(x: &[f64]) -> f64 {
+    let a: f64 = x.iter().filter(|v| **v > 0.0).map(|v| v * v).sum();
+    let b: f64 = x.iter().copied().filter(|v| *v < 0.5).map(|v| v.exp()).sum();
+    let c = x.iter().filter(|v| v.abs() > 0.3).fold(0.0, |s, v| s + v.sin());
+    a + b * c
+}
+
 #[differentiable]
 fn product_of(x: &[f64]) -> f64 {
     x.iter().product::<f64>()
@@ -173,6 +182,8 @@ fn chains_have_the_right_gradients() {
     test_rule!(rosenbrock(&x));
     test_rule!(positive_part(&x));
     test_rule!(filter_by_value(&x));
+    test_rule!(filter_by_name(&x));
+    assert_eq!(value_and_gradient!(filter_by_name(&x)).0, filter_by_name(&x));
     test_rule!(product_of(&x));
     test_rule!(product_mapped(&x));
     test_rule!(max_fold(&x));

@@ -756,3 +756,26 @@ fn numbers_behind_references() {
     test_rule!(methods_through_refs(&0.7, &mut y));
     test_rule!(lends_numbers(0.7, -0.4));
 }
+
+/// A copy of a loop's element borrow, then dereferenced (`let v = u; *v`): reverse mode read
+/// the copy as a `&mut` handle, a type error in the expansion (found while making iterator
+/// chains' `filter(|v| **v > 0.0)` bind the item itself).
+#[differentiable]
+fn copied_element_borrow(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for u in x.iter() {
+        let v = u;
+        let w = v;
+        if *v > 0.0 {
+            s += *w * *v;
+        }
+    }
+    s
+}
+
+#[test]
+fn copies_of_element_borrows() {
+    let x = vec![0.35, -0.5, 1.2];
+    test_rule!(copied_element_borrow(&x));
+    assert_eq!(value_and_gradient!(copied_element_borrow(&x)).1.0, [0.7, 0.0, 2.4]);
+}

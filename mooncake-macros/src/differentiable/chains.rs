@@ -166,6 +166,18 @@ impl Lower<'_> {
                                 });
                                 self.apply(&inner, &[Some(quote!(#e))], by_ref)
                             }
+                            // `|v| **v > 0.0`: `v` bound to the item itself, one `*` fewer
+                            // wherever the body dereferences it (a borrow kept in a local is
+                            // outside reverse mode, and the predicate has no derivative).
+                            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                                let mut inner = c.clone();
+                                let mut strip = StripDeref(&pi.ident);
+                                syn::visit_mut::VisitMut::visit_expr_mut(
+                                    &mut strip,
+                                    &mut inner.body,
+                                );
+                                self.apply(&Expr::Closure(inner), &[Some(quote!(#e))], false)
+                            }
                             _ => self.apply(&p, &[Some(quote!(&#e))], false),
                         },
                         _ => self.apply(&p, &[Some(quote!(&#e))], false),
@@ -750,4 +762,23 @@ impl syn::visit_mut::VisitMut for ViewUses<'_> {
             self.bad.get_or_insert_with(|| quote!(#m));
         }
     }
+}
+
+/// Takes one `*` off every dereference of the name `v` (`**v` becomes `*v`, `*v` becomes `v`),
+/// for a filter's parameter bound to the item rather than to a reference to it. A closure
+/// inside that rebinds the name is left alone.
+struct StripDeref<'a>(&'a syn::Ident);
+
+impl syn::visit_mut::VisitMut for StripDeref<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Unary(u) = e
+            && matches!(u.op, syn::UnOp::Deref(_))
+            && matches!(strip(&u.expr), Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.0))
+        {
+            *e = (*u.expr).clone();
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
 }

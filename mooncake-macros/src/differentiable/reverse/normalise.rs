@@ -11,8 +11,11 @@ use super::*;
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
     // 1. Locals that only ever hold a shared borrow of a buffer element.
+    // Also a copy of such a local (`let w = v;` of a loop's element, as an iterator chain's
+    // closure binds it), which then holds the same borrow.
     let mut elem_ref = vec![false; out.locals.len()];
     let mut other = vec![false; out.locals.len()];
+    let mut copies: Vec<(Local, Local)> = Vec::new();
     for b in &out.blocks {
         for s in &b.statements {
             if let StatementKind::Assign(p, rv) = &s.kind
@@ -24,13 +27,56 @@ pub(crate) fn normalise(body: &Body) -> Body {
                     {
                         elem_ref[p.local.index()] = true
                     }
+                    Rvalue::Use(Operand::Use(q))
+                        if q.projections.is_empty() && q.local != p.local =>
+                    {
+                        copies.push((p.local, q.local));
+                    }
                     _ => other[p.local.index()] = true,
                 }
             }
         }
     }
+    let copied: BTreeSet<Local> = copies.iter().map(|(d, _)| *d).collect();
     for (e, o) in elem_ref.iter_mut().zip(&other) {
         *e &= !*o;
+    }
+    // A local assigned only copies of element borrows (and element borrows): one too. Locals
+    // that also take other copies are not, and neither are locals with no borrow at all.
+    let mut via_copy: Vec<bool> =
+        (0..out.locals.len()).map(|l| copied.contains(&Local(l as u32)) && !other[l]).collect();
+    loop {
+        let mut changed = false;
+        for (d, src) in &copies {
+            if via_copy[d.index()] && !(elem_ref[src.index()] || via_copy[src.index()]) {
+                via_copy[d.index()] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Only those that reach an element borrow through their copies (not cycles of copies).
+    let mut reach: Vec<bool> = elem_ref.clone();
+    loop {
+        let mut changed = false;
+        for (d, src) in &copies {
+            if via_copy[d.index()] && reach[src.index()] && !reach[d.index()] {
+                reach[d.index()] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let copy_ref: Vec<bool> = (0..out.locals.len()).map(|l| via_copy[l] && reach[l]).collect();
+    // A local whose copies all come from element borrows (and that is one itself or only a
+    // copy); one that copies anything else is not.
+    for (l, e) in elem_ref.iter_mut().enumerate() {
+        let copies_other = copied.contains(&Local(l as u32)) && !copy_ref[l];
+        *e = (*e || copy_ref[l]) && !other[l] && !copies_other;
     }
     let strip = |p: &mut Place| {
         if elem_ref[p.local.index()] && matches!(p.projections.first(), Some(Projection::Deref)) {
