@@ -80,7 +80,7 @@ impl Lower<'_> {
             ("for_each", 1) => Consumer::ForEach(m.args[0].clone()),
             ("collect", 0) => Consumer::Collect,
             _ => {
-                return Some(self.refuse_chain(&m.method, MESSAGE));
+                return Some(self.refuse(&m.method, MESSAGE));
             }
         };
         // The adaptors, outermost first, down to the source.
@@ -109,7 +109,7 @@ impl Lower<'_> {
             other => quote!(#other),
         };
         if let Some(bad) = unplannable(source) {
-            return Some(self.refuse_chain(bad, MESSAGE));
+            return Some(self.refuse(bad, MESSAGE));
         }
         let e = syn::Ident::new("__mooncake_item", Span::mixed_site());
         let acc = syn::Ident::new("__mooncake_acc", Span::mixed_site());
@@ -239,14 +239,14 @@ impl Lower<'_> {
         match f {
             Expr::Closure(c) => {
                 if c.inputs.len() != args.len() {
-                    self.refuse_chain(
+                    self.refuse(
                         &c.inputs,
                         &format!("this closure should take {} argument(s) here", args.len()),
                     );
                     return Err(());
                 }
                 if let Some(bad) = escapes(&c.body) {
-                    self.refuse_chain(
+                    self.refuse(
                         bad,
                         "`return` and `?` in a closure passed to an iterator adaptor are not \
                          supported; compute the value and return it after the chain",
@@ -274,7 +274,7 @@ impl Lower<'_> {
                 Ok(quote_spanned!(p.span()=> #p(#(#args),*)))
             }
             other => {
-                self.refuse_chain(
+                self.refuse(
                     other,
                     "pass a closure (`|v| ..`) or a function's path (`f64::sin`) to an iterator \
                      adaptor",
@@ -291,12 +291,8 @@ impl Lower<'_> {
     ) -> super::ir::Operand {
         match syn::parse2::<Expr>(tokens) {
             Ok(e) => self.lower_expr(&e),
-            Err(_) => self.refuse_chain(at, MESSAGE),
+            Err(_) => self.refuse(at, MESSAGE),
         }
-    }
-
-    fn refuse_chain(&mut self, tokens: impl quote::ToTokens, message: &str) -> super::ir::Operand {
-        self.refuse(tokens, message)
     }
 }
 

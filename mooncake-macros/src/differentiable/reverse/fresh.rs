@@ -18,7 +18,7 @@
 //! `k.len()`.
 
 use super::super::ir::*;
-use super::normalise::for_each_place_ref;
+use super::normalise::read_locals;
 use super::{Access, Reverse, access};
 
 impl Reverse<'_> {
@@ -108,18 +108,12 @@ impl Reverse<'_> {
                 {
                     continue;
                 }
-                // The place's base is written, not read; its indices are integers.
-                let mut named =
-                    p.projections.iter().any(|pr| matches!(pr, Projection::Index(x) if *x == l));
-                if !p.projections.is_empty() && p.local == l {
-                    named |= !matches!(access(p), Some(Access::Index(..)));
-                }
-                for_each_place_ref(rv, &mut |q| {
-                    named |= q.local == l
-                        || q.projections
-                            .iter()
-                            .any(|pr| matches!(pr, Projection::Index(x) if *x == l));
-                });
+                // The place's base is written, not read (but a store into a field of it reads
+                // the base's handle).
+                let mut named = !p.projections.is_empty()
+                    && p.local == l
+                    && !matches!(access(p), Some(Access::Index(..)));
+                read_locals(p, rv, &mut |x| named |= x == l);
                 if named {
                     out.push((bi, i));
                 }

@@ -37,46 +37,23 @@ pub(crate) fn normalise(body: &Body) -> Body {
             }
         }
     }
+    // A local assigned only element borrows and copies of locals that are themselves such
+    // locals (the largest such set: drop a local while one of its copies' sources is not one).
     let copied: BTreeSet<Local> = copies.iter().map(|(d, _)| *d).collect();
-    for (e, o) in elem_ref.iter_mut().zip(&other) {
-        *e &= !*o;
-    }
-    // A local assigned only copies of element borrows (and element borrows): one too. Locals
-    // that also take other copies are not, and neither are locals with no borrow at all.
-    let mut via_copy: Vec<bool> =
-        (0..out.locals.len()).map(|l| copied.contains(&Local(l as u32)) && !other[l]).collect();
-    loop {
-        let mut changed = false;
-        for (d, src) in &copies {
-            if via_copy[d.index()] && !(elem_ref[src.index()] || via_copy[src.index()]) {
-                via_copy[d.index()] = false;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    // Only those that reach an element borrow through their copies (not cycles of copies).
-    let mut reach: Vec<bool> = elem_ref.clone();
-    loop {
-        let mut changed = false;
-        for (d, src) in &copies {
-            if via_copy[d.index()] && reach[src.index()] && !reach[d.index()] {
-                reach[d.index()] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    let copy_ref: Vec<bool> = (0..out.locals.len()).map(|l| via_copy[l] && reach[l]).collect();
-    // A local whose copies all come from element borrows (and that is one itself or only a
-    // copy); one that copies anything else is not.
     for (l, e) in elem_ref.iter_mut().enumerate() {
-        let copies_other = copied.contains(&Local(l as u32)) && !copy_ref[l];
-        *e = (*e || copy_ref[l]) && !other[l] && !copies_other;
+        *e = (*e || copied.contains(&Local(l as u32))) && !other[l];
+    }
+    loop {
+        let mut changed = false;
+        for (d, src) in &copies {
+            if elem_ref[d.index()] && !elem_ref[src.index()] {
+                elem_ref[d.index()] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
     }
     let strip = |p: &mut Place| {
         if elem_ref[p.local.index()] && matches!(p.projections.first(), Some(Projection::Deref)) {
@@ -471,22 +448,12 @@ pub(super) fn hold_buffers(body: &mut Body) {
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
-            let mut named = std::collections::BTreeSet::new();
-            for pr in &p.projections {
-                if let Projection::Index(i) = pr {
-                    named.insert(i.index());
-                }
-            }
-            for_each_place_ref(rv, &mut |q| {
-                named.insert(q.local.index());
-                for pr in &q.projections {
-                    if let Projection::Index(i) = pr {
-                        named.insert(i.index());
-                    }
-                }
+            let mut named = BTreeSet::new();
+            read_locals(p, rv, &mut |l| {
+                named.insert(l);
             });
             for l in named {
-                reads[l] += 1;
+                reads[l.index()] += 1;
             }
         }
     }
@@ -692,6 +659,23 @@ pub(super) fn for_each_operand(rv: &mut Rvalue, f: &mut dyn FnMut(&mut Operand))
 }
 
 /// Every place an rvalue reads or borrows.
+/// The locals an assignment `place = rv` reads: the indices in `place`, and the locals and
+/// indices of the places `rv` uses (not `place`'s base, which it writes).
+pub(super) fn read_locals(place: &Place, rv: &Rvalue, f: &mut dyn FnMut(Local)) {
+    let indices = |q: &Place, f: &mut dyn FnMut(Local)| {
+        for pr in &q.projections {
+            if let Projection::Index(i) = pr {
+                f(*i);
+            }
+        }
+    };
+    indices(place, f);
+    for_each_place_ref(rv, &mut |q| {
+        f(q.local);
+        indices(q, f);
+    });
+}
+
 pub(super) fn for_each_place_ref<'r>(rv: &'r Rvalue, f: &mut dyn FnMut(&'r Place)) {
     match rv {
         Rvalue::Method { receiver, args, .. } => {

@@ -203,6 +203,19 @@ pub(super) fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactiv
 }
 
 impl Reverse<'_> {
+    /// The reverse of a store into a buffer built in the body: `unstore` (the gradient of the
+    /// value stored) accumulated into the stored operand's adjoint, if it has one.
+    fn give_stored(&self, value: &Operand, unstore: TokenStream) -> TokenStream {
+        let rt = rt();
+        match value {
+            Operand::Use(v) if v.projections.is_empty() && self.adjoint[v.local.index()] => {
+                let av = adj(v.local);
+                quote!(#rt::rev::accumulate(&mut #av, #unstore);)
+            }
+            _ => quote!(let _ = #unstore;),
+        }
+    }
+
     /// The reverse-pass code of statement `i` of block `b`.
     pub(super) fn reverse_statement(&self, b: BlockId, i: usize, s: &Statement) -> TokenStream {
         let rt = rt();
@@ -218,14 +231,7 @@ impl Reverse<'_> {
             // A store that kept no record: the value's gradient is what the shadow gathered
             // at the index, which goes back to zero (see `fresh`).
             let (t, sh, hp) = (tape((b.index(), i)), shadow_capture(base), primal_capture(base));
-            let r = quote!(#rt::rev::unstore_fresh(&#sh, &#hp, #t));
-            return match value {
-                Operand::Use(v) if v.projections.is_empty() && self.adjoint[v.local.index()] => {
-                    let av = adj(v.local);
-                    quote!(#rt::rev::accumulate(&mut #av, #r);)
-                }
-                _ => quote!(let _ = #r;),
-            };
+            return self.give_stored(value, quote!(#rt::rev::unstore_fresh(&#sh, &#hp, #t)));
         }
         if let Some(Access::Index(base, _)) = access(place)
             && self.stored[base.index()]
@@ -234,14 +240,7 @@ impl Reverse<'_> {
             // A store into a buffer built in the body, undone from its record (see
             // `rev::unstore_at`).
             let (t, sh, hp) = (tape((b.index(), i)), shadow_capture(base), primal_capture(base));
-            let give = match value {
-                Operand::Use(v) if v.projections.is_empty() && self.adjoint[v.local.index()] => {
-                    let av = adj(v.local);
-                    quote!(#rt::rev::accumulate(&mut #av, __r);)
-                }
-                _ => quote!(let _ = __r;),
-            };
-            return quote!({ let __r = #rt::rev::unstore_at(&#hp, &#sh, #t); #give });
+            return self.give_stored(value, quote!(#rt::rev::unstore_at(&#hp, &#sh, #t)));
         }
         if let (true, Rvalue::Use(Operand::Use(p))) = (place.projections.is_empty(), rv)
             && let Some(Access::Index(base, _)) = access(p)
