@@ -549,6 +549,64 @@ impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey
     }
 }
 
+#[diagnostic::do_not_recommend]
+impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("clear") }, BufferKey<E>>
+    for &'b mut D
+{
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
+    type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.vecs(), buffer::clear_frule::<E>)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("truncate") }, BufferKey<E>>
+    for &'b mut D
+{
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
+    type Rule = fn(
+        Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>,
+        Dual<usize, NoTangent>,
+    ) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.vecs(), buffer::truncate_frule::<E>)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("resize") }, BufferKey<E>>
+    for &'b mut D
+{
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
+    type Rule = fn(
+        Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>,
+        Dual<usize, NoTangent>,
+        Dual<E, E::Tangent>,
+    ) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.vecs(), buffer::resize_frule::<E>)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("extend_from_slice") }, BufferKey<E>>
+    for &'b mut D
+{
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
+    type Rule = for<'s> fn(
+        Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>,
+        Dual<&'s [E], &'s [E::Tangent]>,
+    ) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.vecs(), |x, s| buffer::extend_from_slice_frule::<E>(x, s))
+    }
+}
+
 /// `Vec::new()`.
 #[inline(always)]
 pub fn vec_new<E: Element>() -> Dual<Vec<E>, Vec<E::Tangent>> {

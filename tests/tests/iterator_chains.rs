@@ -165,6 +165,38 @@ fn log_sum_exp(x: &[f64]) -> f64 {
     x.iter().map(|v| (v - m).exp()).sum::<f64>().ln() + m
 }
 
+#[differentiable]
+fn chained_sum(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().chain(b.iter()).map(|v| v * v).sum::<f64>()
+        + a.iter().chain(b).copied().fold(0.0, |s, v| s * 0.5 + v)
+}
+
+#[differentiable]
+fn chained_loop(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    let mut k = 0.0;
+    for v in a.iter().chain(b.iter().rev()) {
+        k += 1.0;
+        if *v < 0.0 {
+            continue;
+        }
+        s += k * v.sin();
+    }
+    s
+}
+
+#[differentiable]
+fn chained_ranges(x: &[f64]) -> f64 {
+    // The ends of `x` (indices 0, 1 and n - 2, n - 1), by ranges.
+    let n = x.len();
+    (0..2).chain(n - 2..n).map(|i| x[i] * x[i]).sum::<f64>()
+}
+
+#[differentiable]
+fn chained_max(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().chain(b.iter()).copied().max_by(|p, q| p.total_cmp(q)).unwrap()
+}
+
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -199,6 +231,16 @@ fn chains_have_the_right_gradients() {
     test_rule!(nested_chains(&x, &y));
     test_rule!(generic_sum(&x));
     test_rule!(log_sum_exp(&x));
+    test_rule!(chained_sum(&x, &y));
+    test_rule!(chained_loop(&x, &y));
+    test_rule!(chained_ranges(&x));
+    test_rule!(chained_max(&x, &y));
+    let std_sum = x.iter().chain(y.iter()).map(|v| v * v).sum::<f64>()
+        + x.iter().chain(&y).copied().fold(0.0, |s, v| s * 0.5 + v);
+    assert_eq!(value_and_gradient!(chained_sum(&x, &y)).0, std_sum);
+    assert_eq!(value_and_gradient!(chained_loop(&x, &y)).0, chained_loop(&x, &y));
+    let m = x.iter().chain(y.iter()).copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(value_and_gradient!(chained_max(&x, &y)).0, m);
     let acc = xs(5, 0.3);
     test_rule!(axpy_in_place(&mut acc, &x, 1.5), mode = forward);
 }

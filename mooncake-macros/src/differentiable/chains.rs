@@ -32,7 +32,26 @@ enum Consumer {
     Fold(Expr, Expr),
     ForEach(Expr),
     Collect,
+    /// `max_by(cmp)` (`true`) or `min_by(cmp)`: an `Option`.
+    Best(Expr, bool),
+    /// `reduce(f)`: an `Option`.
+    Reduce(Expr),
 }
+
+/// A chain written out as tokens: the statements that compute it (a loop, and the locals it
+/// fills), the expression of its value after them, and for a consumer that returns an `Option`
+/// (`max_by`, `min_by`, `reduce`) the test of `Some` (the value is then meaningful only when
+/// the test holds).
+pub(super) struct ChainParts {
+    pub(super) stmts: TokenStream,
+    pub(super) value: TokenStream,
+    pub(super) some: Option<TokenStream>,
+}
+
+/// The message for a consumer returning an `Option` whose value is not taken apart.
+const OPTION_CONSUMER: &str = "this iterator method returns an `Option`: follow it with \
+     `.unwrap()`, `.expect(..)`, `.unwrap_or(..)` or `.unwrap_or_else(|| ..)`, or take it apart \
+     with `if let Some(v) = ..`, `let Some(v) = .. else { .. }` or `match`";
 
 /// The element adaptors, from the source outwards.
 enum Adaptor {
@@ -42,7 +61,8 @@ enum Adaptor {
 }
 
 /// Methods that end a chain (their receiver is an iterator).
-pub(super) const CONSUMERS: &[&str] = &["sum", "product", "count", "fold", "for_each", "collect"];
+pub(super) const CONSUMERS: &[&str] =
+    &["sum", "product", "count", "fold", "for_each", "collect", "max_by", "min_by", "reduce"];
 
 pub(super) const MESSAGE: &str = "this iterator method is not supported in #[differentiable] \
      functions; supported chains: a source (a range, `x.iter()`, `x.iter_mut()`, \
@@ -66,6 +86,18 @@ impl Lower<'_> {
         if !ends_chain(m) {
             return None;
         }
+        Some(match self.chain_parts(m) {
+            Ok(ChainParts { stmts, value, some: None }) => {
+                self.lower_tokens(quote!({ #stmts #value }), m)
+            }
+            Ok(_) => self.refuse(&m.method, OPTION_CONSUMER),
+            Err(()) => super::lower::unit(),
+        })
+    }
+
+    /// The statements and the value of the chain `m` ends (see [`ChainParts`]); `Err` once an
+    /// error is reported.
+    pub(super) fn chain_parts(&mut self, m: &syn::ExprMethodCall) -> Result<ChainParts, ()> {
         let name = m.method.to_string();
         let span = m.method.span();
         let ty = m.turbofish.as_ref().and_then(|t| match t.args.first() {
@@ -79,8 +111,12 @@ impl Lower<'_> {
             ("fold", 2) => Consumer::Fold(m.args[0].clone(), m.args[1].clone()),
             ("for_each", 1) => Consumer::ForEach(m.args[0].clone()),
             ("collect", 0) => Consumer::Collect,
+            ("max_by", 1) => Consumer::Best(m.args[0].clone(), true),
+            ("min_by", 1) => Consumer::Best(m.args[0].clone(), false),
+            ("reduce", 1) => Consumer::Reduce(m.args[0].clone()),
             _ => {
-                return Some(self.refuse(&m.method, MESSAGE));
+                self.refuse(&m.method, MESSAGE);
+                return Err(());
             }
         };
         // The adaptors, outermost first, down to the source.
@@ -99,17 +135,44 @@ impl Lower<'_> {
         adaptors.reverse();
         // The source: what a `for` loop plans; `x.into_iter()` is `x.iter().copied()`.
         let mut by_ref = source_by_ref(source);
-        let source_tokens = match strip(source) {
+        let sources: Vec<TokenStream> = match strip(source) {
             Expr::MethodCall(s) if s.method == "into_iter" && s.args.is_empty() => {
                 let r = &s.receiver;
                 adaptors.insert(0, Adaptor::Copied);
                 by_ref = true;
-                quote_spanned!(s.method.span()=> #r.iter())
+                vec![quote_spanned!(s.method.span()=> #r.iter())]
             }
-            other => quote!(#other),
+            // `a.chain(b)`: one loop over `a`, then one over `b`, with the same body.
+            Expr::MethodCall(s) if s.method == "chain" && s.args.len() == 1 => {
+                let (a, b) = (&s.receiver, &s.args[0]);
+                vec![quote!(#a), quote!(#b)]
+            }
+            other => vec![quote!(#other)],
         };
-        if let Some(bad) = unplannable(source) {
-            return Some(self.refuse(bad, MESSAGE));
+        // `a.chain(b)` only as the outermost method of the source, each side a source.
+        let bad = match strip(source) {
+            Expr::MethodCall(c) if c.method == "chain" && c.args.len() == 1 => {
+                unplannable(&c.receiver).or_else(|| unplannable(&c.args[0]))
+            }
+            other => unplannable(other),
+        };
+        if let Some(bad) = bad {
+            self.refuse(bad, MESSAGE);
+            return Err(());
+        }
+        // `max_by` and `min_by` keep a number: the items must be numbers (mapped, or a source
+        // of numbers rather than of tuples or views).
+        if matches!(consumer, Consumer::Best(..))
+            && !adaptors.iter().any(|a| matches!(a, Adaptor::Map(_)))
+            && makes_tuples_or_views(source)
+        {
+            self.refuse(
+                &m.method,
+                "`max_by` / `min_by` over tuples or views (after `zip`, `enumerate`, `windows`, \
+                 `chunks`) are not supported; `map` the items to the numbers compared, or write \
+                 a `for` loop that keeps the best item",
+            );
+            return Err(());
         }
         let e = syn::Ident::new("__mooncake_item", Span::mixed_site());
         let acc = syn::Ident::new("__mooncake_acc", Span::mixed_site());
@@ -146,10 +209,7 @@ impl Lower<'_> {
                     by_ref = false;
                 }
                 Adaptor::Map(f) => {
-                    let call = match self.apply(&f, &[item_arg.take()], by_ref) {
-                        Ok(call) => call,
-                        Err(()) => return Some(super::lower::unit()),
-                    };
+                    let call = self.apply(&f, &[item_arg.take()], by_ref)?;
                     body.extend(quote_spanned!(span=> let #e = #call;));
                     by_ref = false;
                     item_arg = Some(quote!(#e));
@@ -182,7 +242,7 @@ impl Lower<'_> {
                         },
                         _ => self.apply(&p, &[Some(quote!(&#e))], false),
                     };
-                    let Ok(test) = test else { return Some(super::lower::unit()) };
+                    let test = test?;
                     body.extend(quote_spanned!(span=> if !(#test) { continue; }));
                 }
             }
@@ -202,28 +262,119 @@ impl Lower<'_> {
                 (quote_spanned!(span=> Vec::new()), quote_spanned!(span=> #acc.push(#item);))
             }
             Consumer::Fold(init, f) => {
-                let Ok(call) = self.apply(&f, &[Some(quote!(#acc)), item_arg.take()], by_ref)
-                else {
-                    return Some(super::lower::unit());
-                };
+                let call = self.apply(&f, &[Some(quote!(#acc)), item_arg.take()], by_ref)?;
                 (quote!(#init), quote_spanned!(span=> #acc = #call;))
             }
             Consumer::ForEach(f) => {
-                let Ok(call) = self.apply(&f, &[item_arg.take()], by_ref) else {
-                    return Some(super::lower::unit());
-                };
-                let tokens = quote_spanned!(span=> {
-                    for #head in #source_tokens { #body #call; }
-                });
-                return Some(self.lower_tokens(tokens, m));
+                let call = self.apply(&f, &[item_arg.take()], by_ref)?;
+                let stmts = loops(&head, &sources, quote!(#body #call;));
+                return Ok(ChainParts { stmts, value: quote!(()), some: None });
+            }
+            Consumer::Best(cmp, max) => {
+                // `max_by` keeps the last of equal items, `min_by` the first, as std does.
+                let greater = self.comparator(&cmp, quote!(#acc), item.clone())?;
+                let take = if max { quote!(!(#greater)) } else { greater };
+                let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
+                let each = loops(
+                    &head,
+                    &sources,
+                    quote_spanned!(span=>
+                        #body
+                        #acc = if #n == 0 || #take { #item } else { #acc };
+                        #n += 1;
+                    ),
+                );
+                let stmts = quote_spanned!(span=>
+                    let mut #acc = 0.0;
+                    let mut #n: usize = 0;
+                    #each
+                );
+                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#n > 0)) });
+            }
+            Consumer::Reduce(f) => {
+                let call = self.apply(&f, &[Some(quote!(#acc)), Some(item.clone())], false)?;
+                let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
+                let each = loops(
+                    &head,
+                    &sources,
+                    quote_spanned!(span=>
+                        #body
+                        #acc = if #n == 0 { #item } else { #call };
+                        #n += 1;
+                    ),
+                );
+                let stmts = quote_spanned!(span=>
+                    let mut #acc = 0.0;
+                    let mut #n: usize = 0;
+                    #each
+                );
+                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#n > 0)) });
             }
         };
-        let tokens = quote_spanned!(span=> {
+        let each = loops(&head, &sources, quote!(#body #step));
+        let stmts = quote_spanned!(span=>
             let mut #acc = #init;
-            for #head in #source_tokens { #body #step }
-            #acc
-        });
-        Some(self.lower_tokens(tokens, m))
+            #each
+        );
+        Ok(ChainParts { stmts, value: quote!(#acc), some: None })
+    }
+
+    /// The test "`cmp(a, b)` is `Greater`" for a comparator of `max_by` / `min_by`: a closure
+    /// comparing two keys with `partial_cmp` (then `unwrap`, `expect` or `unwrap_or`) or
+    /// `total_cmp`, or the path `f64::total_cmp`; `a` and `b` are numbers.
+    fn comparator(&mut self, f: &Expr, a: TokenStream, b: TokenStream) -> Result<TokenStream, ()> {
+        const HOW: &str = "a comparator of `max_by` / `min_by` must compare two keys with \
+             `partial_cmp` or `total_cmp` (`|a, b| a.partial_cmp(b).unwrap()`, \
+             `|a, b| (a - c).abs().total_cmp(&(b - c).abs())`, `f64::total_cmp`); write other \
+             comparisons as a `for` loop";
+        match f {
+            Expr::Path(p)
+                if p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "total_cmp" || s.ident == "partial_cmp") =>
+            {
+                Ok(quote!((#a) > (#b)))
+            }
+            Expr::Closure(c) if c.inputs.len() == 2 => {
+                let Some((l, r)) = compared(&c.body) else {
+                    self.refuse(&c.body, HOW);
+                    return Err(());
+                };
+                let (mut l, mut r) = (l.clone(), r.clone());
+                let mut lets = Vec::new();
+                for (p, v) in c.inputs.iter().zip([a, b]) {
+                    // The parameters are references to the items: a name is bound to the item
+                    // with one `*` fewer where it is dereferenced; `&name` to the item.
+                    let p = match p {
+                        Pat::Type(pt) => &*pt.pat,
+                        p => p,
+                    };
+                    match p {
+                        Pat::Reference(rp) => {
+                            let inner = &rp.pat;
+                            lets.push(quote!(let #inner = #v;));
+                        }
+                        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                            let mut strip = StripDeref(&pi.ident);
+                            syn::visit_mut::VisitMut::visit_expr_mut(&mut strip, &mut l);
+                            syn::visit_mut::VisitMut::visit_expr_mut(&mut strip, &mut r);
+                            let name = &pi.ident;
+                            lets.push(quote!(let #name = #v;));
+                        }
+                        other => {
+                            self.refuse(other, HOW);
+                            return Err(());
+                        }
+                    }
+                }
+                Ok(quote!({ #(#lets)* (#l) > (#r) }))
+            }
+            other => {
+                self.refuse(other, HOW);
+                Err(())
+            }
+        }
     }
 
     /// The expression `f(args..)` for a closure (its parameters bound by `let`, its body
@@ -296,6 +447,86 @@ impl Lower<'_> {
     }
 }
 
+impl Lower<'_> {
+    /// `for p in a.chain(b) { body }`: `for p in a { body }` then `for p in b { body }` (with
+    /// the loop's label on both); `None` if the loop is over something else. A `break` out of
+    /// the loop is refused (it would leave only the first of the two loops).
+    pub(super) fn lower_chained_for(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
+        let Expr::MethodCall(c) = strip(&f.expr) else { return None };
+        if c.method != "chain" || c.args.len() != 1 {
+            return None;
+        }
+        let label = f.label.as_ref().map(|l| l.name.ident.to_string());
+        if let Some(b) = breaks_out(&f.body, label.as_deref()) {
+            return Some(self.refuse(
+                b,
+                "`break` out of a `for` loop over `a.chain(b)` is not supported; write two \
+                 loops, or keep a flag and `continue`",
+            ));
+        }
+        if let Some(bad) = unplannable(&c.receiver).or_else(|| unplannable(&c.args[0])) {
+            return Some(self.refuse(bad, MESSAGE));
+        }
+        let (a, b) = (&c.receiver, &c.args[0]);
+        let (label, pat, body) = (&f.label, &f.pat, &f.body);
+        let tokens = quote_spanned!(f.span()=> {
+            #label for #pat in #a #body
+            #label for #pat in #b #body
+        });
+        Some(match syn::parse2::<Expr>(tokens) {
+            Ok(e) => self.lower_expr(&e),
+            Err(_) => self.refuse(&c.method, MESSAGE),
+        })
+    }
+}
+
+/// A `break` in `body` that leaves the loop it is the body of (unlabelled and not inside an
+/// inner loop, or naming `label`); closures are not entered.
+fn breaks_out(body: &syn::Block, label: Option<&str>) -> Option<TokenStream> {
+    use syn::visit::Visit;
+    struct Find<'l> {
+        depth: usize,
+        label: Option<&'l str>,
+        found: Option<TokenStream>,
+    }
+    impl<'a> Visit<'a> for Find<'_> {
+        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+            let named = b.label.as_ref().map(|l| l.ident.to_string());
+            let out = match &named {
+                None => self.depth == 0,
+                Some(n) => Some(n.as_str()) == self.label,
+            };
+            if out && self.found.is_none() {
+                let t = b.break_token;
+                self.found = Some(quote!(#t));
+            }
+            syn::visit::visit_expr_break(self, b);
+        }
+        fn visit_expr_for_loop(&mut self, l: &'a syn::ExprForLoop) {
+            self.visit_expr(&l.expr);
+            self.depth += 1;
+            self.visit_block(&l.body);
+            self.depth -= 1;
+        }
+        fn visit_expr_while(&mut self, l: &'a syn::ExprWhile) {
+            self.visit_expr(&l.cond);
+            self.depth += 1;
+            self.visit_block(&l.body);
+            self.depth -= 1;
+        }
+        fn visit_expr_loop(&mut self, l: &'a syn::ExprLoop) {
+            self.depth += 1;
+            self.visit_block(&l.body);
+            self.depth -= 1;
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut f = Find { depth: 0, label, found: None };
+    f.visit_block(body);
+    f.found
+}
+
 /// `e` without parentheses around it.
 fn strip(e: &Expr) -> &Expr {
     match e {
@@ -306,7 +537,7 @@ fn strip(e: &Expr) -> &Expr {
 
 /// Whether `e` is an iterator the chain lowering knows: a range or a method chain whose
 /// innermost call makes an iterator (`iter`, `iter_mut`, `into_iter`).
-fn is_iterator(e: &Expr) -> bool {
+pub(super) fn is_iterator(e: &Expr) -> bool {
     match strip(e) {
         Expr::Range(_) => true,
         Expr::MethodCall(m) => {
@@ -328,11 +559,71 @@ fn source_by_ref(e: &Expr) -> bool {
             let name = m.method.to_string();
             match name.as_str() {
                 "iter" | "iter_mut" => true,
-                "rev" | "step_by" | "skip" | "take" => source_by_ref(&m.receiver),
+                "rev" | "step_by" | "skip" | "take" | "chain" => source_by_ref(&m.receiver),
                 _ => false,
             }
         }
         _ => false,
+    }
+}
+
+/// `for head in source { inner }` for each source in turn.
+fn loops(head: &TokenStream, sources: &[TokenStream], inner: TokenStream) -> TokenStream {
+    sources.iter().map(|s| quote!(for #head in #s { #inner })).collect()
+}
+
+/// Whether the items reaching the consumer `m` are references in Rust's types (a source by
+/// reference, no `copied`, `cloned` or `map` after it).
+pub(super) fn source_by_ref_items(m: &syn::ExprMethodCall) -> bool {
+    let mut e: &Expr = &m.receiver;
+    while let Expr::MethodCall(a) = strip(e) {
+        match a.method.to_string().as_str() {
+            "map" | "copied" | "cloned" => return false,
+            "into_iter" if a.args.is_empty() => return false,
+            "filter" => e = &a.receiver,
+            _ => return source_by_ref(e),
+        }
+    }
+    false
+}
+
+/// Whether the source `e` makes tuples (`zip`, `enumerate`) or views (`windows`, `chunks`).
+fn makes_tuples_or_views(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::MethodCall(m) => {
+            matches!(
+                m.method.to_string().as_str(),
+                "zip" | "enumerate" | "windows" | "chunks" | "chunks_exact"
+            ) || makes_tuples_or_views(&m.receiver)
+        }
+        _ => false,
+    }
+}
+
+/// The two keys a comparator's body compares: `L.partial_cmp(R)` (then `.unwrap()`,
+/// `.expect(..)` or `.unwrap_or(..)`) or `L.total_cmp(R)`, with a leading `&` taken off `R`.
+fn compared(e: &Expr) -> Option<(&Expr, &Expr)> {
+    match strip(e) {
+        Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+            syn::Stmt::Expr(e, None) => compared(e),
+            _ => None,
+        },
+        Expr::MethodCall(m)
+            if matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "unwrap_or")
+                && matches!(strip(&m.receiver), Expr::MethodCall(i) if i.method == "partial_cmp") =>
+        {
+            compared(&m.receiver)
+        }
+        Expr::MethodCall(m)
+            if (m.method == "partial_cmp" || m.method == "total_cmp") && m.args.len() == 1 =>
+        {
+            let r = match strip(&m.args[0]) {
+                Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                other => other,
+            };
+            Some((&m.receiver, r))
+        }
+        _ => None,
     }
 }
 
@@ -531,7 +822,7 @@ impl Lower<'_> {
 }
 
 /// The names a pattern binds.
-fn pattern_names(p: &Pat, out: &mut Vec<syn::Ident>) {
+pub(super) fn pattern_names(p: &Pat, out: &mut Vec<syn::Ident>) {
     match p {
         Pat::Ident(pi) => out.push(pi.ident.clone()),
         Pat::Type(pt) => pattern_names(&pt.pat, out),

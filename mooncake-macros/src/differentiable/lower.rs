@@ -251,13 +251,25 @@ impl Lower<'_> {
     }
 
     fn lower_let(&mut self, local: &syn::Local) {
+        if let Some((pat, value)) = self.lower_let_else(local) {
+            self.bind_pattern(&pat, None, value, local.span());
+            return;
+        }
         if let Some(init) = &local.init
             && let Some((else_token, _)) = &init.diverge
         {
             self.errors.error_spanned(
                 else_token,
-                "`let ... else` is not supported in #[differentiable] functions; use `match`",
+                "`let ... else` is supported on `x.first()`, `x.last()`, `x.get(i)` and chains ending in \
+                 `max_by`, `min_by` or `reduce`; write other tests with `match` or `if`",
             );
+            // The names it binds stay known, so that their uses report nothing more.
+            let mut names = Vec::new();
+            super::chains::pattern_names(&local.pat, &mut names);
+            for n in names {
+                let l = self.new_local(Some(n.clone()), None, n.span());
+                self.bind(n, l);
+            }
             return;
         }
         let (pat, ty) = match &local.pat {
@@ -474,6 +486,9 @@ impl Lower<'_> {
                 Some(base)
             }
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                if super::options::deref_free(&u.expr) {
+                    return Some(self.place_of(&u.expr));
+                }
                 let mut base = self.place_of(&u.expr);
                 base.projections.push(Projection::Deref);
                 Some(base)
@@ -886,6 +901,13 @@ impl Lower<'_> {
             let method = syn::Ident::new("__iter_sum", m.method.span());
             return self.emit(Rvalue::Method { receiver: place, method, args: Vec::new() }, span);
         }
+        // An `Option` made and taken apart at once (`x.get(i).copied().unwrap_or(0.0)`).
+        if super::options::is_terminal(m) {
+            return self.lower_option_terminal(m);
+        }
+        if super::options::is_misused(m) {
+            return self.refuse(&m.method, super::options::MISUSED);
+        }
         // A chain ending in a consumer (`x.iter().map(..).sum()`): the loop it stands for.
         if let Some(op) = self.lower_chain(m) {
             return op;
@@ -1260,8 +1282,15 @@ impl Lower<'_> {
 
     fn lower_if(&mut self, i: &syn::ExprIf) -> Operand {
         let span = i.span();
+        if let Some(op) = self.lower_if_let(i) {
+            return op;
+        }
         if let Expr::Let(l) = &*i.cond {
-            return self.refuse(l.let_token, "`if let` is not supported yet; use `match`");
+            return self.refuse(
+                l.let_token,
+                "`if let` is supported on `x.first()`, `x.last()`, `x.get(i)` and chains ending \
+                 in `max_by`, `min_by` or `reduce`; write other tests with `match` or `if`",
+            );
         }
         let c = self.lower_expr(&i.cond);
         let cond = self.operand_local(c, i.cond.span());
@@ -1290,6 +1319,9 @@ impl Lower<'_> {
     }
 
     fn lower_match(&mut self, m: &syn::ExprMatch) -> Operand {
+        if let Some(op) = self.lower_option_match(m) {
+            return op;
+        }
         let span = m.span();
         let scrutinee = self.place_of(&m.expr);
         let result = self.temp(span);
@@ -1465,6 +1497,10 @@ impl Lower<'_> {
         let span = f.span();
         // `for w in x.windows(k)` (and `chunks`, `chunks_exact`): an index loop.
         if let Some(op) = self.lower_views(f) {
+            return op;
+        }
+        // `for v in a.chain(b)`: a loop over each.
+        if let Some(op) = self.lower_chained_for(f) {
             return op;
         }
         let Some(plan) = self.plan_for(&f.expr) else {

@@ -12,6 +12,7 @@ pub(crate) mod errors;
 pub(crate) mod forward;
 pub(crate) mod ir;
 pub(crate) mod lower;
+mod options;
 pub(crate) mod parse;
 pub(crate) mod reverse;
 pub(crate) mod structure;

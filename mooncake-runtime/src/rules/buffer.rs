@@ -662,6 +662,150 @@ pub fn pop_rrule<T: Element>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// clear, truncate, resize, extend_from_slice
+
+/// Forward rule of `x.clear()`: clears `x` and its tangent.
+#[inline]
+pub fn clear_frule<T: Element>(x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>) -> Dual<(), NoTangent> {
+    x.primal.clear();
+    x.tangent.clear();
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.clear()`: takes `x` and its shadow whole (no copy) and leaves both
+/// empty; the pullback puts them back. The cleared elements reach nothing after the clear, so
+/// their shadow comes back as it was.
+#[inline]
+pub fn clear_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let old = x.replace(Vec::new());
+    let old_d = dx.replace(Vec::new());
+    let pullback = move |_: NoRData| {
+        x.replace(old);
+        dx.replace(old_d);
+        (NoRData,)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x.truncate(n)`: truncates `x` and its tangent.
+#[inline]
+pub fn truncate_frule<T: Element>(
+    x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
+    n: Dual<usize, NoTangent>,
+) -> Dual<(), NoTangent> {
+    x.primal.truncate(n.primal);
+    x.tangent.truncate(n.primal);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.truncate(n)`: splits off the elements past `n` and their shadow; the
+/// pullback puts them back. Nothing is removed if `n` is at least the length.
+#[inline]
+pub fn truncate_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    n: CoDual<usize, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let at = n.primal.min(x.len());
+    let tail = x.with_mut(|v| v.split_off(at));
+    let d_tail = dx.with_mut(|v| v.split_off(at.min(v.len())));
+    let pullback = move |_: NoRData| {
+        x.with_mut(|v| v.extend_from_slice(&tail));
+        dx.with_mut(|v| v.extend_from_slice(&d_tail));
+        (NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x.resize(n, v)`: resizes `x` with `v` and its tangent with `dv`.
+#[inline]
+pub fn resize_frule<T: Element>(
+    x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
+    n: Dual<usize, NoTangent>,
+    v: Dual<T, T::Tangent>,
+) -> Dual<(), NoTangent> {
+    x.primal.resize(n.primal, v.primal);
+    x.tangent.resize(n.primal, v.tangent);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.resize(n, v)`. Shrinking splits off the elements past `n` and their
+/// shadow, and the pullback puts them back (`v̄ = 0`); growing appends copies of `v` and zeros
+/// to the shadow, and the pullback returns `v̄` as the sum of the new elements' gradients and
+/// truncates both back.
+#[inline]
+pub fn resize_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    n: CoDual<usize, NoFData>,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, T::RData) + use<T>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let (old_len, n) = (x.len(), n.primal);
+    let (tail, d_tail) = if n < old_len {
+        (x.with_mut(|s| s.split_off(n)), dx.with_mut(|s| s.split_off(n.min(s.len()))))
+    } else {
+        x.with_mut(|s| s.resize(n, v.primal));
+        dx.with_mut(|s| s.resize(n, T::ZERO_TANGENT));
+        (Vec::new(), Vec::new())
+    };
+    let pullback = move |_: NoRData| {
+        let v_bar = if n < old_len {
+            x.with_mut(|s| s.extend_from_slice(&tail));
+            dx.with_mut(|s| s.extend_from_slice(&d_tail));
+            T::sum_rdata(&[])
+        } else {
+            x.with_mut(|s| s.truncate(old_len));
+            dx.with_mut(|s| T::sum_rdata(&s.split_off(old_len.min(s.len()))))
+        };
+        (NoRData, NoRData, v_bar)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x.extend_from_slice(src)`: appends `src` to `x` and its tangent to `x`'s.
+#[inline]
+pub fn extend_from_slice_frule<T: Element>(
+    x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
+    src: Dual<&[T], &[T::Tangent]>,
+) -> Dual<(), NoTangent> {
+    x.primal.extend_from_slice(src.primal);
+    x.tangent.extend_from_slice(src.tangent);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.extend_from_slice(src)`: appends `src` to `x` and zeros to its shadow;
+/// the pullback adds the appended elements' gradients into `src`'s shadow and truncates both
+/// back.
+#[inline]
+pub fn extend_from_slice_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    src: CoDual<&S, SharedVec<T::Tangent>>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T, S>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let old_len = x.len();
+    let added = x.with_mut(|s| {
+        src.primal.with_slice(|t| s.extend_from_slice(t));
+        s.len() - old_len
+    });
+    dx.with_mut(|s| s.resize(s.len() + added, T::ZERO_TANGENT));
+    let d_src = src.fdata;
+    let pullback = move |_: NoRData| {
+        x.with_mut(|s| s.truncate(old_len));
+        let g = dx.with_mut(|s| s.split_off(old_len.min(s.len())));
+        d_src.with_mut(|d| add_into::<T>(d, &g));
+        (NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
 // to_vec, clone
 
 /// Forward rule of `x.to_vec()`: copies of `x` and of its tangent.

@@ -609,6 +609,32 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 1 && method == "extend_from_slice" =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let src = match &args[0] {
+                    Operand::Use(p) | Operand::Ref(p, _) => self.buffer_receiver(p, span),
+                    Operand::Const(_) => return quote!(::core::unreachable!();),
+                };
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::extend_from_slice_rrule(#rt::rev::as_write(&#r), #rt::rev::as_read(&#src))),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args }
+                if (args.is_empty() && method == "clear")
+                    || (args.len() == 1 && method == "truncate")
+                    || (args.len() == 2 && method == "resize") =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let rule = format_ident!("{}_rrule", method.to_string());
+                let args = args.iter().map(|a| self.codual_operand(a, span));
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::#rule(#rt::rev::as_write(&#r) #(, #args)*)),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args } if args.is_empty() && method == "pop" => {
                 let r = self.buffer_receiver(receiver, span);
                 (

@@ -137,7 +137,7 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
                     // `copy_from_slice(&src)` reads a buffer argument or a buffer field.
                     let arg_ok = |a: &Operand| {
                         operand_ok(a)
-                            || (name == "copy_from_slice"
+                            || ((name == "copy_from_slice" || name == "extend_from_slice")
                                 && matches!(a, Operand::Ref(p, false)
                                     if plain(p) || field_of_ref(p, false) || field_of_ref(p, true)))
                     };
@@ -180,6 +180,10 @@ pub(super) fn reverse_method(name: &str) -> bool {
             "fill",
             "swap",
             "copy_from_slice",
+            "clear",
+            "truncate",
+            "resize",
+            "extend_from_slice",
         ]
         .contains(&name)
 }
@@ -233,7 +237,17 @@ const BUFFER_METHODS: &[&str] = &["len", "__iter_sum", "to_vec", "clone"];
 
 /// The buffer methods that write, whose receiver may be a buffer field of a `&mut` argument
 /// (`s.w.push(v)`).
-const WRITE_METHODS: &[&str] = &["push", "pop", "fill", "swap", "copy_from_slice"];
+const WRITE_METHODS: &[&str] = &[
+    "push",
+    "pop",
+    "fill",
+    "swap",
+    "copy_from_slice",
+    "clear",
+    "truncate",
+    "resize",
+    "extend_from_slice",
+];
 
 fn load_parts(p: &Place) -> Option<Access> {
     access(p)

@@ -399,11 +399,11 @@ pub(super) fn hold_buffers(body: &mut Body) {
                     if ["len", "__iter_sum", "to_vec", "clone"].contains(&name.as_str()) {
                         used[r] = true;
                     }
-                    if ["push", "pop", "fill", "swap", "copy_from_slice"].contains(&name.as_str()) {
+                    if super::WRITE_METHODS.contains(&name.as_str()) {
                         used[r] = true;
                         mutated[r] = true;
                     }
-                    if name == "copy_from_slice"
+                    if (name == "copy_from_slice" || name == "extend_from_slice")
                         && let [Operand::Use(q) | Operand::Ref(q, _)] = args.as_slice()
                         && q.projections.is_empty()
                     {

@@ -161,10 +161,25 @@ pub(super) fn inactive_locals(body: &Body) -> Inactive {
                 // A buffer that integers or flags are pushed onto holds them.
                 let pushed = match rv {
                     Rvalue::Method { receiver, method, args }
-                        if method == "push" && receiver.projections.is_empty() =>
+                        if (method == "push" || method == "resize")
+                            && receiver.projections.is_empty() =>
                     {
                         match args.as_slice() {
-                            [v] => Some((receiver.local.index(), int_operand(v), flag_operand(v))),
+                            [v] | [_, v] => {
+                                Some((receiver.local.index(), int_operand(v), flag_operand(v)))
+                            }
+                            _ => None,
+                        }
+                    }
+                    // `x.extend_from_slice(&s)` of a buffer of integers or flags.
+                    Rvalue::Method { receiver, method, args }
+                        if method == "extend_from_slice" && receiver.projections.is_empty() =>
+                    {
+                        match args.as_slice() {
+                            [Operand::Use(q) | Operand::Ref(q, _)] if q.projections.is_empty() => {
+                                let b = q.local.index();
+                                Some((receiver.local.index(), int_bufs[b], flag_bufs[b]))
+                            }
                             _ => None,
                         }
                     }

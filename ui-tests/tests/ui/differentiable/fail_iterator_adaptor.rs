@@ -4,10 +4,16 @@ use mooncake_runtime::prelude::*;
 fn f(x: &[f64], y: &[f64]) -> f64 {
     let mut s = 0.0;
     for v in x.iter().chain(y.iter()) {
+        if *v > 1.0 {
+            break;
+        }
         s += v;
     }
-    let m = x.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap();
-    s + m + x.iter().scan(0.0, |acc, v| Some(*acc + v)).sum::<f64>()
+    let i = x.iter().position(|v| *v > 0.0).unwrap_or(0);
+    let m = x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().1;
+    let k = x.iter().copied().max_by(|a, b| if a < b { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }).unwrap();
+    let o = x.iter().copied().reduce(f64::max);
+    s + m + k + x[i] + x.iter().scan(0.0, |acc, v| Some(*acc + v)).sum::<f64>()
 }
 
 fn main() {}

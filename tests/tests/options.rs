@@ -1,0 +1,199 @@
+//! `Option`s made and taken apart at once (issue 14, item 6, part; item 3's `first`, `last`,
+//! `get`; item 2's `max_by`, `min_by`): `x.first()`, `x.last()`, `x.get(i)` and chains ending
+//! in `max_by`, `min_by` or `reduce`, taken apart by `unwrap`, `expect`, `unwrap_or`,
+//! `unwrap_or_else`, `is_some`, `is_none`, `if let`, `let .. else` and `match`. Each function
+//! is written as numerical Rust writes it; `test_rule!` checks both of its rules against finite
+//! differences and against each other, and the values are checked against the primal.
+
+#![allow(clippy::get_first, clippy::unnecessary_lazy_evaluations)] // written both ways on purpose
+
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn ends(x: &[f64]) -> f64 {
+    let a = x.first().copied().unwrap_or(0.0);
+    let b = *x.last().unwrap();
+    a * b
+}
+
+#[differentiable]
+fn neighbour_or_zero(x: &[f64], i: usize) -> f64 {
+    let left = if i > 0 { x.get(i - 1).copied().unwrap_or(0.0) } else { 0.0 };
+    let right = x.get(i + 1).copied().unwrap_or(0.0);
+    x[i] * (left + right)
+}
+
+#[differentiable]
+fn if_let_get(x: &[f64], i: usize) -> f64 {
+    if let Some(v) = x.get(i) { v * v } else { -1.0 }
+}
+
+#[differentiable]
+fn if_let_ref_pattern(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    if let Some(&v) = x.first() {
+        s += v.exp();
+    }
+    if let Some(w) = x.last() {
+        s += *w * 3.0;
+    }
+    s
+}
+
+#[differentiable]
+fn let_else_last(x: &[f64]) -> f64 {
+    let Some(&last) = x.last() else {
+        return 0.0;
+    };
+    let Some(first) = x.first() else {
+        return 0.0;
+    };
+    last.sin() * first
+}
+
+#[differentiable]
+fn match_first(x: &[f64], scale: f64) -> f64 {
+    match x.first() {
+        Some(v) => scale * v.cos(),
+        None => scale,
+    }
+}
+
+#[differentiable]
+fn expect_and_checks(x: &[f64]) -> f64 {
+    let a = x.get(1).copied().expect("at least two elements");
+    let b = if x.get(10).is_none() { 1.0 } else { 2.0 };
+    let c = if x.get(0).is_some() { x[0] } else { 0.0 };
+    a * b + c * c
+}
+
+#[differentiable]
+fn unwrap_or_else(x: &[f64], fallback: f64) -> f64 {
+    x.get(7).copied().unwrap_or_else(|| fallback * fallback)
+        + x.get(0).copied().unwrap_or_else(|| fallback)
+}
+
+#[differentiable]
+fn max_by_partial(x: &[f64]) -> f64 {
+    x.iter().copied().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap()
+}
+
+#[differentiable]
+fn min_by_total(x: &[f64]) -> f64 {
+    *x.iter().min_by(|a, b| a.total_cmp(b)).unwrap()
+}
+
+#[differentiable]
+fn max_by_key_expression(x: &[f64], c: f64) -> f64 {
+    // The element farthest from `c`.
+    x.iter()
+        .map(|v| v * 2.0)
+        .max_by(|a, b| (a - c).abs().partial_cmp(&(b - c).abs()).unwrap())
+        .unwrap()
+}
+
+#[differentiable]
+fn log_sum_exp(x: &[f64]) -> f64 {
+    let m = x.iter().copied().max_by(f64::total_cmp).unwrap_or(0.0);
+    m + x.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+}
+
+#[differentiable]
+fn reduce_max(x: &[f64]) -> f64 {
+    x.iter().copied().reduce(f64::max).unwrap() + x.iter().copied().reduce(|a, b| a * b).unwrap()
+}
+
+#[differentiable]
+fn max_of_filtered(x: &[f64]) -> f64 {
+    if let Some(m) = x.iter().copied().filter(|v| *v < 0.5).max_by(|a, b| a.total_cmp(b)) {
+        m * m
+    } else {
+        0.0
+    }
+}
+
+#[differentiable]
+fn generic_first<T: Float>(x: &[T]) -> T {
+    x.first().copied().unwrap() * x.get(1).copied().unwrap()
+}
+
+fn xs(n: usize, seed: f64) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
+}
+
+#[test]
+fn options_have_the_right_gradients() {
+    let x = xs(5, 0.7);
+    let e: Vec<f64> = Vec::new();
+    test_rule!(ends(&x));
+    for i in 0..5 {
+        test_rule!(neighbour_or_zero(&x, i));
+        test_rule!(if_let_get(&x, i));
+    }
+    test_rule!(if_let_get(&x, 9));
+    test_rule!(if_let_ref_pattern(&x));
+    test_rule!(if_let_ref_pattern(&e));
+    test_rule!(let_else_last(&x));
+    test_rule!(let_else_last(&e));
+    test_rule!(match_first(&x, 1.5));
+    test_rule!(match_first(&e, 1.5));
+    test_rule!(expect_and_checks(&x));
+    test_rule!(unwrap_or_else(&x, 0.3));
+    test_rule!(max_by_partial(&x));
+    test_rule!(min_by_total(&x));
+    test_rule!(max_by_key_expression(&x, 0.2));
+    test_rule!(log_sum_exp(&x));
+    test_rule!(reduce_max(&x));
+    test_rule!(max_of_filtered(&x));
+    test_rule!(generic_first(&x));
+}
+
+#[test]
+fn options_compute_what_std_computes() {
+    let x = vec![0.5, -2.0, 1.5, 0.25];
+    assert_eq!(value_and_gradient!(ends(&x)).0, 0.5 * 0.25);
+    let (v, (g, _)) = value_and_gradient!(neighbour_or_zero(&x, 0));
+    assert_eq!(v, 0.5 * -2.0);
+    assert_eq!(g, [-2.0, 0.5, 0.0, 0.0]);
+    assert_eq!(value_and_gradient!(if_let_get(&x, 9)).0, -1.0);
+    let e: &[f64] = &[];
+    assert_eq!(value_and_gradient!(let_else_last(e)).0, 0.0);
+    assert_eq!(value_and_gradient!(match_first(e, 1.5)).0, 1.5);
+    let (m, (g,)) = value_and_gradient!(max_by_partial(&x));
+    assert_eq!(m, 1.5);
+    assert_eq!(g, [0.0, 0.0, 1.0, 0.0]);
+    let (m, (g,)) = value_and_gradient!(min_by_total(&x));
+    assert_eq!(m, -2.0);
+    assert_eq!(g, [0.0, 1.0, 0.0, 0.0]);
+    // Ties: `max_by` keeps the last of equal items, `min_by` the first, as std does.
+    let t = vec![1.0, 3.0, 3.0, 1.0];
+    assert_eq!(value_and_gradient!(max_by_partial(&t)).1.0, [0.0, 0.0, 1.0, 0.0]);
+    assert_eq!(value_and_gradient!(min_by_total(&t)).1.0, [1.0, 0.0, 0.0, 0.0]);
+    let far = x
+        .iter()
+        .map(|v| v * 2.0)
+        .max_by(|a, b| (a - 0.2).abs().partial_cmp(&(b - 0.2).abs()).unwrap())
+        .unwrap();
+    assert_eq!(value_and_gradient!(max_by_key_expression(&x, 0.2)).0, far);
+    let lse = x.iter().map(|v| v.exp()).sum::<f64>().ln();
+    assert!((value_and_gradient!(log_sum_exp(&x)).0 - lse).abs() < 1e-12);
+    let r = x.iter().copied().reduce(f64::max).unwrap() + x.iter().product::<f64>();
+    assert_eq!(value_and_gradient!(reduce_max(&x)).0, r);
+    assert_eq!(value_and_gradient!(max_of_filtered(&x)).0, 0.25 * 0.25);
+    let big = vec![1.0, 2.0];
+    assert_eq!(value_and_gradient!(max_of_filtered(&big)).0, 0.0);
+}
+
+#[test]
+#[should_panic(expected = "called `Option::unwrap()` on a `None` value")]
+fn unwrap_of_none_panics_as_std_does() {
+    let e: &[f64] = &[];
+    let _ = value_and_gradient!(max_by_partial(e));
+}
+
+#[test]
+#[should_panic(expected = "at least two elements")]
+fn expect_of_none_panics_with_its_message() {
+    let one = vec![1.0];
+    let _ = value_and_gradient!(expect_and_checks(&one));
+}

@@ -1,0 +1,17 @@
+use mooncake_runtime::prelude::*;
+
+// `Option`s that are made and taken apart at once are supported (tests/tests/options.rs);
+// these are not, and each gets a message saying what to write.
+#[differentiable]
+fn f(x: &[f64], o: Option<f64>) -> f64 {
+    let a = match x.get(1) {
+        Some(v) if *v > 0.0 => *v,
+        _ => 0.0,
+    };
+    let b = if let Some(v) = o { v } else { 0.0 };
+    let Some(c) = o else { return 0.0; };
+    let d = x.first().copied().map_or(0.0, |v| v * 2.0);
+    a + b + c + d
+}
+
+fn main() {}
