@@ -420,6 +420,43 @@ impl<'b, E: Element, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
     }
 }
 
+/// A sub-slice `&x[a..b]` as derived code reads it: a copy (see `sub_to_vec_frule`).
+#[diagnostic::do_not_recommend]
+impl<'b, E: Element, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
+    MethodFrule<{ method_key("__sub_to_vec") }, BufferKey<E>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b P, &'b T>;
+    type Rule = fn(
+        Dual<&'b P, &'b T>,
+        Dual<usize, NoTangent>,
+        Dual<usize, NoTangent>,
+    ) -> Dual<Vec<E>, Vec<E::Tangent>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), buffer::sub_to_vec_frule::<E, &'b P, &'b T>)
+    }
+}
+
+/// A copy written back into a sub-slice after `&mut x[a..b]` was lent (see
+/// `sub_assign_frule`).
+#[diagnostic::do_not_recommend]
+impl<'b, E: Element, P: WriteBuffer<E>, T: WriteBuffer<E::Tangent>>
+    MethodFrule<{ method_key("__sub_assign") }, BufferKey<E>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b mut P, &'b mut T>;
+    type Rule = for<'s> fn(
+        Dual<&'b mut P, &'b mut T>,
+        Dual<usize, NoTangent>,
+        Dual<&'s [E], &'s [E::Tangent]>,
+    ) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&mut self.primal, &mut self.tangent), |d, i, s| {
+            buffer::sub_assign_frule(d, i, s)
+        })
+    }
+}
+
 /// `v.clone()` of a `Vec` held by value.
 #[diagnostic::do_not_recommend]
 impl<'b, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>

@@ -221,7 +221,8 @@ impl<'a> Forward<'a> {
             (0..args.len()).map(|i| format_ident!("__a{}", i, span = Span::mixed_site())).collect();
         // A `&mut` argument given to a buffer method that only reads it (`w.copy_from_slice(v)`)
         // is reborrowed shared, as rustc does, so that it may be read while it is iterated.
-        let reads_only = method == "copy_from_slice" || method == "extend_from_slice";
+        let reads_only = ["copy_from_slice", "extend_from_slice", "__sub_assign"]
+            .contains(&method.to_string().as_str());
         let values = args.iter().map(|a| match a {
             Operand::Use(p) if reads_only && self.is_mut_ref_local(a) => {
                 let l = self.names.local(p.local);

@@ -46,6 +46,9 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         scopes: vec![Vec::new()],
         closures: vec![Vec::new()],
         top: true,
+        write_backs: Vec::new(),
+        lend_mut: false,
+        slice_copies: Default::default(),
         loops: Vec::new(),
         references: std::collections::HashMap::new(),
     };
@@ -112,6 +115,14 @@ pub(super) struct Lower<'e> {
     /// Whether the block being lowered is the function's body (whose `fn`, `const` and `use`
     /// items the rules repeat: see `body_items`).
     top: bool,
+    /// Sub-slices lent mutably (`&mut x[a..b]`) as copies, to be written back (see `slices`).
+    pub(super) write_backs: Vec<super::slices::WriteBack>,
+    /// Whether a sub-slice lowered now is lent mutably (`&mut x[a..b]`, the receiver of a
+    /// method that writes, a `for` over `iter_mut`).
+    pub(super) lend_mut: bool,
+    /// The copies sub-slices are read into (see `slices`): a name bound to `&x[a..b]` names
+    /// the copy, and is lent (`&copy`) where it is passed on.
+    pub(super) slice_copies: std::collections::HashSet<Local>,
 }
 
 pub(super) fn unit() -> Operand {
@@ -158,7 +169,7 @@ impl Lower<'_> {
     }
 
     /// Puts `rvalue` in a fresh temporary and returns it as an operand.
-    fn emit(&mut self, rvalue: Rvalue, span: Span) -> Operand {
+    pub(super) fn emit(&mut self, rvalue: Rvalue, span: Span) -> Operand {
         let t = self.temp(span);
         self.assign(Place::local(t), rvalue, span);
         Operand::Use(Place::local(t))
@@ -250,7 +261,26 @@ impl Lower<'_> {
         })
     }
 
+    pub(super) fn lower_let_stmt(&mut self, local: &syn::Local) {
+        self.lower_let(local);
+    }
+
     fn lower_let(&mut self, local: &syn::Local) {
+        if self.lower_split_at(local).is_some() {
+            return;
+        }
+        // `let r = &mut x[a..b];`: the copy's write-back would have no place.
+        if let Some(init) = &local.init
+            && let Expr::Reference(r) = &*init.expr
+            && r.mutability.is_some()
+            && super::slices::is_sub_slice(&r.expr)
+        {
+            self.errors.error_spanned(
+                r,
+                "a `&mut` sub-slice kept in a local is not supported; pass `&mut x[a..b]` to the \
+                 call that writes it, or write through `x` with indices (`x[a + j] = ..`)",
+            );
+        }
         if let Some((pat, value)) = self.lower_let_else(local) {
             self.bind_pattern(&pat, None, value, local.span());
             return;
@@ -326,6 +356,17 @@ impl Lower<'_> {
                 if let Some((at, _)) = &pi.subpat {
                     self.errors
                         .error_spanned(at, "`@` patterns are only supported in `match` arms");
+                }
+                // `let s = &x[a..b];`: `s` names the copy (see `slices`).
+                if let Operand::Ref(q, false) = &value
+                    && q.projections.is_empty()
+                    && self.slice_copies.contains(&q.local)
+                    && pi.mutability.is_none()
+                    && ty.is_none()
+                {
+                    self.references.insert(q.local, false);
+                    self.bind(pi.ident.clone(), q.local);
+                    return;
                 }
                 let l = self.new_local(Some(pi.ident.clone()), ty, pi.ident.span());
                 let reference = match &value {
@@ -471,6 +512,10 @@ impl Lower<'_> {
                 base.projections.push(Projection::Field(f.member.clone()));
                 Some(base)
             }
+            Expr::Index(ix) if super::slices::range_index(ix).is_some() => {
+                let mutable = std::mem::replace(&mut self.lend_mut, false);
+                self.sub_slice(ix, mutable)
+            }
             Expr::Index(ix) => {
                 let mut base = self.place_of(&ix.expr);
                 let i = self.lower_expr(&ix.index);
@@ -498,7 +543,7 @@ impl Lower<'_> {
     }
 
     /// The place of `e`, evaluating it into a fresh local if it is not a place expression.
-    fn place_of(&mut self, e: &Expr) -> Place {
+    pub(super) fn place_of(&mut self, e: &Expr) -> Place {
         match self.lower_place(e) {
             Some(p) => p,
             None => {
@@ -611,7 +656,11 @@ impl Lower<'_> {
                 if let Expr::Array(_) | Expr::Lit(_) = &*r.expr {
                     // `&[1.0, 2.0]`: borrow a temporary.
                 }
+                if r.mutability.is_some() && super::slices::is_sub_slice(&r.expr) {
+                    self.lend_mut = true;
+                }
                 let place = self.place_of(&r.expr);
+                self.lend_mut = false;
                 Operand::Ref(place, r.mutability.is_some())
             }
             Expr::Block(b) => {
@@ -883,8 +932,13 @@ impl Lower<'_> {
                 .collect();
             return self.emit(Rvalue::Struct { path: func, fields }, span);
         }
+        let mark = self.write_backs.len();
         let args = self.lower_operands(c.args.iter());
-        self.emit(Rvalue::Call { func, args }, span)
+        let args = self.lend_slice_copies(args);
+        let out = self.emit(Rvalue::Call { func, args }, span);
+        // `f(&mut x[a..b])`: the copy lent is written back now.
+        self.flush_write_backs(mark, span);
+        out
     }
 
     fn lower_method_call(&mut self, m: &syn::ExprMethodCall) -> Operand {
@@ -946,7 +1000,21 @@ impl Lower<'_> {
             }
             _ => {}
         }
+        // `x[a..b].len()`: no copy.
+        if name == "len"
+            && m.args.is_empty()
+            && let Some(n) = self.sub_slice_len(&m.receiver)
+        {
+            return n;
+        }
+        let mark = self.write_backs.len();
+        if super::slices::is_sub_slice(&m.receiver)
+            && !READ_ONLY_BUFFER_METHODS.contains(&name.as_str())
+        {
+            self.lend_mut = true;
+        }
         let mut receiver = self.place_of(&m.receiver);
+        self.lend_mut = false;
         // Rust evaluates the receiver before the arguments. Where an argument assigns the
         // receiver's variable (`a.max({ a = 3.0 * x; 0.1 })`, `(*m).mul_add(2.0, { *m = x; 0.0 })`),
         // the method takes its receiver by value (borrowck refuses the other kinds), so it is
@@ -962,7 +1030,10 @@ impl Lower<'_> {
             }
         }
         let args = self.lower_operands(m.args.iter());
-        self.emit(Rvalue::Method { receiver, method: m.method.clone(), args }, span)
+        let args = self.lend_slice_copies(args);
+        let out = self.emit(Rvalue::Method { receiver, method: m.method.clone(), args }, span);
+        self.flush_write_backs(mark, span);
+        out
     }
 
     fn lower_macro(&mut self, mac: &syn::Macro) -> Operand {
@@ -1503,6 +1574,15 @@ impl Lower<'_> {
         if let Some(op) = self.lower_chained_for(f) {
             return op;
         }
+        // `for v in x[a..b].iter_mut()` / `&mut x[a..]`: over a copy, written back after.
+        let mark = self.write_backs.len();
+        let op = self.lower_for_loop(f);
+        self.flush_write_backs(mark, span);
+        op
+    }
+
+    fn lower_for_loop(&mut self, f: &syn::ExprForLoop) -> Operand {
+        let span = f.span();
         let Some(plan) = self.plan_for(&f.expr) else {
             return unit();
         };
@@ -1769,7 +1849,9 @@ impl Lower<'_> {
             Expr::MethodCall(m)
                 if (m.method == "iter" || m.method == "iter_mut") && m.args.is_empty() =>
             {
+                self.lend_mut = m.method == "iter_mut" && super::slices::is_sub_slice(&m.receiver);
                 let place = self.place_of(&m.receiver);
+                self.lend_mut = false;
                 let kind = if m.method == "iter" { ElemKind::Ref } else { ElemKind::Mut };
                 Some(ForPlan::Elements {
                     places: vec![(place, kind)],
@@ -1843,7 +1925,9 @@ impl Lower<'_> {
                 }
             }
             Expr::Reference(r) => {
+                self.lend_mut = r.mutability.is_some() && super::slices::is_sub_slice(&r.expr);
                 let place = self.place_of(&r.expr);
+                self.lend_mut = false;
                 let kind = if r.mutability.is_some() { ElemKind::Mut } else { ElemKind::Ref };
                 Some(ForPlan::Elements {
                     places: vec![(place, kind)],
@@ -1948,6 +2032,11 @@ impl Shape {
         }
     }
 }
+
+/// Buffer methods that only read their receiver: on a sub-slice (`x[a..b].to_vec()`), the copy
+/// needs no write-back.
+const READ_ONLY_BUFFER_METHODS: &[&str] =
+    &["len", "iter", "to_vec", "clone", "sum", "first", "last", "get"];
 
 const ITERATOR_ADAPTORS: &[&str] = &[
     "map",

@@ -15,6 +15,7 @@ pub(crate) mod lower;
 mod options;
 pub(crate) mod parse;
 pub(crate) mod reverse;
+mod slices;
 pub(crate) mod structure;
 pub(crate) mod verify;
 

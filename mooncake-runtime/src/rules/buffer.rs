@@ -662,6 +662,116 @@ pub fn pop_rrule<T: Element>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// sub-slices: `&x[a..b]` read as a copy, `&mut x[a..b]` written back
+
+/// Forward rule of a sub-slice `&x[start..end]` as derived code reads it: copies of the
+/// elements and of their tangents.
+///
+/// # Panics
+/// If the range is out of bounds, as slicing does.
+#[inline]
+pub fn sub_to_vec_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
+    x: Dual<B, BT>,
+    start: Dual<usize, NoTangent>,
+    end: Dual<usize, NoTangent>,
+) -> Dual<Vec<T>, Vec<T::Tangent>> {
+    let r = start.primal..end.primal;
+    Dual::new(
+        x.primal.with_slice(|s| s[r.clone()].to_vec()),
+        x.tangent.with_slice(|s| s[r.clone()].to_vec()),
+    )
+}
+
+/// Reverse rule of a sub-slice `&x[start..end]` read as a copy: the copy gets a fresh zero
+/// shadow, and the pullback adds it into `dx[start..end]`.
+///
+/// # Panics
+/// If the range is out of bounds, as slicing does.
+#[inline]
+pub fn sub_to_vec_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T::Tangent>>,
+    start: CoDual<usize, NoFData>,
+    end: CoDual<usize, NoFData>,
+) -> (
+    CoDual<Vec<T>, SharedVec<T::Tangent>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<T, S>,
+) {
+    let r = start.primal..end.primal;
+    let y = x.primal.with_slice(|s| s[r.clone()].to_vec());
+    let dy = SharedVec::filled(T::ZERO_TANGENT, y.len());
+    let (dx, shadow) = (x.fdata, dy.clone());
+    let pullback = move |_: NoRData| {
+        shadow.with(|g| dx.with_mut(|d| add_into::<T>(&mut d[r], g)));
+        (NoRData, NoRData, NoRData)
+    };
+    (CoDual::new(y, dy), pullback)
+}
+
+/// Forward rule of writing a copy back into a sub-slice (`x[start..start + n]` from a
+/// buffer of length `n`, after `&mut x[a..b]` was lent as a copy): a `copy_from_slice` into the
+/// range, of the values and of the tangents.
+///
+/// # Panics
+/// If the range is out of bounds.
+#[inline]
+pub fn sub_assign_frule<T, M, MT>(
+    x: Dual<M, MT>,
+    start: Dual<usize, NoTangent>,
+    src: Dual<&[T], &[T::Tangent]>,
+) -> Dual<(), NoTangent>
+where
+    T: Element,
+    M: WriteBuffer<T>,
+    MT: WriteBuffer<T::Tangent>,
+{
+    let (mut x, mut dx) = x.into_parts();
+    let r = start.primal..start.primal + src.primal.len();
+    x.with_slice_mut(|d| d[r.clone()].copy_from_slice(src.primal));
+    dx.with_slice_mut(|d| d[r.clone()].copy_from_slice(src.tangent));
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of writing a copy back into a sub-slice: saves the range of `x` and of its
+/// shadow (the only allocations), writes the copy and zeroes the shadow's range; the pullback
+/// adds the range's gradient into the copy's shadow, then puts back the saved shadow and
+/// values.
+///
+/// # Panics
+/// If the range is out of bounds.
+#[inline]
+pub fn sub_assign_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    start: CoDual<usize, NoFData>,
+    src: CoDual<&S, SharedVec<T::Tangent>>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<T, S>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let r = start.primal..start.primal + src.primal.len();
+    let old = x.with_mut(|d| {
+        let old = d[r.clone()].to_vec();
+        src.primal.with_slice(|s| d[r.clone()].copy_from_slice(s));
+        old
+    });
+    let old_d = dx.with_mut(|d| {
+        let old = d[r.clone()].to_vec();
+        d[r.clone()].fill(T::ZERO_TANGENT);
+        old
+    });
+    let d_src = src.fdata;
+    let pullback = move |_: NoRData| {
+        let g = dx.with_mut(|d| {
+            let g = d[r.clone()].to_vec();
+            d[r.clone()].copy_from_slice(&old_d);
+            g
+        });
+        d_src.with_mut(|d| add_into::<T>(d, &g));
+        x.with_mut(|d| d[r].copy_from_slice(&old));
+        (NoRData, NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
 // clear, truncate, resize, extend_from_slice
 
 /// Forward rule of `x.clear()`: clears `x` and its tangent.

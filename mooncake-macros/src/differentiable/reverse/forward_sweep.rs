@@ -579,6 +579,32 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 2 && method == "__sub_to_vec" =>
+            {
+                into_handle = true;
+                let r = self.buffer_receiver(receiver, span);
+                let (a, c) =
+                    (self.codual_operand(&args[0], span), self.codual_operand(&args[1], span));
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::sub_to_vec_rrule(#rt::rev::as_read(&#r), #a, #c)),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 2 && method == "__sub_assign" =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let a = self.codual_operand(&args[0], span);
+                let src = match &args[1] {
+                    Operand::Use(p) | Operand::Ref(p, _) => self.buffer_receiver(p, span),
+                    Operand::Const(_) => return quote!(::core::unreachable!();),
+                };
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::sub_assign_rrule(#rt::rev::as_write(&#r), #a, #rt::rev::as_read(&#src))),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args } if args.len() == 1 && method == "fill" => {
                 let r = self.buffer_receiver(receiver, span);
                 let v = self.codual_operand(&args[0], span);

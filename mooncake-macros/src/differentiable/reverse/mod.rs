@@ -137,7 +137,8 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
                     // `copy_from_slice(&src)` reads a buffer argument or a buffer field.
                     let arg_ok = |a: &Operand| {
                         operand_ok(a)
-                            || ((name == "copy_from_slice" || name == "extend_from_slice")
+                            || (["copy_from_slice", "extend_from_slice", "__sub_assign"]
+                                .contains(&name.as_str())
                                 && matches!(a, Operand::Ref(p, false)
                                     if plain(p) || field_of_ref(p, false) || field_of_ref(p, true)))
                     };
@@ -184,6 +185,8 @@ pub(super) fn reverse_method(name: &str) -> bool {
             "truncate",
             "resize",
             "extend_from_slice",
+            "__sub_to_vec",
+            "__sub_assign",
         ]
         .contains(&name)
 }
@@ -233,7 +236,7 @@ fn field_path(path: &[syn::Member]) -> TokenStream {
 }
 
 /// The buffer methods, whose receiver may be a buffer field (`p.w.len()`).
-const BUFFER_METHODS: &[&str] = &["len", "__iter_sum", "to_vec", "clone"];
+const BUFFER_METHODS: &[&str] = &["len", "__iter_sum", "to_vec", "clone", "__sub_to_vec"];
 
 /// The buffer methods that write, whose receiver may be a buffer field of a `&mut` argument
 /// (`s.w.push(v)`).
@@ -247,6 +250,7 @@ const WRITE_METHODS: &[&str] = &[
     "truncate",
     "resize",
     "extend_from_slice",
+    "__sub_assign",
 ];
 
 fn load_parts(p: &Place) -> Option<Access> {

@@ -10,6 +10,7 @@ use super::*;
 /// and a pullback.
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
+    mut_element_borrows(&mut out);
     // 1. Locals that only ever hold a shared borrow of a buffer element.
     // Also a copy of such a local (`let w = v;` of a loop's element, as an iterator chain's
     // closure binds it), which then holds the same borrow.
@@ -149,6 +150,186 @@ pub(crate) fn normalise(body: &Body) -> Body {
     hoist_field_loads(&mut out);
     view_fields(&mut out);
     out
+}
+
+/// 0. Mutable borrows of buffer elements (`for v in x.iter_mut() { *v = f(*v) }`, `let v = &mut
+///    x[i];`): a local assigned only `&mut b[i]` of one buffer place `b`, and used only through
+///    `*v` (or as a method's receiver, which rustc derefs), is replaced by the element itself:
+///    each borrow becomes a copy of its index into a fresh local `k`, and every `*v` the place
+///    `b[k]`. While the borrow lives nothing else can read or write `b` (borrowck), so the
+///    element is what `*v` names; the index is copied at the borrow, as the borrow fixes it.
+fn mut_element_borrows(body: &mut Body) {
+    let n = body.locals.len();
+    // The buffer place each candidate borrows (its projections but the last index), or None
+    // once disqualified.
+    let mut base: Vec<Option<Option<Place>>> = vec![None; n];
+    let mut disqualified = vec![false; n];
+    for b in &body.blocks {
+        for s in &b.statements {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            if !p.projections.is_empty() {
+                continue;
+            }
+            let l = p.local.index();
+            match rv {
+                Rvalue::Use(Operand::Ref(q, true))
+                    if matches!(q.projections.last(), Some(Projection::Index(_)))
+                        && q.local != p.local =>
+                {
+                    let mut b = q.clone();
+                    b.projections.pop();
+                    match &base[l] {
+                        None => base[l] = Some(Some(b)),
+                        Some(Some(prev)) if same_place(prev, &b) => {}
+                        _ => disqualified[l] = true,
+                    }
+                }
+                _ => disqualified[l] = true,
+            }
+        }
+    }
+    let mut cand: Vec<bool> =
+        (0..n).map(|l| l > body.n_args && !disqualified[l] && base[l].is_some()).collect();
+    if !cand.iter().any(|c| *c) {
+        return;
+    }
+    // Every use must be `*v` (first projection a dereference) or a method's receiver `v`; and
+    // the base's own locals must be candidates of nothing (no borrow of a borrowed element).
+    let deref_use = |p: &Place| matches!(p.projections.first(), Some(Projection::Deref));
+    let mentions = |tokens: &TokenStream, l: usize| {
+        let name = format!("__mooncake_local_{l}");
+        fn walk(t: TokenStream, name: &str) -> bool {
+            t.into_iter().any(|tt| match tt {
+                proc_macro2::TokenTree::Ident(i) => i == name,
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), name),
+                _ => false,
+            })
+        }
+        walk(tokens.clone(), &name)
+    };
+    for b in &body.blocks {
+        for s in &b.statements {
+            match &s.kind {
+                StatementKind::Assign(p, rv) => {
+                    if !p.projections.is_empty() && cand[p.local.index()] && !deref_use(p) {
+                        cand[p.local.index()] = false;
+                    }
+                    if p.projections.is_empty()
+                        && cand[p.local.index()]
+                        && let Rvalue::Use(Operand::Ref(q, true)) = rv
+                    {
+                        // The borrow itself: its base must not be a candidate.
+                        cand[q.local.index()] = false;
+                        continue;
+                    }
+                    let mut check = |q: &Place, receiver: bool| {
+                        let l = q.local.index();
+                        if cand[l] && !deref_use(q) && !(receiver && q.projections.is_empty()) {
+                            // The borrow itself (`v = &mut b[i]`) is not a use.
+                            cand[l] = false;
+                        }
+                    };
+                    match rv {
+                        Rvalue::Method { receiver, .. } => {
+                            check(receiver, true);
+                            let mut rv2 = rv.clone();
+                            if let Rvalue::Method { receiver, .. } = &mut rv2 {
+                                // Only the arguments are checked below.
+                                *receiver = Place::local(Local(0));
+                            }
+                            for_each_operand(&mut rv2, &mut |o| {
+                                if let Operand::Use(q) | Operand::Ref(q, _) = o {
+                                    check(q, false);
+                                }
+                            });
+                        }
+                        _ => {
+                            let mut rv2 = rv.clone();
+                            for_each_place(&mut rv2, &mut |q| check(q, false));
+                        }
+                    }
+                }
+                StatementKind::Check(tokens) => {
+                    for (l, c) in cand.iter_mut().enumerate() {
+                        if *c && mentions(tokens, l) {
+                            *c = false;
+                        }
+                    }
+                }
+            }
+        }
+        if let TerminatorKind::Panic(tokens) = &b.terminator.kind {
+            for (l, c) in cand.iter_mut().enumerate() {
+                if *c && mentions(tokens, l) {
+                    *c = false;
+                }
+            }
+        }
+    }
+    if !cand.iter().any(|c| *c) {
+        return;
+    }
+    // The index locals.
+    let mut index: Vec<Option<Local>> = vec![None; n];
+    for (l, c) in cand.iter().enumerate() {
+        if *c {
+            body.locals.push(LocalDecl {
+                name: None,
+                ty: Some(syn::parse_quote!(usize)),
+                span: body.locals[l].span,
+            });
+            index[l] = Some(Local((body.locals.len() - 1) as u32));
+        }
+    }
+    let element = |v: Local| -> Place {
+        let (Some(Some(b)), Some(k)) = (&base[v.index()], index[v.index()]) else {
+            unreachable!("a candidate has a base and an index")
+        };
+        let mut e = b.clone();
+        e.projections.push(Projection::Index(k));
+        e
+    };
+    let subst = |q: &mut Place| {
+        if cand[q.local.index()] {
+            let mut e = element(q.local);
+            if matches!(q.projections.first(), Some(Projection::Deref)) {
+                e.projections.extend(q.projections.drain(1..));
+            }
+            *q = e;
+        }
+    };
+    for b in &mut body.blocks {
+        for s in &mut b.statements {
+            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
+            if p.projections.is_empty() && cand[p.local.index()] {
+                // `v = &mut b[i]` becomes `k = i`.
+                if let Rvalue::Use(Operand::Ref(q, true)) = rv
+                    && let Some(Projection::Index(i)) = q.projections.last()
+                {
+                    let i = *i;
+                    *p = Place::local(index[p.local.index()].expect("a candidate has an index"));
+                    *rv = Rvalue::Use(Operand::Use(Place::local(i)));
+                }
+                continue;
+            }
+            subst(p);
+            for_each_place(rv, &mut |q| subst(q));
+        }
+    }
+}
+
+/// Whether two places name the same place (same local, same projections).
+fn same_place(a: &Place, b: &Place) -> bool {
+    a.local == b.local
+        && a.projections.len() == b.projections.len()
+        && a.projections.iter().zip(&b.projections).all(|(x, y)| match (x, y) {
+            (Projection::Deref, Projection::Deref) => true,
+            (Projection::Index(i), Projection::Index(j)) => i == j,
+            (Projection::Field(m), Projection::Field(n)) => {
+                quote!(#m).to_string() == quote!(#n).to_string()
+            }
+            _ => false,
+        })
 }
 
 /// An assertion's or panic's reads of a local that held an element borrow and now holds the
@@ -362,7 +543,9 @@ pub(super) fn builds_handle(rv: &Rvalue) -> bool {
                 && func.segments[0].ident == "Vec"
                 && (func.segments[1].ident == "new" || func.segments[1].ident == "with_capacity")
         }
-        Rvalue::Method { method, .. } => method == "to_vec" || method == "clone",
+        Rvalue::Method { method, .. } => {
+            method == "to_vec" || method == "clone" || method == "__sub_to_vec"
+        }
         Rvalue::Convert(c, _) => matches!(c, Conversion::Hold | Conversion::Copy),
         _ => false,
     }
@@ -396,15 +579,16 @@ pub(super) fn hold_buffers(body: &mut Body) {
                 Rvalue::Method { receiver, method, args } if receiver.projections.is_empty() => {
                     let r = receiver.local.index();
                     let name = method.to_string();
-                    if ["len", "__iter_sum", "to_vec", "clone"].contains(&name.as_str()) {
+                    if super::BUFFER_METHODS.contains(&name.as_str()) {
                         used[r] = true;
                     }
                     if super::WRITE_METHODS.contains(&name.as_str()) {
                         used[r] = true;
                         mutated[r] = true;
                     }
-                    if (name == "copy_from_slice" || name == "extend_from_slice")
-                        && let [Operand::Use(q) | Operand::Ref(q, _)] = args.as_slice()
+                    if ["copy_from_slice", "extend_from_slice", "__sub_assign"]
+                        .contains(&name.as_str())
+                        && let Some(Operand::Use(q) | Operand::Ref(q, _)) = args.last()
                         && q.projections.is_empty()
                     {
                         used[q.local.index()] = true;

@@ -147,7 +147,7 @@ pub(super) fn inactive_locals(body: &Body) -> Inactive {
                     matches!(rv, Rvalue::Use(Operand::Use(q))
                         if q.projections.is_empty() && bufs[q.local.index()])
                         || matches!(rv, Rvalue::Method { receiver, method, .. }
-                            if (method == "to_vec" || method == "clone")
+                            if (method == "to_vec" || method == "clone" || method == "__sub_to_vec")
                                 && receiver.projections.is_empty()
                                 && bufs[receiver.local.index()])
                 };

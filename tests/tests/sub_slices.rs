@@ -1,0 +1,126 @@
+//! Sub-slices (issue 14, item 3): `&x[a..b]` and `&mut x[a..b]` passed to calls and methods,
+//! kept in locals (shared), iterated (`x[a..].iter()`, `&x[..k]`, `iter_mut`), measured, summed
+//! and split (`split_at`), in both modes. `test_rule!` checks each function's rules against
+//! finite differences and against each other; values are checked against the primal.
+
+#![allow(clippy::needless_range_loop)] // index loops, as kernels are written
+
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+#[differentiable]
+fn scale_in_place(v: &mut [f64], k: f64) {
+    for i in 0..v.len() {
+        v[i] *= k;
+    }
+}
+
+#[differentiable]
+fn halves_dot(x: &[f64]) -> f64 {
+    let n = x.len() / 2;
+    dot(&x[..n], &x[n..2 * n])
+}
+
+#[differentiable]
+fn block_sums(x: &[f64], k: usize) -> f64 {
+    // Σ over blocks of (Σ block)², each block a sub-slice kept in a local.
+    let mut total = 0.0;
+    let mut start = 0;
+    while start < x.len() {
+        let end = (start + k).min(x.len());
+        let block = &x[start..end];
+        let s: f64 = block.iter().sum();
+        total += s * s / block.len() as f64;
+        start = end;
+    }
+    total
+}
+
+#[differentiable]
+fn tail_chain(x: &[f64]) -> f64 {
+    x[1..].iter().zip(x[..x.len() - 1].iter()).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
+        + x[2..=3].iter().sum::<f64>()
+}
+
+#[differentiable]
+fn scaled_middle(x: &[f64], k: f64) -> f64 {
+    let mut y = x.to_vec();
+    let n = y.len();
+    scale_in_place(&mut y[1..n - 1], k);
+    y[1..3].copy_from_slice(&x[..2]);
+    for v in y[2..].iter_mut() {
+        *v = v.sin();
+    }
+    for v in &mut y[..1] {
+        *v *= 3.0;
+    }
+    dot(&y, x)
+}
+
+#[differentiable]
+fn split_and_combine(x: &[f64]) -> f64 {
+    let (left, right) = x.split_at(2);
+    let l: f64 = left.iter().map(|v| v * v).sum();
+    let mut r = 0.0;
+    for v in right {
+        r += v.exp();
+    }
+    l * r + x[1..].len() as f64
+}
+
+#[differentiable]
+fn sub_slice_of_vec(v: &mut Vec<f64>, x: &[f64]) -> f64 {
+    v.extend_from_slice(&x[1..]);
+    let m = v.len();
+    dot(&v[m - 2..], &x[..2])
+}
+
+fn xs(n: usize, seed: f64) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
+}
+
+#[test]
+fn sub_slices_have_the_right_gradients() {
+    let x = xs(7, 0.7);
+    test_rule!(halves_dot(&x));
+    test_rule!(block_sums(&x, 3));
+    test_rule!(block_sums(&x, 7));
+    test_rule!(tail_chain(&x));
+    test_rule!(scaled_middle(&x, 1.3));
+    test_rule!(split_and_combine(&x));
+    let v = xs(3, 1.1);
+    test_rule!(sub_slice_of_vec(&mut v, &x));
+}
+
+#[test]
+fn sub_slices_compute_what_the_primal_computes() {
+    let x = xs(7, 0.7);
+    assert_eq!(value_and_gradient!(halves_dot(&x)).0, halves_dot(&x));
+    assert_eq!(value_and_gradient!(block_sums(&x, 3)).0, block_sums(&x, 3));
+    assert_eq!(value_and_gradient!(tail_chain(&x)).0, tail_chain(&x));
+    assert_eq!(value_and_gradient!(scaled_middle(&x, 1.3)).0, scaled_middle(&x, 1.3));
+    assert_eq!(value_and_gradient!(split_and_combine(&x)).0, split_and_combine(&x));
+    // By hand: ∂/∂x of x[0]x[3] + x[1]x[4] + x[2]x[5].
+    let (_, (g,)) = value_and_gradient!(halves_dot(&x));
+    assert_eq!(g, [x[3], x[4], x[5], x[0], x[1], x[2], 0.0]);
+}
+
+#[test]
+#[should_panic(expected = "out of range")]
+fn a_range_out_of_bounds_panics_as_slicing_does() {
+    let x = xs(3, 0.7);
+    let _ = value_and_gradient!(block_sums_bad(&x));
+}
+
+#[differentiable]
+fn block_sums_bad(x: &[f64]) -> f64 {
+    dot(&x[..2], &x[2..4])
+}
