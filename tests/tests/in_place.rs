@@ -3,6 +3,8 @@
 //! x[i];`, in both modes: reverse mode reads `*v` as the element it borrows. `test_rule!` checks
 //! each function's rules against finite differences and against each other.
 
+#![allow(clippy::ptr_arg)] // a `&mut Vec` argument, as users write them
+
 use mooncake_runtime::prelude::*;
 
 #[differentiable]
