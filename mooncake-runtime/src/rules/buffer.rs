@@ -68,6 +68,7 @@ use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 use crate::element::{Element, SumElement};
 use crate::float::Float;
 use crate::shared::SharedVec;
+use crate::tangent::Primal;
 
 // ---------------------------------------------------------------------------------------------
 // Buffer access traits.
@@ -659,6 +660,117 @@ pub fn pop_rrule<T: Element>(
         (NoRData,)
     };
     (CoDual::new(y, y.map(|_| NoFData)), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// buffers of buffers (`&[Vec<f64>]`, `Vec<Vec<f64>>`, `&[[f64; N]]`), read in reverse mode
+
+/// A row of a buffer of buffers: a `Vec` or an array of elements.
+pub trait Row {
+    /// The element type.
+    type Elem: Element;
+    /// The elements.
+    fn row(&self) -> &[Self::Elem];
+}
+
+impl<T: Element> Row for Vec<T> {
+    type Elem = T;
+    #[inline(always)]
+    fn row(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: Element, const N: usize> Row for [T; N] {
+    type Elem = T;
+    #[inline(always)]
+    fn row(&self) -> &[T] {
+        self
+    }
+}
+
+/// The tangent of a row, written by the pullbacks of reads of its elements.
+pub trait TangentRow<E> {
+    /// The element tangents.
+    fn row_mut(&mut self) -> &mut [E];
+}
+
+impl<E> TangentRow<E> for Vec<E> {
+    #[inline(always)]
+    fn row_mut(&mut self) -> &mut [E] {
+        self
+    }
+}
+
+impl<E, const N: usize> TangentRow<E> for [E; N] {
+    #[inline(always)]
+    fn row_mut(&mut self) -> &mut [E] {
+        self
+    }
+}
+
+/// Reverse rule of a read `x[i][j]` of a buffer of rows: the element, and a pullback adding its
+/// gradient into `dx[i][j]`.
+///
+/// # Panics
+/// If an index is out of bounds, as indexing does.
+#[inline]
+pub fn get2_rrule<V, S>(
+    x: CoDual<&S, SharedVec<V::Tangent>>,
+    i: CoDual<usize, NoFData>,
+    j: CoDual<usize, NoFData>,
+) -> (
+    CoDual<V::Elem, NoFData>,
+    impl FnOnce(<V::Elem as Primal>::RData) -> (NoRData, NoRData, NoRData) + use<V, S>,
+)
+where
+    V: Row + Primal,
+    V::Tangent: TangentRow<<V::Elem as Primal>::Tangent>,
+    S: ReadBuffer<V> + ?Sized,
+{
+    let (i, j) = (i.primal, j.primal);
+    let y = x.primal.with_slice(|s| s[i].row()[j]);
+    let dx = x.fdata;
+    let pullback = move |r: <V::Elem as Primal>::RData| {
+        dx.with_mut(|d| V::Elem::add_rdata(&mut d[i].row_mut()[j], r));
+        (NoRData, NoRData, NoRData)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+/// The length of row `i` of a buffer of rows (no derivative).
+#[inline]
+pub fn row_len<V: Row, S: ReadBuffer<V> + ?Sized>(x: &S, i: usize) -> usize {
+    x.with_slice(|s| s[i].row().len())
+}
+
+/// Reverse rule of a row `&x[i]` of a buffer of rows lent to a call: a copy of the row with a
+/// fresh zero shadow, whose gradient the pullback adds into `dx[i]`.
+///
+/// # Panics
+/// If `i` is out of bounds, as indexing does.
+#[inline]
+pub fn row_to_vec_rrule<V, S>(
+    x: CoDual<&S, SharedVec<V::Tangent>>,
+    i: CoDual<usize, NoFData>,
+) -> (
+    CoDual<Vec<V::Elem>, SharedVec<<V::Elem as Primal>::Tangent>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<V, S>,
+)
+where
+    V: Row + Primal,
+    V::Tangent: TangentRow<<V::Elem as Primal>::Tangent>,
+    S: ReadBuffer<V> + ?Sized,
+{
+    let i = i.primal;
+    let y = x.primal.with_slice(|s| s[i].row().to_vec());
+    let dy = SharedVec::filled(V::Elem::ZERO_TANGENT, y.len());
+    let (dx, shadow) = (x.fdata, dy.clone());
+    let pullback = move |_: NoRData| {
+        shadow.with(|g| dx.with_mut(|d| add_into::<V::Elem>(d[i].row_mut(), g)));
+        (NoRData, NoRData)
+    };
+    (CoDual::new(y, dy), pullback)
 }
 
 // ---------------------------------------------------------------------------------------------

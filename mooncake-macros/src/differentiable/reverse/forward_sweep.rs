@@ -261,6 +261,12 @@ impl Reverse<'_> {
                     let (b_, f) = (self.names.local(base), field_path(&path));
                     quote_spanned!(span=> #b_.primal #f .len())
                 }
+                // `base[k].len()` of a buffer of buffers.
+                Rvalue::Method { receiver, method, args } if method == "__len2" => {
+                    let r = self.buffer_receiver(receiver, span);
+                    let k = self.primal_operand(&args[0], span);
+                    quote_spanned!(span=> #rt::rules::buffer::row_len(#rt::rev::as_read(&#r).primal, #k))
+                }
                 Rvalue::Method { receiver, .. } => {
                     let r = self.buffer_receiver(receiver, span);
                     quote_spanned!(span=> #rt::rev::len_of(&#r))
@@ -576,6 +582,26 @@ impl Reverse<'_> {
                 let r = self.buffer_receiver(receiver, span);
                 (
                     quote_spanned!(method.span()=> #rt::rules::buffer::to_vec_rrule(#rt::rev::as_read(&#r))),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args } if args.len() == 2 && method == "__get2" => {
+                let r = self.buffer_receiver(receiver, span);
+                let (a, c) =
+                    (self.codual_operand(&args[0], span), self.codual_operand(&args[1], span));
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::get2_rrule(#rt::rev::as_read(&#r), #a, #c)),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 1 && method == "__row_to_vec" =>
+            {
+                into_handle = true;
+                let r = self.buffer_receiver(receiver, span);
+                let a = self.codual_operand(&args[0], span);
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::row_to_vec_rrule(#rt::rev::as_read(&#r), #a)),
                     false,
                 )
             }

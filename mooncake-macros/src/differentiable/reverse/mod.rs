@@ -34,6 +34,7 @@ mod control;
 mod counters;
 mod forward_sweep;
 mod fresh;
+mod nested;
 mod normalise;
 mod plan;
 mod replay;
@@ -187,6 +188,9 @@ pub(super) fn reverse_method(name: &str) -> bool {
             "extend_from_slice",
             "__sub_to_vec",
             "__sub_assign",
+            "__get2",
+            "__len2",
+            "__row_to_vec",
         ]
         .contains(&name)
 }
@@ -236,7 +240,8 @@ fn field_path(path: &[syn::Member]) -> TokenStream {
 }
 
 /// The buffer methods, whose receiver may be a buffer field (`p.w.len()`).
-const BUFFER_METHODS: &[&str] = &["len", "__iter_sum", "to_vec", "clone", "__sub_to_vec"];
+const BUFFER_METHODS: &[&str] =
+    &["len", "__iter_sum", "to_vec", "clone", "__sub_to_vec", "__get2", "__len2", "__row_to_vec"];
 
 /// The buffer methods that write, whose receiver may be a buffer field of a `&mut` argument
 /// (`s.w.push(v)`).

@@ -11,6 +11,7 @@ use super::*;
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
     mut_element_borrows(&mut out);
+    super::nested::substitute_rows(&mut out);
     // 1. Locals that only ever hold a shared borrow of a buffer element.
     // Also a copy of such a local (`let w = v;` of a loop's element, as an iterator chain's
     // closure binds it), which then holds the same borrow.
@@ -126,6 +127,7 @@ pub(crate) fn normalise(body: &Body) -> Body {
         b.statements = statements;
     }
     out.locals = locals;
+    super::nested::nested_reads(&mut out);
     // The value of a typed `let` is lowered into a temporary first: it has the declared type
     // too (so that a constructor into it, `let v: Vec<usize> = Vec::new();`, knows its
     // element type).

@@ -195,6 +195,7 @@ pub(super) fn inactive_locals(body: &Body) -> Inactive {
                     Rvalue::Cast(_, ty) => is_int_type(ty),
                     Rvalue::Method { receiver, method, args } => {
                         (method == "len" && args.is_empty())
+                            || (method == "__len2" && args.len() == 1)
                             || (method == "__iter_sum"
                                 && receiver.projections.is_empty()
                                 && int_bufs[receiver.local.index()])
