@@ -1,7 +1,10 @@
-//! Buffers of buffers (issue 14, item 5, part): `&[Vec<f64>]`, `&Vec<Vec<f64>>`, `Vec<Vec<f64>>`
-//! and `&[[f64; N]]` arguments, read by `a[i][j]`, by rows (`for row in a`, `let r = &a[i];`,
-//! `row[j]`, `row.len()`, `row.iter()`), with rows passed to calls (`dot(row, w)`,
-//! `dot(&a[i], w)`), in both modes; gradients shaped like the input (`Vec<Vec<f64>>`).
+//! Nested containers (issue 14, item 5): `&[Vec<f64>]`, `&Vec<Vec<f64>>`, `Vec<Vec<f64>>`,
+//! `&[[f64; N]]`, `&[(f64, f64)]`, `&[S]` and `Vec<S>` fields of `#[derive(Tangent)]` structs,
+//! read by `a[i][j]`, `net.layers[l].w[j]`, by rows (`for row in a`, `let r = &a[i];`, `row[j]`,
+//! `row.len()`, `row.iter()`, `layer.w[j]`), with rows and inner buffers passed to calls
+//! (`dot(row, w)`, `dot(&a[i], w)`, `dot(&layer.w, x)`), in both modes; gradients shaped like
+//! the input (`Vec<Vec<f64>>`, `NetTangent { layers: Vec<LayerTangent> }`). Writes into them
+//! are refused in reverse mode (UI `fail_nested_indexing.rs`).
 //! `test_rule!` checks each function's rules against finite differences and against each other.
 
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)] // written as users write them
@@ -102,6 +105,73 @@ fn trace(m: [[f64; 2]; 2]) -> f64 {
     s
 }
 
+/// A dense layer: `n_out` rows of `n_in` weights, flat, and biases.
+#[derive(Tangent, Clone, Debug)]
+struct Layer {
+    w: Vec<f64>,
+    b: Vec<f64>,
+    n_in: usize,
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Net {
+    layers: Vec<Layer>,
+}
+
+/// An MLP's output summed: `net.layers[l].w[o * n_in + i]`, written as by hand.
+#[differentiable]
+fn mlp(net: &Net, x: &[f64]) -> f64 {
+    let mut h = x.to_vec();
+    for l in 0..net.layers.len() {
+        let n_in = net.layers[l].n_in;
+        let n_out = net.layers[l].b.len();
+        let mut next = vec![0.0; n_out];
+        for o in 0..n_out {
+            let mut z = net.layers[l].b[o];
+            for i in 0..n_in {
+                z += net.layers[l].w[o * n_in + i] * h[i];
+            }
+            next[o] = z.tanh();
+        }
+        h = next;
+    }
+    h.iter().sum()
+}
+
+/// The same network by its layers as a slice, each layer borrowed (`for layer in layers`),
+/// its weights' rows lent to a call.
+#[differentiable]
+fn mlp_by_layers(layers: &[Layer], x: &[f64]) -> f64 {
+    let mut h = x.to_vec();
+    for layer in layers {
+        let mut next = Vec::new();
+        for o in 0..layer.b.len() {
+            let row = &layer.w[o * layer.n_in..(o + 1) * layer.n_in];
+            next.push((dot(row, &h) + layer.b[o]).tanh());
+        }
+        h = next;
+    }
+    h.iter().sum::<f64>() + dot(&layers[0].b, &layers[0].b)
+}
+
+#[differentiable]
+fn pairs(ps: &[(f64, f64)]) -> f64 {
+    let mut s = 0.0;
+    for p in ps {
+        s += p.0 * p.1.sin();
+    }
+    s + ps[0].0
+}
+
+fn net() -> Net {
+    let layer = |n_in: usize, n_out: usize, seed: f64| Layer {
+        w: (0..n_in * n_out).map(|k| ((k as f64 + 1.0) * seed).sin() * 0.5).collect(),
+        b: (0..n_out).map(|k| ((k as f64 + 2.0) * seed).cos() * 0.1).collect(),
+        n_in,
+    };
+    Net { layers: vec![layer(3, 4, 0.7), layer(4, 2, 1.3)] }
+}
+
 fn data() -> (Vec<Vec<f64>>, Vec<f64>) {
     let xs: Vec<Vec<f64>> =
         (0..6).map(|i| (0..3).map(|j| ((i * 3 + j) as f64 * 0.37).sin()).collect()).collect();
@@ -127,6 +197,25 @@ fn buffers_of_buffers_have_the_right_gradients() {
     let sq = vec![vec![0.1, 0.2], vec![0.3, 0.4]];
     test_rule!(owned_matrix(sq));
     test_rule!(trace([[1.0, 2.0], [3.0, 4.0]]));
+    let n = net();
+    test_rule!(mlp(&n, &w));
+    test_rule!(mlp_by_layers(&n.layers, &w));
+    let ps = vec![(0.1, 0.2), (0.7, -0.4), (1.1, 0.3)];
+    test_rule!(pairs(&ps));
+}
+
+#[test]
+fn structs_in_buffers_compute_what_the_primal_computes() {
+    let (n, x) = (net(), vec![0.3, -0.2, 0.5]);
+    let (v, (g, _)) = value_and_gradient!(mlp(&n, &x));
+    assert_eq!(v, mlp(&n, &x));
+    assert_eq!(
+        v,
+        value_and_gradient!(mlp_by_layers(&n.layers, &x)).0 - dot(&n.layers[0].b, &n.layers[0].b)
+    );
+    assert_eq!(g.layers.len(), 2);
+    assert_eq!(g.layers[0].w.len(), 12);
+    assert_eq!(g.layers[1].b.len(), 2);
 }
 
 #[test]

@@ -773,6 +773,64 @@ where
     (CoDual::new(y, dy), pullback)
 }
 
+/// Reverse rule of a read of a number inside an element of a buffer (`layers[k].w[j]`,
+/// `ps[k].0`, `net.layers[k].b`): `get` reads it from the elements, and the pullback has `add`
+/// add its gradient into the shadow's element (derived code writes both as the same path).
+#[inline]
+pub fn deep_read_rrule<E, T, S, G, A>(
+    x: CoDual<&S, SharedVec<E::Tangent>>,
+    get: G,
+    add: A,
+) -> (CoDual<T, NoFData>, impl FnOnce(T::RData) + use<E, T, S, G, A>)
+where
+    E: Primal,
+    S: ReadBuffer<E> + ?Sized,
+    T: Primal<FData = NoFData> + Copy,
+    G: FnOnce(&[E]) -> T,
+    A: FnOnce(&mut [E::Tangent], T::RData),
+{
+    let y = x.primal.with_slice(get);
+    let dx = x.fdata;
+    (CoDual::new(y, NoFData), move |r: T::RData| dx.with_mut(|d| add(d, r)))
+}
+
+/// Reverse rule of a buffer inside an element of a buffer lent to a call (`dot(&layers[k].w,
+/// x)`): a copy (`get`) with a fresh zero shadow, whose gradient the pullback has `add` add
+/// into the shadow's element.
+#[inline]
+pub fn deep_to_vec_rrule<E, T, S, G, A>(
+    x: CoDual<&S, SharedVec<E::Tangent>>,
+    get: G,
+    add: A,
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) + use<E, T, S, G, A>)
+where
+    E: Primal,
+    S: ReadBuffer<E> + ?Sized,
+    T: Element,
+    G: FnOnce(&[E]) -> Vec<T>,
+    A: FnOnce(&mut [E::Tangent], &[T::Tangent]),
+{
+    let y = x.primal.with_slice(get);
+    let dy = SharedVec::filled(T::ZERO_TANGENT, y.len());
+    let (dx, shadow) = (x.fdata, dy.clone());
+    let pullback = move |_: NoRData| shadow.with(|g| dx.with_mut(|d| add(d, g)));
+    (CoDual::new(y, dy), pullback)
+}
+
+/// Adds `r` into the tangent `d` (a number's gradient, or nothing for a number with none).
+#[inline(always)]
+pub fn add_rdata_to<D: crate::element::AddRData<R>, R>(d: &mut D, r: R) {
+    d.add_rdata(r);
+}
+
+/// Adds the tangents `g` into the row `dst` element by element.
+#[inline]
+pub fn add_row<R: TangentRow<E> + ?Sized, E: crate::tangent::TangentSpace>(dst: &mut R, g: &[E]) {
+    for (a, b) in dst.row_mut().iter_mut().zip(g) {
+        a.increment(b);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // sub-slices: `&x[a..b]` read as a copy, `&mut x[a..b]` written back
 

@@ -253,6 +253,18 @@ impl Reverse<'_> {
                     let pa = self.primal_operand(a, span);
                     quote!(-#pa)
                 }
+                // `v[k].w.len()`: on the primal.
+                Rvalue::Method { receiver, method, args } if method == "__deep_len" => {
+                    let r = self.buffer_receiver(receiver, span);
+                    let (lets, path) = self.deep_path(args, span);
+                    quote_spanned!(span=> { #lets #rt::rev::as_read(&#r).primal #path .len() })
+                }
+                // `base[k].len()` of a buffer of buffers.
+                Rvalue::Method { receiver, method, args } if method == "__len2" => {
+                    let r = self.buffer_receiver(receiver, span);
+                    let k = self.primal_operand(&args[0], span);
+                    quote_spanned!(span=> #rt::rules::buffer::row_len(#rt::rev::as_read(&#r).primal, #k))
+                }
                 // `p.w.len()`: the field's own `len` (a `Vec`, an array, or behind `&mut` a
                 // handle).
                 Rvalue::Method { receiver, .. }
@@ -260,12 +272,6 @@ impl Reverse<'_> {
                 {
                     let (b_, f) = (self.names.local(base), field_path(&path));
                     quote_spanned!(span=> #b_.primal #f .len())
-                }
-                // `base[k].len()` of a buffer of buffers.
-                Rvalue::Method { receiver, method, args } if method == "__len2" => {
-                    let r = self.buffer_receiver(receiver, span);
-                    let k = self.primal_operand(&args[0], span);
-                    quote_spanned!(span=> #rt::rules::buffer::row_len(#rt::rev::as_read(&#r).primal, #k))
                 }
                 Rvalue::Method { receiver, .. } => {
                     let r = self.buffer_receiver(receiver, span);
@@ -585,6 +591,35 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            Rvalue::Method { receiver, method, args }
+                if method == "__deep" || method == "__deep_to_vec" =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let (lets, path) = self.deep_path(args, span);
+                let nos = (0..=args.len()).map(|_| quote!(#rt::NoRData));
+                let call = if method == "__deep" {
+                    quote_spanned!(span=> #rt::rules::buffer::deep_read_rrule(
+                        #rt::rev::as_read(&#r),
+                        move |__p: &[_]| __p #path,
+                        move |__d: &mut [_], __r| #rt::rules::buffer::add_rdata_to(&mut __d #path, __r),
+                    ))
+                } else {
+                    into_handle = true;
+                    quote_spanned!(span=> #rt::rules::buffer::deep_to_vec_rrule(
+                        #rt::rev::as_read(&#r),
+                        move |__p: &[_]| __p #path .to_vec(),
+                        move |__d: &mut [_], __g: &[_]| #rt::rules::buffer::add_row(&mut __d #path, __g),
+                    ))
+                };
+                (
+                    quote_spanned!(span=> {
+                        #lets
+                        let (__o, __pb) = #call;
+                        (__o, move |__r| { __pb(__r); (#(#nos,)*) })
+                    }),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args } if args.len() == 2 && method == "__get2" => {
                 let r = self.buffer_receiver(receiver, span);
                 let (a, c) =
@@ -880,6 +915,25 @@ impl Reverse<'_> {
     /// type parameters get that bound.
     pub(crate) fn boxes_own_pullback(&self) -> bool {
         self.calls_out.get()
+    }
+
+    /// The index variables and the path of a deep read's arguments (see `nested::deep_parts`):
+    /// `let __k0: usize = i; ..` and `[__k0] .w [__k1]`.
+    pub(super) fn deep_path(&self, args: &[Operand], span: Span) -> (TokenStream, TokenStream) {
+        let mut lets = TokenStream::new();
+        let mut path = TokenStream::new();
+        for (n, a) in args.iter().enumerate() {
+            match a {
+                Operand::Const(field) => path.extend(field.clone()),
+                other => {
+                    let k = format_ident!("__k{}", n, span = Span::mixed_site());
+                    let v = self.primal_operand(other, span);
+                    lets.extend(quote_spanned!(span=> let #k: usize = #v;));
+                    path.extend(quote!([#k]));
+                }
+            }
+        }
+        (lets, path)
     }
 
     /// A buffer method's receiver: a local, or a view of a buffer field (`p.w`).

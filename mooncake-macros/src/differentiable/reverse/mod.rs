@@ -191,6 +191,9 @@ pub(super) fn reverse_method(name: &str) -> bool {
             "__get2",
             "__len2",
             "__row_to_vec",
+            "__deep",
+            "__deep_len",
+            "__deep_to_vec",
         ]
         .contains(&name)
 }
@@ -240,8 +243,19 @@ fn field_path(path: &[syn::Member]) -> TokenStream {
 }
 
 /// The buffer methods, whose receiver may be a buffer field (`p.w.len()`).
-const BUFFER_METHODS: &[&str] =
-    &["len", "__iter_sum", "to_vec", "clone", "__sub_to_vec", "__get2", "__len2", "__row_to_vec"];
+const BUFFER_METHODS: &[&str] = &[
+    "len",
+    "__iter_sum",
+    "to_vec",
+    "clone",
+    "__sub_to_vec",
+    "__get2",
+    "__len2",
+    "__row_to_vec",
+    "__deep",
+    "__deep_len",
+    "__deep_to_vec",
+];
 
 /// The buffer methods that write, whose receiver may be a buffer field of a `&mut` argument
 /// (`s.w.push(v)`).

@@ -14,9 +14,9 @@
 
 use super::*;
 
-/// Whether the declared type `ty` is a buffer of buffers, behind references or not
-/// (`&[Vec<f64>]`, `Vec<Vec<f64>>`, `&[[f64; 3]]`, `&mut Vec<[f64; 2]>`).
-fn nested_type(ty: &syn::Type) -> bool {
+/// Whether the declared type `ty` is a buffer whose elements are not numbers, behind references
+/// or not (`&[Vec<f64>]`, `Vec<Vec<f64>>`, `&[[f64; 3]]`, `&[Layer]`, `Vec<(f64, f64)>`).
+fn deep_type(ty: &syn::Type) -> bool {
     fn buffer_elem(ty: &syn::Type) -> Option<&syn::Type> {
         match ty {
             syn::Type::Reference(r) => buffer_elem(&r.elem),
@@ -39,7 +39,29 @@ fn nested_type(ty: &syn::Type) -> bool {
             _ => None,
         }
     }
-    buffer_elem(ty).and_then(buffer_elem).is_some()
+    // Not a number: a buffer, a tuple, or a named type that is not a primitive (a one-letter
+    // name is taken for a type parameter, which the subset's numbers are).
+    let not_a_number = |t: &syn::Type| match t {
+        syn::Type::Tuple(t) => !t.elems.is_empty(),
+        syn::Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else { return false };
+            let name = last.ident.to_string();
+            buffer_elem(t).is_some()
+                || (name.len() > 1
+                    && name.starts_with(|c: char| c.is_uppercase())
+                    && !matches!(name.as_str(), "Self"))
+        }
+        other => buffer_elem(other).is_some(),
+    };
+    buffer_elem(ty).is_some_and(not_a_number)
+}
+
+/// Whether `p` reaches into an element of a buffer: an index followed by more projections.
+fn deep_place(p: &Place) -> bool {
+    p.projections
+        .iter()
+        .position(|pr| matches!(pr, Projection::Index(_)))
+        .is_some_and(|i| i + 1 < p.projections.len())
 }
 
 fn two_indices(p: &Place) -> Option<(Local, Local)> {
@@ -56,16 +78,17 @@ fn one_index(p: &Place) -> Option<Local> {
     }
 }
 
-/// The locals holding buffers of buffers: declared so, or indexed twice somewhere.
+/// The locals holding buffers whose elements are not numbers: declared so, or reached into
+/// (`a[i][j]`, `v[k].w`) somewhere.
 fn nested_locals(body: &Body) -> Vec<bool> {
     let n = body.locals.len();
     let mut nested: Vec<bool> =
-        (0..n).map(|l| body.locals[l].ty.as_ref().is_some_and(nested_type)).collect();
+        (0..n).map(|l| body.locals[l].ty.as_ref().is_some_and(deep_type)).collect();
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
             let mut mark = |q: &Place| {
-                if two_indices(q).is_some() {
+                if deep_place(q) && matches!(q.projections.first(), Some(Projection::Index(_))) {
                     nested[q.local.index()] = true;
                 }
             };
@@ -241,91 +264,146 @@ pub(super) fn substitute_rows(body: &mut Body) {
     }
 }
 
-/// Step 2 of the module: reads of elements and rows of buffers of buffers become the rules'
-/// methods (after the loads are hoisted, so that every read is a statement `t = base[i][j]`).
+/// The receiver and arguments of a deep read of `q` (`v[k].w[j]`, `net.layers[k].b`): the
+/// place up to the first index (a local, or fields of it), then each further projection as an
+/// argument (an index as its local, a field as a constant `.name`); `None` if a dereference
+/// follows.
+fn deep_parts(q: &Place) -> Option<(Place, Vec<Operand>)> {
+    let first = q.projections.iter().position(|pr| matches!(pr, Projection::Index(_)))?;
+    let prefix = &q.projections[..first];
+    if !prefix.iter().all(|pr| matches!(pr, Projection::Field(_))) {
+        return None;
+    }
+    let args = q.projections[first..]
+        .iter()
+        .map(|pr| match pr {
+            Projection::Index(l) => Some(Operand::Use(Place::local(*l))),
+            Projection::Field(m) => Some(Operand::Const(quote!(.#m))),
+            Projection::Deref => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((Place { local: q.local, projections: prefix.to_vec() }, args))
+}
+
+/// Step 2 of the module: reads of elements and rows of buffers of buffers, and of numbers and
+/// buffers inside the elements of buffers, become the rules' methods (after the loads are
+/// hoisted, so that every read is a statement `t = base[i][j]`).
 pub(super) fn nested_reads(body: &mut Body) {
     let nested = nested_locals(body);
-    if !nested.iter().any(|b| *b) {
+    let any_deep = body.blocks.iter().flat_map(|b| &b.statements).any(|s| match &s.kind {
+        StatementKind::Assign(p, rv) => {
+            let mut found = deep_place(p);
+            let mut rv2 = rv.clone();
+            for_each_place(&mut rv2, &mut |q| found |= deep_place(q));
+            found
+        }
+        StatementKind::Check(_) => false,
+    });
+    if !nested.iter().any(|b| *b) && !any_deep {
         return;
     }
     let row_of = |q: &Place| one_index(q).filter(|_| nested[q.local.index()]);
     let mut locals = std::mem::take(&mut body.locals);
     let ident = |name: &str, span: Span| syn::Ident::new(name, span);
+    let method = |receiver: Place, name: &str, args: Vec<Operand>, span: Span| Rvalue::Method {
+        receiver,
+        method: syn::Ident::new(name, span),
+        args,
+    };
+    // A read of the number at `q` inside a buffer, if `q` is one.
+    let read = |q: &Place, span: Span| -> Option<Rvalue> {
+        if let Some((i, j)) = two_indices(q) {
+            return Some(method(
+                Place::local(q.local),
+                "__get2",
+                vec![Operand::Use(Place::local(i)), Operand::Use(Place::local(j))],
+                span,
+            ));
+        }
+        if !deep_place(q) {
+            return None;
+        }
+        let (receiver, args) = deep_parts(q)?;
+        Some(method(receiver, "__deep", args, span))
+    };
     for b in &mut body.blocks {
         let mut out = Vec::with_capacity(b.statements.len());
         for mut s in std::mem::take(&mut b.statements) {
             let span = s.span;
-            if let StatementKind::Assign(p, rv) = &mut s.kind
-                && two_indices(p).is_none()
-            {
-                let get2 = |q: &Place| -> Option<Rvalue> {
-                    let (i, j) = two_indices(q)?;
-                    Some(Rvalue::Method {
-                        receiver: Place::local(q.local),
-                        method: ident("__get2", span),
-                        args: vec![Operand::Use(Place::local(i)), Operand::Use(Place::local(j))],
-                    })
+            let fresh = |locals: &mut Vec<LocalDecl>| {
+                locals.push(LocalDecl { name: None, ty: None, span });
+                Local((locals.len() - 1) as u32)
+            };
+            // A copy of the row or buffer at `q` (`&data[i]`, `&layers[k].w`), if it is one.
+            let copy = |q: &Place, out: &mut Vec<Statement>, locals: &mut Vec<LocalDecl>| {
+                let rv = if let Some(k) = row_of(q) {
+                    method(
+                        Place::local(q.local),
+                        "__row_to_vec",
+                        vec![Operand::Use(Place::local(k))],
+                        span,
+                    )
+                } else if deep_place(q) {
+                    let (receiver, args) = deep_parts(q)?;
+                    method(receiver, "__deep_to_vec", args, span)
+                } else {
+                    return None;
                 };
+                let t = fresh(locals);
+                out.push(Statement { kind: StatementKind::Assign(Place::local(t), rv), span });
+                Some(t)
+            };
+            if let StatementKind::Assign(p, rv) = &mut s.kind
+                && !deep_place(p)
+            {
                 match rv {
-                    // `t = base[i][j]`.
-                    Rvalue::Use(Operand::Use(q)) if two_indices(q).is_some() => {
-                        *rv = get2(q).expect("two indices");
+                    // `t = base[i][j]`, `t = v[k].w[j]`.
+                    Rvalue::Use(Operand::Use(q)) if read(q, span).is_some() => {
+                        *rv = read(q, span).expect("checked");
                     }
-                    // `base[k].len()`.
-                    Rvalue::Method { receiver, method, args }
-                        if method == "len" && args.is_empty() && row_of(receiver).is_some() =>
+                    // `base[k].len()`, `v[k].w.len()`.
+                    Rvalue::Method { receiver, method: m, args }
+                        if m == "len" && args.is_empty() && row_of(receiver).is_some() =>
                     {
                         let k = row_of(receiver).expect("one index");
-                        *rv = Rvalue::Method {
-                            receiver: Place::local(receiver.local),
-                            method: ident("__len2", span),
-                            args: vec![Operand::Use(Place::local(k))],
-                        };
+                        *rv = method(
+                            Place::local(receiver.local),
+                            "__len2",
+                            vec![Operand::Use(Place::local(k))],
+                            span,
+                        );
+                    }
+                    Rvalue::Method { receiver, method: m, args }
+                        if m == "len"
+                            && args.is_empty()
+                            && deep_place(receiver)
+                            && deep_parts(receiver).is_some() =>
+                    {
+                        let (r, a) = deep_parts(receiver).expect("checked");
+                        *rv = method(r, "__deep_len", a, span);
                     }
                     _ => {
-                        // `base[i][j].sin()`: the element loaded first.
-                        if let Rvalue::Method { receiver, .. } = rv
-                            && let Some(load) = get2(receiver)
-                        {
-                            locals.push(LocalDecl { name: None, ty: None, span });
-                            let t = Local((locals.len() - 1) as u32);
-                            out.push(Statement {
-                                kind: StatementKind::Assign(Place::local(t), load),
-                                span,
-                            });
-                            *receiver = Place::local(t);
+                        if let Rvalue::Method { receiver, method: m, .. } = rv {
+                            if BUFFER_METHODS.contains(&m.to_string().as_str()) {
+                                // `base[k].to_vec()`, `v[k].w.iter().sum()`: on a copy.
+                                if let Some(t) = copy(receiver, &mut out, &mut locals) {
+                                    *receiver = Place::local(t);
+                                }
+                            } else if let Some(load) = read(receiver, span) {
+                                // `base[i][j].sin()`: the number loaded first.
+                                let t = fresh(&mut locals);
+                                out.push(Statement {
+                                    kind: StatementKind::Assign(Place::local(t), load),
+                                    span,
+                                });
+                                *receiver = Place::local(t);
+                            }
                         }
-                        // A row lent to a call, or the receiver of a buffer method
-                        // (`base[k].to_vec()`): a copy of the row.
-                        let mut copy = |q: &Place, out: &mut Vec<Statement>| -> Option<Local> {
-                            let k = row_of(q)?;
-                            locals.push(LocalDecl { name: None, ty: None, span });
-                            let t = Local((locals.len() - 1) as u32);
-                            out.push(Statement {
-                                kind: StatementKind::Assign(
-                                    Place::local(t),
-                                    Rvalue::Method {
-                                        receiver: Place::local(q.local),
-                                        method: ident("__row_to_vec", span),
-                                        args: vec![Operand::Use(Place::local(k))],
-                                    },
-                                ),
-                                span,
-                            });
-                            Some(t)
-                        };
-                        if let Rvalue::Method { receiver, method, .. } = rv
-                            && BUFFER_METHODS.contains(&method.to_string().as_str())
-                            && let Some(t) = copy(receiver, &mut out)
-                        {
-                            *receiver = Place::local(t);
-                        }
-                        let lends = matches!(rv, Rvalue::Call { .. })
-                            || matches!(rv, Rvalue::Method { .. });
-                        if lends {
+                        // A row or an inner buffer lent to a call or a method: a copy.
+                        if matches!(rv, Rvalue::Call { .. } | Rvalue::Method { .. }) {
                             for_each_operand(rv, &mut |o| {
                                 if let Operand::Ref(q, false) = o
-                                    && let Some(t) = copy(q, &mut out)
+                                    && let Some(t) = copy(q, &mut out, &mut locals)
                                 {
                                     *o = Operand::Ref(Place::local(t), false);
                                 }
@@ -339,4 +417,5 @@ pub(super) fn nested_reads(body: &mut Body) {
         b.statements = out;
     }
     body.locals = locals;
+    let _ = ident;
 }

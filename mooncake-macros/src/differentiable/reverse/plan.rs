@@ -196,6 +196,7 @@ pub(super) fn inactive_locals(body: &Body) -> Inactive {
                     Rvalue::Method { receiver, method, args } => {
                         (method == "len" && args.is_empty())
                             || (method == "__len2" && args.len() == 1)
+                            || method == "__deep_len"
                             || (method == "__iter_sum"
                                 && receiver.projections.is_empty()
                                 && int_bufs[receiver.local.index()])

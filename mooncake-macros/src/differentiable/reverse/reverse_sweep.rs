@@ -121,7 +121,9 @@ pub(super) fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactiv
     // A buffer's `len()` (an integer): computed on the primal, no rule, no tape.
     if place.projections.is_empty()
         && let Rvalue::Method { method, args, .. } = rv
-        && ((method == "len" && args.is_empty()) || (method == "__len2" && args.len() == 1))
+        && ((method == "len" && args.is_empty())
+            || (method == "__len2" && args.len() == 1)
+            || method == "__deep_len")
     {
         return Kind::Linear(Vec::new());
     }
