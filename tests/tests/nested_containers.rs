@@ -3,8 +3,10 @@
 //! read by `a[i][j]`, `net.layers[l].w[j]`, by rows (`for row in a`, `let r = &a[i];`, `row[j]`,
 //! `row.len()`, `row.iter()`, `layer.w[j]`), with rows and inner buffers passed to calls
 //! (`dot(row, w)`, `dot(&a[i], w)`, `dot(&layer.w, x)`), in both modes; gradients shaped like
-//! the input (`Vec<Vec<f64>>`, `NetTangent { layers: Vec<LayerTangent> }`). Writes into them
-//! are refused in reverse mode (UI `fail_nested_indexing.rs`).
+//! the input (`Vec<Vec<f64>>`, `NetTangent { layers: Vec<LayerTangent> }`). Writes into
+//! buffers of buffers (`m[i][j] = v`, `+=`, a local `vec![vec![0.0; n]; m]`, a `&mut
+//! Vec<Vec<f64>>` argument) are covered; writes into fields of structs in buffers are refused
+//! in reverse mode (UI `fail_nested_indexing.rs`).
 //! `test_rule!` checks each function's rules against finite differences and against each other.
 
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)] // written as users write them
@@ -105,6 +107,32 @@ fn trace(m: [[f64; 2]; 2]) -> f64 {
     s
 }
 
+#[differentiable]
+fn outer_product_trace(x: &[f64], n: usize) -> f64 {
+    let mut m = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..n {
+            m[i][j] = x[i] * x[j];
+        }
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        m[i][i] += 1.0;
+        s += m[i][i] * m[i][0];
+    }
+    s
+}
+
+#[differentiable]
+fn relax_rows(grid: &mut Vec<Vec<f64>>, k: f64) -> f64 {
+    for i in 1..grid.len() - 1 {
+        for j in 0..grid[i].len() {
+            grid[i][j] = 0.5 * (grid[i - 1][j] + grid[i + 1][j]) * k;
+        }
+    }
+    grid[1][0] * grid[1][1]
+}
+
 /// A dense layer: `n_out` rows of `n_in` weights, flat, and biases.
 #[derive(Tangent, Clone, Debug)]
 struct Layer {
@@ -202,6 +230,9 @@ fn buffers_of_buffers_have_the_right_gradients() {
     test_rule!(mlp_by_layers(&n.layers, &w));
     let ps = vec![(0.1, 0.2), (0.7, -0.4), (1.1, 0.3)];
     test_rule!(pairs(&ps));
+    test_rule!(outer_product_trace(&w, 3));
+    let g = vec![vec![0.1, 0.2], vec![0.3, 0.4], vec![0.5, 0.6], vec![0.7, 0.8]];
+    test_rule!(relax_rows(&mut g, 1.3));
 }
 
 #[test]

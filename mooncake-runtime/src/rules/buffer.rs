@@ -773,6 +773,79 @@ where
     (CoDual::new(y, dy), pullback)
 }
 
+/// A row that can be written: a `Vec` or an array of elements.
+pub trait RowWrite: Row {
+    /// The elements, mutably.
+    fn row_write(&mut self) -> &mut [Self::Elem];
+}
+
+impl<T: Element> RowWrite for Vec<T> {
+    #[inline(always)]
+    fn row_write(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+impl<T: Element, const N: usize> RowWrite for [T; N] {
+    #[inline(always)]
+    fn row_write(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+/// Reverse rule of a store `x[i][j] = v` into a buffer of rows: keeps the element and its
+/// shadow it overwrites (the shadow's element is zeroed); the pullback returns the element's
+/// gradient as `v̄` and puts both back.
+///
+/// # Panics
+/// If an index is out of bounds, as indexing does.
+#[inline]
+pub fn set2_rrule<V: RowWrite + Primal>(
+    x: CoDual<SharedVec<V>, SharedVec<V::Tangent>>,
+    i: CoDual<usize, NoFData>,
+    j: CoDual<usize, NoFData>,
+    v: CoDual<V::Elem, NoFData>,
+) -> (
+    CoDual<(), NoFData>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData, <V::Elem as Primal>::RData) + use<V>,
+)
+where
+    V::Tangent: TangentRow<<V::Elem as Primal>::Tangent>,
+{
+    let (x, dx) = x.into_parts();
+    let (i, j) = (i.primal, j.primal);
+    let old = x.with_mut(|s| std::mem::replace(&mut s[i].row_write()[j], v.primal));
+    let old_d = dx.with_mut(|d| std::mem::replace(&mut d[i].row_mut()[j], V::Elem::ZERO_TANGENT));
+    let pullback = move |_: NoRData| {
+        let g = dx.with_mut(|d| std::mem::replace(&mut d[i].row_mut()[j], old_d));
+        x.with_mut(|s| s[i].row_write()[j] = old);
+        (NoRData, NoRData, NoRData, V::Elem::tangent_rdata(g))
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Reverse rule of `vec![row; n]` for a buffer `row` (a matrix of `n` equal rows): `n` copies
+/// with zero shadows; the pullback adds every row's gradient into `row`'s shadow.
+#[inline]
+pub fn repeat_rows_rrule<T: Element, B: ReadBuffer<T> + ?Sized>(
+    row: CoDual<&B, SharedVec<T::Tangent>>,
+    n: CoDual<usize, NoFData>,
+) -> (
+    CoDual<Vec<Vec<T>>, SharedVec<Vec<T::Tangent>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T, B>,
+) {
+    let r = row.primal.with_slice(<[T]>::to_vec);
+    let len = r.len();
+    let y = vec![r; n.primal];
+    let dy = SharedVec::from_vec(vec![vec![T::ZERO_TANGENT; len]; n.primal]);
+    let (d_row, shadow) = (row.fdata, dy.clone());
+    let pullback = move |_: NoRData| {
+        shadow.with(|rows| d_row.with_mut(|d| rows.iter().for_each(|g| add_into::<T>(d, g))));
+        (NoRData, NoRData)
+    };
+    (CoDual::new(y, dy), pullback)
+}
+
 /// Reverse rule of a read of a number inside an element of a buffer (`layers[k].w[j]`,
 /// `ps[k].0`, `net.layers[k].b`): `get` reads it from the elements, and the pullback has `add`
 /// add its gradient into the shadow's element (derived code writes both as the same path).

@@ -620,6 +620,29 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            Rvalue::Method { receiver, method, args } if args.len() == 3 && method == "__set2" => {
+                let r = self.buffer_receiver(receiver, span);
+                let (a, c, v) = (
+                    self.codual_operand(&args[0], span),
+                    self.codual_operand(&args[1], span),
+                    self.codual_operand(&args[2], span),
+                );
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::set2_rrule(#rt::rev::as_write(&#r), #a, #c, #v)),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 1 && method == "__repeat_rows" =>
+            {
+                into_handle = true;
+                let r = self.buffer_receiver(receiver, span);
+                let n = self.codual_operand(&args[0], span);
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::repeat_rows_rrule(#rt::rev::as_read(&#r), #n)),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args } if args.len() == 2 && method == "__get2" => {
                 let r = self.buffer_receiver(receiver, span);
                 let (a, c) =

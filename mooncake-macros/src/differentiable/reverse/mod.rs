@@ -194,6 +194,8 @@ pub(super) fn reverse_method(name: &str) -> bool {
             "__deep",
             "__deep_len",
             "__deep_to_vec",
+            "__set2",
+            "__repeat_rows",
         ]
         .contains(&name)
 }
@@ -255,6 +257,7 @@ const BUFFER_METHODS: &[&str] = &[
     "__deep",
     "__deep_len",
     "__deep_to_vec",
+    "__repeat_rows",
 ];
 
 /// The buffer methods that write, whose receiver may be a buffer field of a `&mut` argument
@@ -270,6 +273,7 @@ const WRITE_METHODS: &[&str] = &[
     "resize",
     "extend_from_slice",
     "__sub_assign",
+    "__set2",
 ];
 
 fn load_parts(p: &Place) -> Option<Access> {

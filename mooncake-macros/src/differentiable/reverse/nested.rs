@@ -303,6 +303,24 @@ pub(super) fn nested_reads(body: &mut Body) {
         return;
     }
     let row_of = |q: &Place| one_index(q).filter(|_| nested[q.local.index()]);
+    // Locals that hold buffers (built, copied, declared or indexed), for `vec![row; n]`.
+    let mut buffers = vec![false; body.locals.len()];
+    for b in &body.blocks {
+        for s in &b.statements {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            if p.projections.is_empty() && builds_handle(rv) {
+                buffers[p.local.index()] = true;
+            }
+            let mut rv2 = rv.clone();
+            let mut mark = |q: &Place| {
+                if matches!(q.projections.first(), Some(Projection::Index(_))) {
+                    buffers[q.local.index()] = true;
+                }
+            };
+            mark(p);
+            for_each_place(&mut rv2, &mut |q| mark(q));
+        }
+    }
     let mut locals = std::mem::take(&mut body.locals);
     let ident = |name: &str, span: Span| syn::Ident::new(name, span);
     let method = |receiver: Place, name: &str, args: Vec<Operand>, span: Span| Rvalue::Method {
@@ -353,6 +371,29 @@ pub(super) fn nested_reads(body: &mut Body) {
                 out.push(Statement { kind: StatementKind::Assign(Place::local(t), rv), span });
                 Some(t)
             };
+            // `m[i][j] = v`: `__set2(m, i, j, v)`.
+            if let StatementKind::Assign(p, Rvalue::Use(v)) = &s.kind
+                && let Some((i, j)) = two_indices(p)
+                && !matches!(v, Operand::Ref(..))
+            {
+                let t = fresh(&mut locals);
+                let set = method(
+                    Place::local(p.local),
+                    "__set2",
+                    vec![Operand::Use(Place::local(i)), Operand::Use(Place::local(j)), v.clone()],
+                    span,
+                );
+                out.push(Statement { kind: StatementKind::Assign(Place::local(t), set), span });
+                continue;
+            }
+            // `vec![row; n]` of a buffer `row`: a matrix of equal rows.
+            if let StatementKind::Assign(_, rv) = &mut s.kind
+                && let Rvalue::VecRepeat(Operand::Use(q), n) = rv.clone()
+                && q.projections.is_empty()
+                && buffers[q.local.index()]
+            {
+                *rv = method(q, "__repeat_rows", vec![n], span);
+            }
             if let StatementKind::Assign(p, rv) = &mut s.kind
                 && !deep_place(p)
             {

@@ -546,7 +546,8 @@ pub(super) fn builds_handle(rv: &Rvalue) -> bool {
                 && (func.segments[1].ident == "new" || func.segments[1].ident == "with_capacity")
         }
         Rvalue::Method { method, .. } => {
-            method == "to_vec" || method == "clone" || method == "__sub_to_vec"
+            ["to_vec", "clone", "__sub_to_vec", "__row_to_vec", "__deep_to_vec", "__repeat_rows"]
+                .contains(&method.to_string().as_str())
         }
         Rvalue::Convert(c, _) => matches!(c, Conversion::Hold | Conversion::Copy),
         _ => false,
