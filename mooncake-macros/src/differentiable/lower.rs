@@ -49,6 +49,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         write_backs: Vec::new(),
         lend_mut: false,
         slice_copies: Default::default(),
+        aliases: Default::default(),
         loops: Vec::new(),
         references: std::collections::HashMap::new(),
     };
@@ -123,6 +124,13 @@ pub(super) struct Lower<'e> {
     /// The copies sub-slices are read into (see `slices`): a name bound to `&x[a..b]` names
     /// the copy, and is lent (`&copy`) where it is passed on.
     pub(super) slice_copies: std::collections::HashSet<Local>,
+    /// Names bound to a borrow of a whole place (`let w = &net.w;`, `let r = &v;`, `let c = &mut
+    /// s.count;`): the place and whether the borrow is `&mut`. A use of the name is the place
+    /// itself (`w[i]` is `net.w[i]`, `*c` is `s.count`), and the name passed on bare is the
+    /// borrow (`f(w)` is `f(&net.w)`): the borrowed place cannot change otherwise while the
+    /// borrow lives. The local itself is assigned the borrow too, for what reads it by name (an
+    /// assertion's text); reverse mode drops that assignment when nothing does.
+    pub(super) aliases: std::collections::HashMap<Local, (Place, bool)>,
 }
 
 pub(super) fn unit() -> Operand {
@@ -208,6 +216,20 @@ impl Lower<'_> {
             .flat_map(|s| s.iter().rev())
             .find(|(n, _)| n == name)
             .map(|(_, l)| *l)
+    }
+
+    /// The place and kind of the borrow `e` names, if it is a name bound to one (see
+    /// `aliases`).
+    pub(super) fn alias_of(&self, e: &Expr) -> Option<(Place, bool)> {
+        match e {
+            Expr::Paren(p) => self.alias_of(&p.expr),
+            Expr::Group(g) => self.alias_of(&g.expr),
+            Expr::Path(p) if p.qself.is_none() => {
+                let l = self.lookup(p.path.get_ident()?)?;
+                self.aliases.get(&l).cloned()
+            }
+            _ => None,
+        }
     }
 
     pub(super) fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -357,6 +379,21 @@ impl Lower<'_> {
                     self.errors
                         .error_spanned(at, "`@` patterns are only supported in `match` arms");
                 }
+                // `let w = &net.w;`: `w` names the place (see `aliases`).
+                if let Operand::Ref(q, mutable) = &value
+                    && pi.mutability.is_none()
+                    && !matches!(q.projections.last(), Some(Projection::Index(_)))
+                    && !q.projections.iter().any(|p| matches!(p, Projection::Deref))
+                    && !self.slice_copies.contains(&q.local)
+                {
+                    let (q, mutable) = (q.clone(), *mutable);
+                    let l = self.new_local(Some(pi.ident.clone()), ty, pi.ident.span());
+                    self.references.insert(l, mutable);
+                    self.assign(Place::local(l), Rvalue::Use(value), span);
+                    self.aliases.insert(l, (q, mutable));
+                    self.bind(pi.ident.clone(), l);
+                    return;
+                }
                 // `let s = &x[a..b];`: `s` names the copy (see `slices`).
                 if let Operand::Ref(q, false) = &value
                     && q.projections.is_empty()
@@ -503,7 +540,11 @@ impl Lower<'_> {
         match e {
             Expr::Path(p) if p.qself.is_none() => {
                 let ident = p.path.get_ident()?;
-                self.lookup(ident).map(Place::local)
+                let l = self.lookup(ident)?;
+                Some(match self.aliases.get(&l) {
+                    Some((q, _)) => q.clone(),
+                    None => Place::local(l),
+                })
             }
             Expr::Paren(p) => self.lower_place(&p.expr),
             Expr::Group(g) => self.lower_place(&g.expr),
@@ -534,6 +575,10 @@ impl Lower<'_> {
                 if super::options::deref_free(&u.expr) {
                     return Some(self.place_of(&u.expr));
                 }
+                // `*c` of `let c = &mut s.count;`: the place.
+                if let Some((q, _)) = self.alias_of(&u.expr) {
+                    return Some(q);
+                }
                 let mut base = self.place_of(&u.expr);
                 base.projections.push(Projection::Deref);
                 Some(base)
@@ -558,6 +603,10 @@ impl Lower<'_> {
         match e {
             Expr::Lit(lit) => Operand::Const(lit.to_token_stream()),
             Expr::Path(p) => {
+                // A name bound to a borrow, passed on bare: the borrow.
+                if let Some((q, mutable)) = self.alias_of(e) {
+                    return Operand::Ref(q, mutable);
+                }
                 if let Some(place) = self.lower_place(e) {
                     return Operand::Use(place);
                 }
@@ -1929,6 +1978,18 @@ impl Lower<'_> {
                 let place = self.place_of(&r.expr);
                 self.lend_mut = false;
                 let kind = if r.mutability.is_some() { ElemKind::Mut } else { ElemKind::Ref };
+                Some(ForPlan::Elements {
+                    places: vec![(place, kind)],
+                    enumerate: false,
+                    step: None,
+                    shape: Shape::Leaf,
+                    window: Vec::new(),
+                })
+            }
+            e if self.alias_of(e).is_some() => {
+                // `for v in w` of `let w = &net.w;`: by reference, as over `&net.w`.
+                let (place, mutable) = self.alias_of(e).expect("checked");
+                let kind = if mutable { ElemKind::Mut } else { ElemKind::Ref };
                 Some(ForPlan::Elements {
                     places: vec![(place, kind)],
                     enumerate: false,

@@ -10,6 +10,7 @@ use super::*;
 /// and a pullback.
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
+    drop_unread_borrows(&mut out);
     mut_element_borrows(&mut out);
     super::nested::substitute_rows(&mut out);
     // 1. Locals that only ever hold a shared borrow of a buffer element.
@@ -317,6 +318,62 @@ fn mut_element_borrows(body: &mut Body) {
             subst(p);
             for_each_place(rv, &mut |q| subst(q));
         }
+    }
+}
+
+/// Drops the assignments of borrows of whole places to locals nothing reads (`let w = &net.w;`,
+/// whose uses lowering resolved to the place itself: see `Lower::aliases`).
+fn drop_unread_borrows(body: &mut Body) {
+    let n = body.locals.len();
+    let mut read = vec![false; n];
+    let mentioned = |tokens: &TokenStream, read: &mut Vec<bool>| {
+        fn walk(t: TokenStream, read: &mut Vec<bool>) {
+            for tt in t {
+                match tt {
+                    proc_macro2::TokenTree::Ident(i) => {
+                        if let Some(k) = i
+                            .to_string()
+                            .strip_prefix("__mooncake_local_")
+                            .and_then(|k| k.parse::<usize>().ok())
+                            && k < read.len()
+                        {
+                            read[k] = true;
+                        }
+                    }
+                    proc_macro2::TokenTree::Group(g) => walk(g.stream(), read),
+                    _ => {}
+                }
+            }
+        }
+        walk(tokens.clone(), read);
+    };
+    for b in &body.blocks {
+        for s in &b.statements {
+            match &s.kind {
+                StatementKind::Assign(p, rv) => {
+                    if !p.projections.is_empty() {
+                        read[p.local.index()] = true;
+                    }
+                    read_locals(p, rv, &mut |l| read[l.index()] = true);
+                }
+                StatementKind::Check(tokens) => mentioned(tokens, &mut read),
+            }
+        }
+        match &b.terminator.kind {
+            TerminatorKind::Branch { cond, .. } => read[cond.index()] = true,
+            TerminatorKind::Panic(tokens) => mentioned(tokens, &mut read),
+            _ => {}
+        }
+    }
+    read[Local::RETURN.index()] = true;
+    for b in &mut body.blocks {
+        b.statements.retain(|s| {
+            !matches!(&s.kind, StatementKind::Assign(p, Rvalue::Use(Operand::Ref(q, _)))
+                if p.projections.is_empty()
+                    && !read[p.local.index()]
+                    && p.local.index() > body.n_args
+                    && !matches!(q.projections.last(), Some(Projection::Index(_))))
+        });
     }
 }
 

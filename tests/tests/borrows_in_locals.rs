@@ -1,0 +1,78 @@
+//! Borrows kept in locals (issue 14, item 4): a name bound to a borrow of a whole place (`let w =
+//! &m.w;`, `let r = &v;`, `let b = &mut m.b;`, `let w = &mut m.w;`) stands for the place in both
+//! modes: indexed, measured, iterated, dereferenced, written through and passed on as the
+//! borrow. `test_rule!` checks each function's rules against finite differences and against
+//! each other. (Element borrows, `let e = &x[i];` and `&mut x[i]`, are in `in_place.rs`.)
+
+#![allow(clippy::needless_range_loop)] // index loops, as kernels are written
+
+use mooncake_runtime::prelude::*;
+
+#[derive(Tangent, Clone, Debug)]
+struct Model {
+    w: Vec<f64>,
+    b: f64,
+}
+
+#[differentiable]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b.iter()).map(|(x, y)| x * y).sum()
+}
+
+#[differentiable]
+fn field_borrows(m: &Model, x: &[f64]) -> f64 {
+    let w = &m.w;
+    let mut s = 0.0;
+    for i in 0..w.len() {
+        s += w[i] * x[i];
+    }
+    let b = &m.b;
+    s + dot(w, x) + *b * 2.0 + w.iter().map(|v| v.sin()).sum::<f64>()
+}
+
+#[differentiable]
+fn mutable_field_borrows(m: &mut Model, x: f64) -> f64 {
+    let w = &mut m.w;
+    w[0] = x * x;
+    for v in w.iter_mut() {
+        *v *= 2.0;
+    }
+    let b = &mut m.b;
+    *b += x;
+    m.w[0] + m.b * m.w[1]
+}
+
+#[differentiable]
+fn local_borrow(x: &[f64]) -> f64 {
+    let v = x.to_vec();
+    let r = &v;
+    let mut s = 0.0;
+    for e in r {
+        s += e * e;
+    }
+    s + dot(r, x) + r[0]
+}
+
+fn model() -> Model {
+    Model { w: vec![0.1, 0.2, 0.3], b: 0.5 }
+}
+
+#[test]
+fn borrows_in_locals_have_the_right_gradients() {
+    let (m, x) = (model(), vec![1.0, 2.0, 0.5]);
+    test_rule!(field_borrows(&m, &x));
+    test_rule!(mutable_field_borrows(&mut m, 0.7));
+    test_rule!(local_borrow(&x));
+}
+
+#[test]
+fn borrows_in_locals_compute_what_the_primal_computes() {
+    let (m, x) = (model(), vec![1.0, 2.0, 0.5]);
+    assert_eq!(value_and_gradient!(field_borrows(&m, &x)).0, field_borrows(&m, &x));
+    let (mut a, mut b) = (model(), model());
+    assert_eq!(
+        value_and_gradient!(mutable_field_borrows(&mut a, 0.7)).0,
+        mutable_field_borrows(&mut b, 0.7)
+    );
+    assert_eq!(value_and_gradient!(local_borrow(&x)).0, local_borrow(&x));
+}
