@@ -117,6 +117,30 @@ fn generic_first<T: Float>(x: &[T]) -> T {
     x.first().copied().unwrap() * x.get(1).copied().unwrap()
 }
 
+#[differentiable]
+fn first_above(x: &[f64], t: f64) -> f64 {
+    // The first element above `t` (or the last one), by `position` and by `find`.
+    let i = x.iter().position(|v| *v > t).unwrap_or(x.len() - 1);
+    let f = x.iter().find(|v| **v > t).copied().unwrap_or(x[x.len() - 1]);
+    let g = *x.iter().find(|&&v| v > t).unwrap_or(&x[0]);
+    x[i] * f + g
+}
+
+#[differentiable]
+fn guarded(x: &[f64]) -> f64 {
+    // `any` / `all` as guards, over elements and over mapped values.
+    let all_positive = x.iter().all(|v| *v > 0.0);
+    let any_large = x.iter().map(|v| v * v).any(|s| s > 0.5);
+    let mut s = 0.0;
+    if all_positive {
+        s += x.iter().map(|v| v.ln()).sum::<f64>();
+    }
+    if any_large {
+        s += x[0] * 3.0;
+    }
+    if x.iter().any(|v| v.is_nan()) { 0.0 } else { s + x[1] }
+}
+
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -146,6 +170,23 @@ fn options_have_the_right_gradients() {
     test_rule!(reduce_max(&x));
     test_rule!(max_of_filtered(&x));
     test_rule!(generic_first(&x));
+    for t in [-0.5, 0.0, 0.5, 2.0] {
+        test_rule!(first_above(&x, t));
+    }
+    test_rule!(guarded(&x));
+    let pos: Vec<f64> = x.iter().map(|v| v.abs() + 0.1).collect();
+    test_rule!(guarded(&pos));
+}
+
+#[test]
+fn searches_compute_what_std_computes() {
+    let x = xs(5, 0.7);
+    for t in [-0.5, 0.0, 0.5, 2.0] {
+        assert_eq!(value_and_gradient!(first_above(&x, t)).0, first_above(&x, t));
+    }
+    let pos: Vec<f64> = x.iter().map(|v| v.abs() + 0.1).collect();
+    assert_eq!(value_and_gradient!(guarded(&x)).0, guarded(&x));
+    assert_eq!(value_and_gradient!(guarded(&pos)).0, guarded(&pos));
 }
 
 #[test]

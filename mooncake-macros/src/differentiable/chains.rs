@@ -36,6 +36,12 @@ enum Consumer {
     Best(Expr, bool),
     /// `reduce(f)`: an `Option`.
     Reduce(Expr),
+    /// `any(f)` (`true`) or `all(f)`: a `bool`.
+    AnyAll(Expr, bool),
+    /// `position(f)`: an `Option<usize>`.
+    Position(Expr),
+    /// `find(p)`: an `Option` of the item.
+    Find(Expr),
 }
 
 /// A chain written out as tokens: the statements that compute it (a loop, and the locals it
@@ -61,8 +67,10 @@ enum Adaptor {
 }
 
 /// Methods that end a chain (their receiver is an iterator).
-pub(super) const CONSUMERS: &[&str] =
-    &["sum", "product", "count", "fold", "for_each", "collect", "max_by", "min_by", "reduce"];
+pub(super) const CONSUMERS: &[&str] = &[
+    "sum", "product", "count", "fold", "for_each", "collect", "max_by", "min_by", "reduce", "any",
+    "all", "position", "find",
+];
 
 pub(super) const MESSAGE: &str = "this iterator method is not supported in #[differentiable] \
      functions; supported chains: a source (a range, `x.iter()`, `x.iter_mut()`, \
@@ -70,8 +78,10 @@ pub(super) const MESSAGE: &str = "this iterator method is not supported in #[dif
      `.take(k)`; or `x.windows(k)`, \
      `x.chunks(k)`, `x.chunks_exact(k)`, indexed), then `.map(..)`, \
      `.filter(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
-     `.fold(..)`, `.for_each(..)` or `.collect::<Vec<_>>()` (and `for` loops over such a source); \
-     write anything else as a `for` loop";
+     `.fold(..)`, `.for_each(..)`, `.collect::<Vec<_>>()`, `.any(..)`, `.all(..)`, or (taken \
+     apart as an `Option`) `.max_by(..)`, `.min_by(..)`, `.reduce(..)`, `.position(..)`, \
+     `.find(..)` (and `for` loops over such a source, or two joined by `.chain(..)`); write \
+     anything else as a `for` loop";
 
 /// Whether `m` ends an iterator chain that [`Lower::lower_chain`] lowers (a consumer whose
 /// receiver is an iterator).
@@ -114,6 +124,10 @@ impl Lower<'_> {
             ("max_by", 1) => Consumer::Best(m.args[0].clone(), true),
             ("min_by", 1) => Consumer::Best(m.args[0].clone(), false),
             ("reduce", 1) => Consumer::Reduce(m.args[0].clone()),
+            ("any", 1) => Consumer::AnyAll(m.args[0].clone(), true),
+            ("all", 1) => Consumer::AnyAll(m.args[0].clone(), false),
+            ("position", 1) => Consumer::Position(m.args[0].clone()),
+            ("find", 1) => Consumer::Find(m.args[0].clone()),
             _ => {
                 self.refuse(&m.method, MESSAGE);
                 return Err(());
@@ -162,13 +176,13 @@ impl Lower<'_> {
         }
         // `max_by` and `min_by` keep a number: the items must be numbers (mapped, or a source
         // of numbers rather than of tuples or views).
-        if matches!(consumer, Consumer::Best(..))
+        if matches!(consumer, Consumer::Best(..) | Consumer::Find(_))
             && !adaptors.iter().any(|a| matches!(a, Adaptor::Map(_)))
             && makes_tuples_or_views(source)
         {
             self.refuse(
                 &m.method,
-                "`max_by` / `min_by` over tuples or views (after `zip`, `enumerate`, `windows`, \
+                "`max_by` / `min_by` / `find` over tuples or views (after `zip`, `enumerate`, `windows`, \
                  `chunks`) are not supported; `map` the items to the numbers compared, or write \
                  a `for` loop that keeps the best item",
             );
@@ -187,7 +201,9 @@ impl Lower<'_> {
         };
         let head = match (adaptors.first(), &consumer) {
             (Some(Adaptor::Map(f)), _) => takes_item(f, 1),
-            (None, Consumer::ForEach(f)) => takes_item(f, 1),
+            (None, Consumer::ForEach(f) | Consumer::AnyAll(f, _) | Consumer::Position(f)) => {
+                takes_item(f, 1)
+            }
             (None, Consumer::Fold(_, f)) => takes_item(f, 2),
             _ => None,
         };
@@ -215,34 +231,7 @@ impl Lower<'_> {
                     item_arg = Some(quote!(#e));
                 }
                 Adaptor::Filter(p) => {
-                    // The predicate takes a reference to the item: a pattern `|&v|` binds the
-                    // item itself, any other the item's reference.
-                    let test = match &p {
-                        Expr::Closure(c) if c.inputs.len() == 1 => match &c.inputs[0] {
-                            Pat::Reference(r) => {
-                                let inner = Expr::Closure(syn::ExprClosure {
-                                    inputs: std::iter::once((*r.pat).clone()).collect(),
-                                    ..c.clone()
-                                });
-                                self.apply(&inner, &[Some(quote!(#e))], by_ref)
-                            }
-                            // `|v| **v > 0.0`: `v` bound to the item itself, one `*` fewer
-                            // wherever the body dereferences it (a borrow kept in a local is
-                            // outside reverse mode, and the predicate has no derivative).
-                            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                                let mut inner = c.clone();
-                                let mut strip = StripDeref(&pi.ident);
-                                syn::visit_mut::VisitMut::visit_expr_mut(
-                                    &mut strip,
-                                    &mut inner.body,
-                                );
-                                self.apply(&Expr::Closure(inner), &[Some(quote!(#e))], false)
-                            }
-                            _ => self.apply(&p, &[Some(quote!(&#e))], false),
-                        },
-                        _ => self.apply(&p, &[Some(quote!(&#e))], false),
-                    };
-                    let test = test?;
+                    let test = self.predicate(&p, &e, by_ref)?;
                     body.extend(quote_spanned!(span=> if !(#test) { continue; }));
                 }
             }
@@ -291,6 +280,64 @@ impl Lower<'_> {
                 );
                 return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#n > 0)) });
             }
+            Consumer::AnyAll(f, any) => {
+                let call = self.apply(&f, &[item_arg.take()], by_ref)?;
+                let (init, stop, hit) = if any {
+                    (quote!(false), quote!(#acc), quote!(#call))
+                } else {
+                    (quote!(true), quote!(!#acc), quote!(!(#call)))
+                };
+                let each = loops(
+                    &head,
+                    &sources,
+                    quote_spanned!(span=>
+                        if #stop { break; }
+                        #body
+                        if #hit { #acc = !#init; break; }
+                    ),
+                );
+                let stmts = quote_spanned!(span=> let mut #acc = #init; #each);
+                return Ok(ChainParts { stmts, value: quote!(#acc), some: None });
+            }
+            Consumer::Position(f) => {
+                let call = self.apply(&f, &[item_arg.take()], by_ref)?;
+                let found = syn::Ident::new("__mooncake_found", Span::mixed_site());
+                let each = loops(
+                    &head,
+                    &sources,
+                    quote_spanned!(span=>
+                        if #found { break; }
+                        #body
+                        if #call { #found = true; break; }
+                        #acc += 1;
+                    ),
+                );
+                let stmts = quote_spanned!(span=>
+                    let mut #acc: usize = 0;
+                    let mut #found = false;
+                    #each
+                );
+                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#found)) });
+            }
+            Consumer::Find(p) => {
+                let test = self.predicate(&p, &e, by_ref)?;
+                let found = syn::Ident::new("__mooncake_found", Span::mixed_site());
+                let each = loops(
+                    &head,
+                    &sources,
+                    quote_spanned!(span=>
+                        if #found { break; }
+                        #body
+                        if #test { #acc = #item; #found = true; break; }
+                    ),
+                );
+                let stmts = quote_spanned!(span=>
+                    let mut #acc = 0.0;
+                    let mut #found = false;
+                    #each
+                );
+                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#found)) });
+            }
             Consumer::Reduce(f) => {
                 let call = self.apply(&f, &[Some(quote!(#acc)), Some(item.clone())], false)?;
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
@@ -317,6 +364,32 @@ impl Lower<'_> {
             #each
         );
         Ok(ChainParts { stmts, value: quote!(#acc), some: None })
+    }
+
+    /// The test of a predicate taking a reference to the item `e` (`filter`, `find`): a pattern
+    /// `|&v|` binds the item itself, a name `|v|` the item with one `*` fewer wherever the body
+    /// dereferences it (a borrow kept in a local is outside reverse mode, and the predicate has
+    /// no derivative), anything else the item's reference.
+    fn predicate(&mut self, p: &Expr, e: &syn::Ident, by_ref: bool) -> Result<TokenStream, ()> {
+        match p {
+            Expr::Closure(c) if c.inputs.len() == 1 => match &c.inputs[0] {
+                Pat::Reference(r) => {
+                    let inner = Expr::Closure(syn::ExprClosure {
+                        inputs: std::iter::once((*r.pat).clone()).collect(),
+                        ..c.clone()
+                    });
+                    self.apply(&inner, &[Some(quote!(#e))], by_ref)
+                }
+                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    let mut inner = c.clone();
+                    let mut strip = StripDeref(&pi.ident);
+                    syn::visit_mut::VisitMut::visit_expr_mut(&mut strip, &mut inner.body);
+                    self.apply(&Expr::Closure(inner), &[Some(quote!(#e))], false)
+                }
+                _ => self.apply(p, &[Some(quote!(&#e))], false),
+            },
+            _ => self.apply(p, &[Some(quote!(&#e))], false),
+        }
     }
 
     /// The test "`cmp(a, b)` is `Greater`" for a comparator of `max_by` / `min_by`: a closure

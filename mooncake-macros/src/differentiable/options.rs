@@ -83,7 +83,9 @@ fn makes_option(e: &Expr) -> bool {
                 !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver)
             }
             ("get", 1) => !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver),
-            ("max_by" | "min_by" | "reduce", 1) => super::chains::ends_chain(m),
+            ("max_by" | "min_by" | "reduce" | "position" | "find", 1) => {
+                super::chains::ends_chain(m)
+            }
             _ => false,
         },
         _ => false,
@@ -96,7 +98,7 @@ pub(super) fn deref_free(e: &Expr) -> bool {
     fn holds_number_for_ref(e: &Expr) -> bool {
         match strip(e) {
             Expr::MethodCall(m) => match m.method.to_string().as_str() {
-                "max_by" | "min_by" | "reduce" => super::chains::source_by_ref_items(m),
+                "max_by" | "min_by" | "reduce" | "find" => super::chains::source_by_ref_items(m),
                 _ => false,
             },
             _ => false,
@@ -104,8 +106,10 @@ pub(super) fn deref_free(e: &Expr) -> bool {
     }
     match strip(e) {
         Expr::MethodCall(m)
-            if matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "unwrap_or_else")
-                && makes_option(&m.receiver) =>
+            if matches!(
+                m.method.to_string().as_str(),
+                "unwrap" | "expect" | "unwrap_or" | "unwrap_or_else"
+            ) && makes_option(&m.receiver) =>
         {
             holds_number_for_ref(&m.receiver)
         }
@@ -154,7 +158,7 @@ impl Lower<'_> {
                     some: parts.some.unwrap_or_else(|| quote!(true)),
                     value: parts.value,
                     by_ref: false,
-                    deref_free: by_ref,
+                    deref_free: by_ref && m.method != "position",
                 })
             }
         }
@@ -164,7 +168,7 @@ impl Lower<'_> {
     pub(super) fn lower_option_terminal(&mut self, m: &syn::ExprMethodCall) -> Operand {
         let Ok(p) = self.option_parts(&m.receiver) else { return super::lower::unit() };
         let span = m.method.span();
-        let OptionParts { stmts, some, value, by_ref, .. } = p;
+        let OptionParts { stmts, some, value, by_ref, deref_free } = p;
         let value = if by_ref { quote_spanned!(span=> &#value) } else { value };
         let tokens = match (m.method.to_string().as_str(), m.args.len()) {
             ("unwrap", 0) => quote_spanned!(span=> {
@@ -178,12 +182,15 @@ impl Lower<'_> {
             }
             ("unwrap_or", 1) => {
                 let d = &m.args[0];
+                // The default of an `Option` of a reference computed as the number: the number.
+                let d = if deref_free { quote!(*(#d)) } else { quote!(#d) };
                 let t = syn::Ident::new("__mooncake_default", Span::mixed_site());
                 quote_spanned!(span=> { #stmts let #t = #d; if #some { #value } else { #t } })
             }
             ("unwrap_or_else", 1) => match strip(&m.args[0]) {
                 Expr::Closure(c) if c.inputs.is_empty() => {
                     let body = &c.body;
+                    let body = if deref_free { quote!(*(#body)) } else { quote!(#body) };
                     quote_spanned!(span=> { #stmts if #some { #value } else { #body } })
                 }
                 Expr::Path(f) => {
