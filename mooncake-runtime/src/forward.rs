@@ -42,6 +42,19 @@ macro_rules! comparisons {
     )*};
 }
 
+/// `x == "literal"` for a string-like `x` (`String`, `&str`): the primal against the literal, a
+/// `bool` with no tangent.
+#[inline(always)]
+pub fn eq_literal<P: PartialEq<L>, L, T>(a: &Dual<P, T>, lit: L) -> Dual<bool, NoTangent> {
+    Dual::new(a.primal == lit, NoTangent)
+}
+
+/// `x != "literal"`: see [`eq_literal`].
+#[inline(always)]
+pub fn ne_literal<P: PartialEq<L>, L, T>(a: &Dual<P, T>, lit: L) -> Dual<bool, NoTangent> {
+    Dual::new(a.primal != lit, NoTangent)
+}
+
 comparisons! {
     lt: <;
     le: <=;

@@ -65,3 +65,59 @@ fn printing_and_dbg_keep_the_derivative() {
     assert!((gx - z.cos() * -1.3 * -1.3).abs() < 1e-12);
     assert!((gy - (z.cos() * 0.4 * -1.3 + z.sin())).abs() < 1e-12);
 }
+
+/// A loss chosen by a `String` argument, compared with literals either way round.
+#[differentiable]
+fn loss_by_name(x: &[f64], kind: String) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += if kind == "l2" {
+            v * v
+        } else if "l1" == kind {
+            v.abs()
+        } else if kind != "huber" {
+            v.sin()
+        } else if v.abs() < 1.0 {
+            0.5 * v * v
+        } else {
+            v.abs() - 0.5
+        };
+    }
+    s
+}
+
+/// The same by a `&str`, matched on.
+#[differentiable]
+fn loss_by_str(x: &[f64], kind: &str) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += match kind {
+            "l2" => v * v,
+            "l1" => v.abs(),
+            _ => v.sin(),
+        };
+    }
+    s
+}
+
+#[test]
+fn strings_choose_the_branch() {
+    let x = vec![0.3, -1.7, 0.9];
+    for kind in ["l2", "l1", "huber", "other"] {
+        test_rule!(loss_by_name(&x, kind.to_string()));
+        let (v, (g, _)) = value_and_gradient!(loss_by_str(&x, kind));
+        assert_eq!(v, loss_by_str(&x, kind));
+        // Against forward mode, one direction per element, and finite differences.
+        for i in 0..3 {
+            let mut t = vec![0.0; 3];
+            t[i] = 1.0;
+            let (_, d) = value_and_derivative!(loss_by_str(&x, kind), (t, NoTangent));
+            assert!((d - g[i]).abs() < 1e-12, "{kind}: {d} against {}", g[i]);
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[i] += 1e-6;
+            xm[i] -= 1e-6;
+            let fd = (loss_by_str(&xp, kind) - loss_by_str(&xm, kind)) / 2e-6;
+            assert!((fd - g[i]).abs() < 1e-6, "{kind}: {fd} against {}", g[i]);
+        }
+    }
+}

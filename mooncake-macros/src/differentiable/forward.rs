@@ -277,6 +277,19 @@ impl<'a> Forward<'a> {
         match rv {
             // A change of representation (reverse mode only) is the value itself.
             Rvalue::Use(o) | Rvalue::Convert(_, o) => op(o),
+            // `mode == "l2"` (`mode: String` or `&str`): the primal against the literal, whose
+            // type differs from a `String`'s.
+            Rvalue::Binary(bin @ (BinOp::Eq | BinOp::Ne), a, b)
+                if str_literal(a).is_some() || str_literal(b).is_some() =>
+            {
+                let (value, lit) = match str_literal(b) {
+                    Some(l) => (a, l),
+                    None => (b, str_literal(a).expect("checked")),
+                };
+                let v = op(value);
+                let name = if *bin == BinOp::Eq { quote!(eq_literal) } else { quote!(ne_literal) };
+                quote_spanned!(span=> #rt::fwd::#name(&#v, #lit))
+            }
             Rvalue::Binary(bin, a, b) => {
                 let (a, b) = (op(a), op(b));
                 let f = match bin {
@@ -479,6 +492,17 @@ impl<'a> Forward<'a> {
                 quote_spanned!(span=> #t;)
             }
         }
+    }
+}
+
+/// The string literal an operand is, if it is one (`"l2"`).
+fn str_literal(o: &Operand) -> Option<TokenStream> {
+    match o {
+        Operand::Const(c) => match syn::parse2::<syn::Expr>(c.clone()) {
+            Ok(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. })) => Some(c.clone()),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
