@@ -317,7 +317,21 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
 
     let inits = slots.iter().map(|slot| {
         let init = &slot.init;
-        quote_spanned!(init.span()=> ::core::clone::Clone::clone(&(#init)))
+        match (slot.kind, init) {
+            // `&*x` of a slice or `str` passed by name, `&v[a..b]`: the test owns a copy.
+            (Kind::Ref, Expr::Unary(u)) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                quote_spanned!(init.span()=> ::std::borrow::ToOwned::to_owned(&(#init)))
+            }
+            (Kind::Ref, Expr::Index(ix)) if matches!(&*ix.index, Expr::Range(_)) => {
+                quote_spanned!(init.span()=> ::std::borrow::ToOwned::to_owned(&(#init)))
+            }
+            (Kind::Val, _) => quote_spanned!(init.span()=> {
+                #[allow(unused_imports)]
+                use #sup::{RefSlotCheck as _, ValueSlot as _};
+                (&#sup::SlotArg(&(#init))).slot()
+            }),
+            _ => quote_spanned!(init.span()=> ::core::clone::Clone::clone(&(#init))),
+        }
     });
     let kinds = slots.iter().map(|slot| match slot.kind {
         Kind::Val => quote!(#tu::ArgKind::Val),
@@ -342,7 +356,11 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
         let fargs = args.iter().map(|a| {
             let k = index(a.slot);
             let make = match a.kind {
-                Kind::Val => quote!(#sup::dual_val(&#s.#k, &#t.#k)),
+                Kind::Val => quote!({
+                    #[allow(unused_imports)]
+                    use #sup::{CloneValDual as _, RefValDual as _};
+                    (&#sup::ValArg(&#s.#k, &#t.#k)).val_dual()
+                }),
                 Kind::Ref => quote!(#sup::dual_ref(&#s.#k, &#t.#k)),
                 Kind::Mut => quote!(#sup::dual_mut(&mut #s.#k, &mut #t.#k)),
             };

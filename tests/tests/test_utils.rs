@@ -348,3 +348,40 @@ fn a_small_random_direction_does_not_hide_a_wrong_rule() {
         assert_eq!(e.check, Check::ForwardVsFiniteDifferences);
     }
 }
+
+#[differentiable]
+fn by_mode(x: f64, mode: &str) -> f64 {
+    match mode {
+        "sq" => x * x,
+        "cube" => x * x * x,
+        _ => x.sin(),
+    }
+}
+
+#[differentiable]
+fn first_times(x: &[f64], k: f64) -> f64 {
+    x[0] * k + x[x.len() - 1]
+}
+
+/// References passed to `test_rule!` by name: a `&str` (no derivative) as it is; a slice as
+/// `&*x` or a sub-slice `&v[a..b]`, of which the test owns a copy.
+#[test]
+fn references_passed_by_name() {
+    let mode = "cube";
+    test_rule!(by_mode(0.3, mode));
+    test_rule!(by_mode(0.3, "sq"));
+    let v = vec![1.0, 2.0, 3.0];
+    let x: &[f64] = &v;
+    test_rule!(first_times(&*x, 2.0));
+    test_rule!(first_times(&v[1..], 2.0));
+}
+
+/// A slice passed by name cannot be perturbed through the reference: refused with a message
+/// saying what to write, rather than reported as a wrong derivative.
+#[test]
+#[should_panic(expected = "write it `&*x`")]
+fn a_slice_passed_by_name_is_refused() {
+    let v = vec![1.0, 2.0];
+    let x: &[f64] = &v;
+    test_rule!(first_times(x, 2.0));
+}
