@@ -1356,6 +1356,56 @@ pub fn field_view<'a, P: ?Sized, S: Clone>(primal: &'a P, shadow: &S) -> CoDual<
     CoDual::new(primal, shadow.clone())
 }
 
+/// A field of a struct behind `&mut` lent shared to a call (`g(&s.w)`, `g(&s.b)`): its value
+/// borrowed out of the field's handle for the statement of the call ([`field_loan`]).
+pub trait FieldLoan {
+    /// What derefs to the field's value.
+    type Guard<'a>: std::ops::Deref
+    where
+        Self: 'a;
+    /// The borrow.
+    fn field_loan(&self) -> Self::Guard<'_>;
+}
+
+impl<T> FieldLoan for crate::shared::SharedVec<T> {
+    type Guard<'a>
+        = std::cell::Ref<'a, Vec<T>>
+    where
+        T: 'a;
+    #[inline(always)]
+    fn field_loan(&self) -> std::cell::Ref<'_, Vec<T>> {
+        self.borrow()
+    }
+}
+
+impl<T: Copy> FieldLoan for crate::shared::SharedCell<T> {
+    type Guard<'a>
+        = Copied<T>
+    where
+        T: 'a;
+    #[inline(always)]
+    fn field_loan(&self) -> Copied<T> {
+        Copied(self.get())
+    }
+}
+
+/// A number read out of its cell, lent by reference ([`FieldLoan`]).
+pub struct Copied<T>(T);
+
+impl<T> std::ops::Deref for Copied<T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// The free-function form generated code calls (see [`FieldLoan`]).
+#[inline(always)]
+pub fn field_loan<F: FieldLoan>(f: &F) -> F::Guard<'_> {
+    f.field_loan()
+}
+
 /// A view of a field of a struct seen through its handle (`&mut S`): the field's own handle
 /// and shadow, cloned (aliases).
 #[inline(always)]

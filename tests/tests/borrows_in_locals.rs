@@ -1,7 +1,7 @@
 //! Borrows kept in locals (issue 14, item 4): a name bound to a borrow of a whole place (`let w =
 //! &m.w;`, `let r = &v;`, `let b = &mut m.b;`, `let w = &mut m.w;`) stands for the place in both
 //! modes: indexed, measured, iterated, dereferenced, written through and passed on as the
-//! borrow. `test_rule!` checks each function's rules against finite differences and against
+//! borrow; fields of a `&mut` argument lent shared to calls (`energy(&s.x, &s.k)`). `test_rule!` checks each function's rules against finite differences and against
 //! each other. (Element borrows, `let e = &x[i];` and `&mut x[i]`, are in `in_place.rs`.)
 
 #![allow(clippy::needless_range_loop)] // index loops, as kernels are written
@@ -53,6 +53,33 @@ fn local_borrow(x: &[f64]) -> f64 {
     s + dot(r, x) + r[0]
 }
 
+/// A simulator's state behind `&mut`, its fields lent shared to calls (`energy(&s.x, &s.k)`)
+/// between writes to them.
+#[derive(Tangent, Clone, Debug)]
+struct State {
+    x: Vec<f64>,
+    v: Vec<f64>,
+    k: f64,
+}
+
+#[differentiable]
+fn energy(x: &[f64], k: &f64) -> f64 {
+    x.iter().map(|a| a * a).sum::<f64>() * *k
+}
+
+#[differentiable]
+fn leapfrog(s: &mut State, dt: f64) -> f64 {
+    let mut e = energy(&s.x, &s.k);
+    for _ in 0..3 {
+        for i in 0..s.x.len() {
+            s.v[i] -= dt * s.k * s.x[i];
+            s.x[i] += dt * s.v[i];
+        }
+        e += energy(&s.x, &s.k) + energy(&s.v, &s.k);
+    }
+    e
+}
+
 fn model() -> Model {
     Model { w: vec![0.1, 0.2, 0.3], b: 0.5 }
 }
@@ -63,6 +90,8 @@ fn borrows_in_locals_have_the_right_gradients() {
     test_rule!(field_borrows(&m, &x));
     test_rule!(mutable_field_borrows(&mut m, 0.7));
     test_rule!(local_borrow(&x));
+    let s = State { x: vec![0.1, 0.2, -0.3], v: vec![0.0, 0.1, 0.05], k: 1.5 };
+    test_rule!(leapfrog(&mut s, 0.1));
 }
 
 #[test]

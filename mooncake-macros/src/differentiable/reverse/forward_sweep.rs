@@ -8,21 +8,29 @@ use super::*;
 /// function holds (with a fresh shadow), lent for the call only. Without loans, the call; with
 /// them, `(output, pullback, (what each loan gives back, ..))`, the last for the reverse pass
 /// (`rev::give_back`).
-pub(super) fn lend(
-    call: TokenStream,
-    loans: Vec<(syn::Ident, syn::Ident, bool)>,
-    span: Span,
-) -> TokenStream {
+pub(super) fn lend(call: TokenStream, loans: Vec<Loan>, span: Span) -> TokenStream {
     if loans.is_empty() {
         return call;
     }
     let rt = rt();
     let mut nested = call;
+    // A field of a `&mut` argument gives nothing back (its shadow is the field's own).
+    let (fields, loans): (Vec<Loan>, Vec<Loan>) =
+        loans.into_iter().partition(|(_, _, k)| *k == LoanKind::Field);
+    for (l, b, _) in fields.iter().rev() {
+        nested = quote_spanned!(span=> {
+            let (__r, ()) = #rt::rev::lend(&#l, |#b| #nested);
+            __r
+        });
+    }
+    if loans.is_empty() {
+        return nested;
+    }
     let mut pat = quote!((__o, __pb));
     let backs: Vec<syn::Ident> =
         (0..loans.len()).map(|k| format_ident!("__bk{}", k, span = Span::mixed_site())).collect();
-    for ((l, b, mutable), bk) in loans.iter().zip(&backs).rev() {
-        nested = if *mutable {
+    for ((l, b, kind), bk) in loans.iter().zip(&backs).rev() {
+        nested = if *kind == LoanKind::Mut {
             quote_spanned!(span=> #rt::rev::lend_mut(&mut #l, |#b| #nested))
         } else {
             quote_spanned!(span=> #rt::rev::lend(&#l, |#b| #nested))
@@ -33,6 +41,25 @@ pub(super) fn lend(
         let #pat = #nested;
         (__o, __pb, (#(#backs,)*))
     })
+}
+
+/// How a loan is lent to a call (see [`lend`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum LoanKind {
+    /// A local, shared.
+    Shared,
+    /// A value the function holds, mutably.
+    Mut,
+    /// A field of a `&mut` argument, shared: borrowed out of its handle; nothing to give back.
+    Field,
+}
+
+/// A loan: what is lent (an expression), the name the call sees it by, and how.
+pub(super) type Loan = (TokenStream, syn::Ident, LoanKind);
+
+/// Whether any loan gives something back (every kind but [`LoanKind::Field`]).
+pub(super) fn gives_back(loans: &[Loan]) -> bool {
+    loans.iter().any(|(_, _, k)| *k != LoanKind::Field)
 }
 
 /// The locals `&v` and `&mut v` lend to a call or a user method (see [`lend`]), in argument
@@ -554,7 +581,7 @@ impl Reverse<'_> {
                 } else {
                     let rule = rule_path(func, "rrule");
                     let (args, loans) = self.call_arguments(args, span);
-                    has_loans = !loans.is_empty();
+                    has_loans = gives_back(&loans);
                     let call = lend(quote_spanned!(span=> #rule(#(#args),*)), loans, span);
                     self.calls_out.set(true);
                     // A call of itself needs no box here: the rule boxes its own pullback.
@@ -788,12 +815,12 @@ impl Reverse<'_> {
                 let loan = format_ident!("__loan_recv", span = Span::mixed_site());
                 let held = format_ident!("__recv", span = Span::mixed_site());
                 let (r, take_loan) = if lent_receiver {
-                    loans.push((r, loan.clone(), false));
+                    loans.push((quote!(#r), loan.clone(), LoanKind::Shared));
                     (quote!(#held), quote!(let mut #held = #loan;))
                 } else {
                     (quote_spanned!(span=> #r), quote!())
                 };
-                has_loans = !loans.is_empty();
+                has_loans = gives_back(&loans);
                 let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
                 let rev = quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev);
                 // The receiver is lent mutably (a `&mut self` method on a value the function
@@ -850,7 +877,7 @@ impl Reverse<'_> {
         &self,
         args: &[Operand],
         span: Span,
-    ) -> (Vec<TokenStream>, Vec<(syn::Ident, syn::Ident, bool)>) {
+    ) -> (Vec<TokenStream>, Vec<Loan>) {
         let (args, loans) = self.call_argument_parts(args, span);
         let args = args
             .into_iter()
@@ -871,10 +898,7 @@ impl Reverse<'_> {
         &self,
         args: &[Operand],
         span: Span,
-    ) -> (
-        Vec<(TokenStream, Box<dyn Fn(&syn::Ident) -> TokenStream>)>,
-        Vec<(syn::Ident, syn::Ident, bool)>,
-    ) {
+    ) -> (Vec<(TokenStream, Box<dyn Fn(&syn::Ident) -> TokenStream>)>, Vec<Loan>) {
         let rt = rt();
         let rewrap = {
             let rt = rt.clone();
@@ -886,6 +910,17 @@ impl Reverse<'_> {
             .enumerate()
             .map(|(k, a)| {
                 let v = match a {
+                    // `&s.field` of `s: &mut T`, lent shared: the field's value borrowed out of
+                    // its handle for the call's statement, with the field's shadow.
+                    Operand::Ref(p, false)
+                        if let Some(Access::Field(base, path)) = access(p)
+                            && self.mut_refs[base.index()] =>
+                    {
+                        let b = format_ident!("__loan{}", k, span = Span::mixed_site());
+                        let view = self.field_view(base, &path, span);
+                        loans.push((view, b.clone(), LoanKind::Field));
+                        quote_spanned!(span=> #b)
+                    }
                     // `&r.field` of `r: &T`, `&mut r.field` of `r: &mut T`.
                     Operand::Ref(p, _) if let Some(Access::Field(base, path)) = access(p) => {
                         self.field_view(base, &path, span)
@@ -908,7 +943,8 @@ impl Reverse<'_> {
                         if p.projections.is_empty() && self.value_local(p.local) =>
                     {
                         let b = format_ident!("__loan{}", k, span = Span::mixed_site());
-                        loans.push((self.names.local(p.local), b.clone(), true));
+                        let l = self.names.local(p.local);
+                        loans.push((quote!(#l), b.clone(), LoanKind::Mut));
                         quote_spanned!(span=> #b)
                     }
                     Operand::Use(p) | Operand::Ref(p, true) => {
@@ -917,7 +953,8 @@ impl Reverse<'_> {
                     }
                     Operand::Ref(p, false) => {
                         let b = format_ident!("__loan{}", k, span = Span::mixed_site());
-                        loans.push((self.names.local(p.local), b.clone(), false));
+                        let l = self.names.local(p.local);
+                        loans.push((quote!(#l), b.clone(), LoanKind::Shared));
                         quote_spanned!(span=> #b)
                     }
                     other => self.codual_operand(other, span),

@@ -91,6 +91,8 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
         operand_ok(a)
             || matches!(a, Operand::Ref(p, _) if plain(p))
             || matches!(a, Operand::Ref(p, m) if field_of_ref(p, *m))
+            // `&s.w` of an argument `s: &mut S`: the field borrowed out of its handle.
+            || matches!(a, Operand::Ref(p, false) if field_of_ref(p, true))
             || matches!(a, Operand::Ref(p, false) if reborrow(p))
     };
     // `a[i][j]`: an element of an element (arrays of arrays, `Vec<Vec<f64>>`).
