@@ -5,8 +5,9 @@
 //! (`dot(row, w)`, `dot(&a[i], w)`, `dot(&layer.w, x)`), in both modes; gradients shaped like
 //! the input (`Vec<Vec<f64>>`, `NetTangent { layers: Vec<LayerTangent> }`). Writes into
 //! buffers of buffers (`m[i][j] = v`, `+=`, a local `vec![vec![0.0; n]; m]`, a `&mut
-//! Vec<Vec<f64>>` argument) are covered; writes into fields of structs in buffers are refused
-//! in reverse mode (UI `fail_nested_indexing.rs`).
+//! Vec<Vec<f64>>` argument, rows and structs through `iter_mut()`) and into fields of structs in
+//! buffers (`ps[k].x = v`, `p.x += ..` of `for p in ps.iter_mut()`) are covered; a buffer
+//! method on a row (`m[i].push(v)`) is refused in reverse mode (UI `fail_nested_indexing.rs`).
 //! `test_rule!` checks each function's rules against finite differences and against each other.
 
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)] // written as users write them
@@ -133,6 +134,36 @@ fn relax_rows(grid: &mut Vec<Vec<f64>>, k: f64) -> f64 {
     grid[1][0] * grid[1][1]
 }
 
+#[derive(Tangent, Clone, Copy, Debug)]
+struct Particle {
+    x: f64,
+    v: f64,
+}
+
+#[differentiable]
+fn drift(ps: &mut Vec<Particle>, dt: f64) -> f64 {
+    for p in ps.iter_mut() {
+        p.v -= dt * p.x;
+        p.x += dt * p.v;
+    }
+    let mut e = 0.0;
+    for p in ps.iter() {
+        e += p.x * p.x + p.v * p.v;
+    }
+    ps[0].x = e;
+    e * ps[0].x
+}
+
+#[differentiable]
+fn rows_scaled(m: &mut Vec<Vec<f64>>, k: f64) -> f64 {
+    for row in m.iter_mut() {
+        for j in 0..row.len() {
+            row[j] *= k;
+        }
+    }
+    m[0][0] + m[1][1]
+}
+
 /// A dense layer: `n_out` rows of `n_in` weights, flat, and biases.
 #[derive(Tangent, Clone, Debug)]
 struct Layer {
@@ -233,6 +264,10 @@ fn buffers_of_buffers_have_the_right_gradients() {
     test_rule!(outer_product_trace(&w, 3));
     let g = vec![vec![0.1, 0.2], vec![0.3, 0.4], vec![0.5, 0.6], vec![0.7, 0.8]];
     test_rule!(relax_rows(&mut g, 1.3));
+    let ps = vec![Particle { x: 0.1, v: 0.2 }, Particle { x: -0.3, v: 0.05 }];
+    test_rule!(drift(&mut ps, 0.1));
+    let m = vec![vec![0.1, 0.2], vec![0.3, 0.4]];
+    test_rule!(rows_scaled(&mut m, 1.3));
 }
 
 #[test]

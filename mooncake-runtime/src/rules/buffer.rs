@@ -867,6 +867,34 @@ where
     (CoDual::new(y, NoFData), move |r: T::RData| dx.with_mut(|d| add(d, r)))
 }
 
+/// Reverse rule of a store of a number inside an element of a buffer (`ps[k].x = v`,
+/// `layers[k].b[o] = v`): `at` and `at_d` reach the number in the elements and in the shadow
+/// (derived code writes both as the same path). The number and its shadow are kept (the
+/// shadow's is zeroed); the pullback returns the shadow's number as `v̄` and puts both back.
+#[inline]
+pub fn deep_write_rrule<E, T, G, H>(
+    x: CoDual<SharedVec<E>, SharedVec<E::Tangent>>,
+    at: G,
+    at_d: H,
+    v: CoDual<T, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> T::RData + use<E, T, G, H>)
+where
+    E: Primal,
+    T: Element,
+    G: Fn(&mut [E]) -> &mut T,
+    H: Fn(&mut [E::Tangent]) -> &mut T::Tangent,
+{
+    let (x, dx) = x.into_parts();
+    let old = x.with_mut(|s| std::mem::replace(at(s), v.primal));
+    let old_d = dx.with_mut(|d| std::mem::replace(at_d(d), T::ZERO_TANGENT));
+    let pullback = move |_: NoRData| {
+        let g = dx.with_mut(|d| std::mem::replace(at_d(d), old_d));
+        x.with_mut(|s| *at(s) = old);
+        T::tangent_rdata(g)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
 /// Reverse rule of a buffer inside an element of a buffer lent to a call (`dot(&layers[k].w,
 /// x)`): a copy (`get`) with a fresh zero shadow, whose gradient the pullback has `add` add
 /// into the shadow's element.

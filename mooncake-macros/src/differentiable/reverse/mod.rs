@@ -198,6 +198,7 @@ pub(super) fn reverse_method(name: &str) -> bool {
             "__deep_to_vec",
             "__set2",
             "__repeat_rows",
+            "__deep_set",
         ]
         .contains(&name)
 }
@@ -276,6 +277,7 @@ const WRITE_METHODS: &[&str] = &[
     "extend_from_slice",
     "__sub_assign",
     "__set2",
+    "__deep_set",
 ];
 
 fn load_parts(p: &Place) -> Option<Access> {

@@ -386,6 +386,20 @@ pub(super) fn nested_reads(body: &mut Body) {
                 out.push(Statement { kind: StatementKind::Assign(Place::local(t), set), span });
                 continue;
             }
+            // `ps[k].x = v`, `layers[k].b[o] = v`: `__deep_set(ps, v, k, .x)`.
+            if let StatementKind::Assign(p, Rvalue::Use(v)) = &s.kind
+                && deep_place(p)
+                && two_indices(p).is_none()
+                && !matches!(v, Operand::Ref(..))
+                && let Some((receiver, path)) = deep_parts(p)
+            {
+                let t = fresh(&mut locals);
+                let mut args = vec![v.clone()];
+                args.extend(path);
+                let set = method(receiver, "__deep_set", args, span);
+                out.push(Statement { kind: StatementKind::Assign(Place::local(t), set), span });
+                continue;
+            }
             // `vec![row; n]` of a buffer `row`: a matrix of equal rows.
             if let StatementKind::Assign(_, rv) = &mut s.kind
                 && let Rvalue::VecRepeat(Operand::Use(q), n) = rv.clone()

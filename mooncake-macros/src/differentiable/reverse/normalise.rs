@@ -198,7 +198,14 @@ fn mut_element_borrows(body: &mut Body) {
     }
     // Every use must be `*v` (first projection a dereference) or a method's receiver `v`; and
     // the base's own locals must be candidates of nothing (no borrow of a borrowed element).
-    let deref_use = |p: &Place| matches!(p.projections.first(), Some(Projection::Deref));
+    // `*v`, or a field or an element reached through the borrow (`p.x` of `p: &mut P`, which
+    // rustc derefs).
+    let deref_use = |p: &Place| {
+        matches!(
+            p.projections.first(),
+            Some(Projection::Deref | Projection::Field(_) | Projection::Index(_))
+        )
+    };
     let mentions = |tokens: &TokenStream, l: usize| {
         let name = format!("__mooncake_local_{l}");
         fn walk(t: TokenStream, name: &str) -> bool {
@@ -295,9 +302,12 @@ fn mut_element_borrows(body: &mut Body) {
     let subst = |q: &mut Place| {
         if cand[q.local.index()] {
             let mut e = element(q.local);
-            if matches!(q.projections.first(), Some(Projection::Deref)) {
-                e.projections.extend(q.projections.drain(1..));
-            }
+            let rest = if matches!(q.projections.first(), Some(Projection::Deref)) {
+                q.projections.drain(1..).collect::<Vec<_>>()
+            } else {
+                std::mem::take(&mut q.projections)
+            };
+            e.projections.extend(rest);
             *q = e;
         }
     };
