@@ -264,21 +264,8 @@ impl Lower<'_> {
                 let greater = self.comparator(&cmp, quote!(#acc), item.clone())?;
                 let take = if max { quote!(!(#greater)) } else { greater };
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
-                let each = loops(
-                    &head,
-                    &sources,
-                    quote_spanned!(span=>
-                        #body
-                        #acc = if #n == 0 || #take { #item } else { #acc };
-                        #n += 1;
-                    ),
-                );
-                let stmts = quote_spanned!(span=>
-                    let mut #acc = 0.0;
-                    let mut #n: usize = 0;
-                    #each
-                );
-                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#n > 0)) });
+                let step = quote!(if #n == 0 || #take { #item } else { #acc });
+                return Ok(counted(&head, &sources, body, &acc, &n, step, span));
             }
             Consumer::AnyAll(f, any) => {
                 let call = self.apply(&f, &[item_arg.take()], by_ref)?;
@@ -341,21 +328,8 @@ impl Lower<'_> {
             Consumer::Reduce(f) => {
                 let call = self.apply(&f, &[Some(quote!(#acc)), Some(item.clone())], false)?;
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
-                let each = loops(
-                    &head,
-                    &sources,
-                    quote_spanned!(span=>
-                        #body
-                        #acc = if #n == 0 { #item } else { #call };
-                        #n += 1;
-                    ),
-                );
-                let stmts = quote_spanned!(span=>
-                    let mut #acc = 0.0;
-                    let mut #n: usize = 0;
-                    #each
-                );
-                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#n > 0)) });
+                let step = quote!(if #n == 0 { #item } else { #call });
+                return Ok(counted(&head, &sources, body, &acc, &n, step, span));
             }
         };
         let each = loops(&head, &sources, quote!(#body #step));
@@ -638,6 +612,27 @@ fn source_by_ref(e: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// A consumer that keeps one number and counts the items (`max_by`, `min_by`, `reduce`): `acc`
+/// set to `step` (which may read `acc` and the count `n`) for each item, an `Option` that is
+/// `Some` when there was one.
+fn counted(
+    head: &TokenStream,
+    sources: &[TokenStream],
+    body: TokenStream,
+    acc: &syn::Ident,
+    n: &syn::Ident,
+    step: TokenStream,
+    span: Span,
+) -> ChainParts {
+    let each = loops(head, sources, quote_spanned!(span=> #body #acc = #step; #n += 1;));
+    let stmts = quote_spanned!(span=>
+        let mut #acc = 0.0;
+        let mut #n: usize = 0;
+        #each
+    );
+    ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#n > 0)) }
 }
 
 /// `for head in source { inner }` for each source in turn.

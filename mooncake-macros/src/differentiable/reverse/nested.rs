@@ -17,28 +17,6 @@ use super::*;
 /// Whether the declared type `ty` is a buffer whose elements are not numbers, behind references
 /// or not (`&[Vec<f64>]`, `Vec<Vec<f64>>`, `&[[f64; 3]]`, `&[Layer]`, `Vec<(f64, f64)>`).
 fn deep_type(ty: &syn::Type) -> bool {
-    fn buffer_elem(ty: &syn::Type) -> Option<&syn::Type> {
-        match ty {
-            syn::Type::Reference(r) => buffer_elem(&r.elem),
-            syn::Type::Paren(p) => buffer_elem(&p.elem),
-            syn::Type::Slice(s) => Some(&s.elem),
-            syn::Type::Array(a) => Some(&a.elem),
-            syn::Type::Path(p) => {
-                let last = p.path.segments.last()?;
-                if last.ident != "Vec" {
-                    return None;
-                }
-                match &last.arguments {
-                    syn::PathArguments::AngleBracketed(a) => match a.args.first()? {
-                        syn::GenericArgument::Type(t) => Some(t),
-                        _ => None,
-                    },
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
-    }
     // Not a number: a buffer, a tuple, or a named type that is not a primitive (a one-letter
     // name is taken for a type parameter, which the subset's numbers are).
     let not_a_number = |t: &syn::Type| match t {
@@ -46,14 +24,14 @@ fn deep_type(ty: &syn::Type) -> bool {
         syn::Type::Path(p) => {
             let Some(last) = p.path.segments.last() else { return false };
             let name = last.ident.to_string();
-            buffer_elem(t).is_some()
+            buffer_element(t).is_some()
                 || (name.len() > 1
                     && name.starts_with(|c: char| c.is_uppercase())
                     && !matches!(name.as_str(), "Self"))
         }
-        other => buffer_elem(other).is_some(),
+        other => buffer_element(other).is_some(),
     };
-    buffer_elem(ty).is_some_and(not_a_number)
+    buffer_element(ty).is_some_and(not_a_number)
 }
 
 /// Whether `p` reaches into an element of a buffer: an index followed by more projections.
@@ -139,17 +117,6 @@ pub(super) fn substitute_rows(body: &mut Body) {
     }
     // Uses: indexed (`row[j]`, `(*row)[j]`), a method's receiver, or passed on by value to a
     // call (`dot(row, w)`); nothing in an assertion's text.
-    let mentions = |tokens: &TokenStream, l: usize| {
-        let name = format!("__mooncake_local_{l}");
-        fn walk(t: TokenStream, name: &str) -> bool {
-            t.into_iter().any(|tt| match tt {
-                proc_macro2::TokenTree::Ident(i) => i == name,
-                proc_macro2::TokenTree::Group(g) => walk(g.stream(), name),
-                _ => false,
-            })
-        }
-        walk(tokens.clone(), &name)
-    };
     for b in &body.blocks {
         for s in &b.statements {
             match &s.kind {
@@ -187,81 +154,16 @@ pub(super) fn substitute_rows(body: &mut Body) {
                         cand[q.local.index()] = false;
                     }
                 }
-                StatementKind::Check(tokens) => {
-                    for (l, c) in cand.iter_mut().enumerate() {
-                        if *c && mentions(tokens, l) {
-                            *c = false;
-                        }
-                    }
-                }
-            }
-        }
-        if let TerminatorKind::Panic(tokens) = &b.terminator.kind {
-            for (l, c) in cand.iter_mut().enumerate() {
-                if *c && mentions(tokens, l) {
-                    *c = false;
-                }
+                StatementKind::Check(_) => {}
             }
         }
     }
+    drop_named_candidates(body, &mut cand);
     if !cand.iter().any(|c| *c) {
         return;
     }
-    let mut index: Vec<Option<Local>> = vec![None; n];
-    for (l, c) in cand.iter().enumerate() {
-        if *c {
-            body.locals.push(LocalDecl {
-                name: None,
-                ty: Some(syn::parse_quote!(usize)),
-                span: body.locals[l].span,
-            });
-            index[l] = Some(Local((body.locals.len() - 1) as u32));
-        }
-    }
-    let row = |v: Local| -> Place {
-        let (Some(b), Some(k)) = (base[v.index()], index[v.index()]) else {
-            unreachable!("a candidate has a base and an index")
-        };
-        Place { local: b, projections: vec![Projection::Index(k)] }
-    };
-    let subst = |q: &mut Place| {
-        if cand[q.local.index()] {
-            let mut e = row(q.local);
-            let rest = if matches!(q.projections.first(), Some(Projection::Deref)) {
-                q.projections.drain(1..).collect::<Vec<_>>()
-            } else {
-                std::mem::take(&mut q.projections)
-            };
-            e.projections.extend(rest);
-            *q = e;
-        }
-    };
-    for b in &mut body.blocks {
-        for s in &mut b.statements {
-            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
-            if p.projections.is_empty() && cand[p.local.index()] {
-                // `row = &base[i]` becomes `k = i`.
-                if let Rvalue::Use(Operand::Ref(q, false)) = rv
-                    && let Some(i) = one_index(q)
-                {
-                    *p = Place::local(index[p.local.index()].expect("a candidate has an index"));
-                    *rv = Rvalue::Use(Operand::Use(Place::local(i)));
-                }
-                continue;
-            }
-            subst(p);
-            // A row passed on by value is lent: `&base[k]`.
-            for_each_operand(rv, &mut |o| {
-                if let Operand::Use(q) = o
-                    && q.projections.is_empty()
-                    && cand[q.local.index()]
-                {
-                    *o = Operand::Ref(q.clone(), false);
-                }
-            });
-            for_each_place(rv, &mut |q| subst(q));
-        }
-    }
+    let base = |v: Local| Place::local(base[v.index()].expect("a candidate has a base"));
+    substitute_borrows(body, &cand, &base, true);
 }
 
 /// The receiver and arguments of a deep read of `q` (`v[k].w[j]`, `net.layers[k].b`): the

@@ -206,17 +206,6 @@ fn mut_element_borrows(body: &mut Body) {
             Some(Projection::Deref | Projection::Field(_) | Projection::Index(_))
         )
     };
-    let mentions = |tokens: &TokenStream, l: usize| {
-        let name = format!("__mooncake_local_{l}");
-        fn walk(t: TokenStream, name: &str) -> bool {
-            t.into_iter().any(|tt| match tt {
-                proc_macro2::TokenTree::Ident(i) => i == name,
-                proc_macro2::TokenTree::Group(g) => walk(g.stream(), name),
-                _ => false,
-            })
-        }
-        walk(tokens.clone(), &name)
-    };
     for b in &body.blocks {
         for s in &b.statements {
             match &s.kind {
@@ -259,76 +248,21 @@ fn mut_element_borrows(body: &mut Body) {
                         }
                     }
                 }
-                StatementKind::Check(tokens) => {
-                    for (l, c) in cand.iter_mut().enumerate() {
-                        if *c && mentions(tokens, l) {
-                            *c = false;
-                        }
-                    }
-                }
-            }
-        }
-        if let TerminatorKind::Panic(tokens) = &b.terminator.kind {
-            for (l, c) in cand.iter_mut().enumerate() {
-                if *c && mentions(tokens, l) {
-                    *c = false;
-                }
+                StatementKind::Check(_) => {}
             }
         }
     }
+    drop_named_candidates(body, &mut cand);
     if !cand.iter().any(|c| *c) {
         return;
     }
-    // The index locals.
-    let mut index: Vec<Option<Local>> = vec![None; n];
-    for (l, c) in cand.iter().enumerate() {
-        if *c {
-            body.locals.push(LocalDecl {
-                name: None,
-                ty: Some(syn::parse_quote!(usize)),
-                span: body.locals[l].span,
-            });
-            index[l] = Some(Local((body.locals.len() - 1) as u32));
-        }
-    }
-    let element = |v: Local| -> Place {
-        let (Some(Some(b)), Some(k)) = (&base[v.index()], index[v.index()]) else {
-            unreachable!("a candidate has a base and an index")
-        };
-        let mut e = b.clone();
-        e.projections.push(Projection::Index(k));
-        e
-    };
-    let subst = |q: &mut Place| {
-        if cand[q.local.index()] {
-            let mut e = element(q.local);
-            let rest = if matches!(q.projections.first(), Some(Projection::Deref)) {
-                q.projections.drain(1..).collect::<Vec<_>>()
-            } else {
-                std::mem::take(&mut q.projections)
-            };
-            e.projections.extend(rest);
-            *q = e;
+    let base = |v: Local| -> Place {
+        match &base[v.index()] {
+            Some(Some(b)) => b.clone(),
+            _ => unreachable!("a candidate has a base"),
         }
     };
-    for b in &mut body.blocks {
-        for s in &mut b.statements {
-            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
-            if p.projections.is_empty() && cand[p.local.index()] {
-                // `v = &mut b[i]` becomes `k = i`.
-                if let Rvalue::Use(Operand::Ref(q, true)) = rv
-                    && let Some(Projection::Index(i)) = q.projections.last()
-                {
-                    let i = *i;
-                    *p = Place::local(index[p.local.index()].expect("a candidate has an index"));
-                    *rv = Rvalue::Use(Operand::Use(Place::local(i)));
-                }
-                continue;
-            }
-            subst(p);
-            for_each_place(rv, &mut |q| subst(q));
-        }
-    }
+    substitute_borrows(body, &cand, &base, false);
 }
 
 /// Drops the assignments of borrows of whole places to locals nothing reads (`let w = &net.w;`,
@@ -336,27 +270,6 @@ fn mut_element_borrows(body: &mut Body) {
 fn drop_unread_borrows(body: &mut Body) {
     let n = body.locals.len();
     let mut read = vec![false; n];
-    let mentioned = |tokens: &TokenStream, read: &mut Vec<bool>| {
-        fn walk(t: TokenStream, read: &mut Vec<bool>) {
-            for tt in t {
-                match tt {
-                    proc_macro2::TokenTree::Ident(i) => {
-                        if let Some(k) = i
-                            .to_string()
-                            .strip_prefix("__mooncake_local_")
-                            .and_then(|k| k.parse::<usize>().ok())
-                            && k < read.len()
-                        {
-                            read[k] = true;
-                        }
-                    }
-                    proc_macro2::TokenTree::Group(g) => walk(g.stream(), read),
-                    _ => {}
-                }
-            }
-        }
-        walk(tokens.clone(), read);
-    };
     for b in &body.blocks {
         for s in &b.statements {
             match &s.kind {
@@ -366,12 +279,12 @@ fn drop_unread_borrows(body: &mut Body) {
                     }
                     read_locals(p, rv, &mut |l| read[l.index()] = true);
                 }
-                StatementKind::Check(tokens) => mentioned(tokens, &mut read),
+                StatementKind::Check(tokens) => locals_named_in(tokens, &mut read),
             }
         }
         match &b.terminator.kind {
             TerminatorKind::Branch { cond, .. } => read[cond.index()] = true,
-            TerminatorKind::Panic(tokens) => mentioned(tokens, &mut read),
+            TerminatorKind::Panic(tokens) => locals_named_in(tokens, &mut read),
             _ => {}
         }
     }
@@ -384,6 +297,109 @@ fn drop_unread_borrows(body: &mut Body) {
                     && p.local.index() > body.n_args
                     && !matches!(q.projections.last(), Some(Projection::Index(_))))
         });
+    }
+}
+
+/// The locals an assertion's or panic's text names (`__mooncake_local_N`), marked in `named`.
+pub(super) fn locals_named_in(tokens: &TokenStream, named: &mut [bool]) {
+    for tt in tokens.clone() {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                if let Some(k) = i
+                    .to_string()
+                    .strip_prefix("__mooncake_local_")
+                    .and_then(|k| k.parse::<usize>().ok())
+                    && k < named.len()
+                {
+                    named[k] = true;
+                }
+            }
+            proc_macro2::TokenTree::Group(g) => locals_named_in(&g.stream(), named),
+            _ => {}
+        }
+    }
+}
+
+/// Takes off the candidates that an assertion's or panic's text names (it reads them by name).
+pub(super) fn drop_named_candidates(body: &Body, cand: &mut [bool]) {
+    let mut named = vec![false; cand.len()];
+    for b in &body.blocks {
+        for s in &b.statements {
+            if let StatementKind::Check(tokens) = &s.kind {
+                locals_named_in(tokens, &mut named);
+            }
+        }
+        if let TerminatorKind::Panic(tokens) = &b.terminator.kind {
+            locals_named_in(tokens, &mut named);
+        }
+    }
+    for (c, n) in cand.iter_mut().zip(named) {
+        *c &= !n;
+    }
+}
+
+/// Replaces each candidate local `v`, assigned only borrows `&base(v)[i]` (or `&mut`), by the
+/// element it borrows: each borrow becomes a copy of its index into a fresh local `k`, and every
+/// place `v..` (or `*v..`) the place `base(v)[k]..`. With `lend`, a candidate passed on by value
+/// (`dot(row, w)`) is lent as `&base(v)[k]`.
+pub(super) fn substitute_borrows(
+    body: &mut Body,
+    cand: &[bool],
+    base: &dyn Fn(Local) -> Place,
+    lend: bool,
+) {
+    let mut index: Vec<Option<Local>> = vec![None; cand.len()];
+    for (l, c) in cand.iter().enumerate() {
+        if *c {
+            body.locals.push(LocalDecl {
+                name: None,
+                ty: Some(syn::parse_quote!(usize)),
+                span: body.locals[l].span,
+            });
+            index[l] = Some(Local((body.locals.len() - 1) as u32));
+        }
+    }
+    let is_cand = |l: Local| cand.get(l.index()).copied().unwrap_or(false);
+    let subst = |q: &mut Place| {
+        if is_cand(q.local) {
+            let mut e = base(q.local);
+            e.projections.push(Projection::Index(index[q.local.index()].expect("a candidate")));
+            let rest = if matches!(q.projections.first(), Some(Projection::Deref)) {
+                q.projections.drain(1..).collect::<Vec<_>>()
+            } else {
+                std::mem::take(&mut q.projections)
+            };
+            e.projections.extend(rest);
+            *q = e;
+        }
+    };
+    for b in &mut body.blocks {
+        for s in &mut b.statements {
+            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
+            if p.projections.is_empty() && is_cand(p.local) {
+                // `v = &b[i]` becomes `k = i`.
+                if let Rvalue::Use(Operand::Ref(q, _)) = rv
+                    && let Some(Projection::Index(i)) = q.projections.last()
+                {
+                    let i = *i;
+                    *p = Place::local(index[p.local.index()].expect("a candidate"));
+                    *rv = Rvalue::Use(Operand::Use(Place::local(i)));
+                }
+                continue;
+            }
+            subst(p);
+            if lend {
+                for_each_operand(rv, &mut |o| {
+                    if let Operand::Use(q) = o
+                        && q.projections.is_empty()
+                        && is_cand(q.local)
+                    {
+                        *o = Operand::Ref(q.clone(), false);
+                    }
+                });
+            }
+            for_each_place(rv, &mut |q| subst(q));
+        }
     }
 }
 
