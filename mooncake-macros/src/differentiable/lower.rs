@@ -421,6 +421,18 @@ impl Lower<'_> {
                 // Evaluate for side effects only (already done).
             }
             Pat::Paren(p) => self.bind_pattern(&p.pat, ty, value, span),
+            // `for &v in x`, `let &v = r;`: the referent, by value.
+            Pat::Reference(r) if r.mutability.is_none() => {
+                let value = match value {
+                    Operand::Ref(q, _) => Operand::Use(q),
+                    Operand::Use(mut q) => {
+                        q.projections.push(Projection::Deref);
+                        Operand::Use(q)
+                    }
+                    other => other,
+                };
+                self.bind_pattern(&r.pat, ty, value, span)
+            }
             Pat::Type(pt) => self.bind_pattern(&pt.pat, Some((*pt.ty).clone()), value, span),
             Pat::Tuple(pt) => {
                 let base = self.operand_place(value, ty, span);

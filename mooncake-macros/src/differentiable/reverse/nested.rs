@@ -88,6 +88,7 @@ pub(super) fn substitute_rows(body: &mut Body) {
     // Candidates: locals assigned only `&base[i]` of one nested `base`.
     let mut base: Vec<Option<Local>> = vec![None; n];
     let mut cand = vec![true; n];
+    let mut copies: Vec<(Local, Local)> = Vec::new();
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
@@ -105,12 +106,48 @@ pub(super) fn substitute_rows(body: &mut Body) {
                         _ => cand[l] = false,
                     }
                 }
+                // A copy of another row (`let row = item;`, as a chain's closure binds it).
+                Rvalue::Use(Operand::Use(q)) if q.projections.is_empty() && q.local != p.local => {
+                    copies.push((p.local, q.local));
+                }
                 _ => cand[l] = false,
             }
         }
     }
+    // A copy takes its source's base; the largest consistent set (a copy of a non-candidate, or
+    // of rows of two buffers, is none).
+    loop {
+        let mut changed = false;
+        for &(d, src) in &copies {
+            let (d, src) = (d.index(), src.index());
+            if !cand[d] {
+                continue;
+            }
+            let ok = cand[src] && base[src].is_some();
+            match (ok, base[d], base[src]) {
+                (true, None, Some(b)) => {
+                    base[d] = Some(b);
+                    changed = true;
+                }
+                (true, Some(x), Some(y)) if x == y => {}
+                _ if base[src].is_none() && cand[src] => {}
+                _ => {
+                    cand[d] = false;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
     for (l, c) in cand.iter_mut().enumerate() {
         *c = *c && base[l].is_some() && l > body.n_args;
+    }
+    for &(d, src) in &copies {
+        if cand[d.index()] && !cand[src.index()] {
+            cand[d.index()] = false;
+        }
     }
     if !cand.iter().any(|c| *c) {
         return;
@@ -125,6 +162,13 @@ pub(super) fn substitute_rows(body: &mut Body) {
                     if p.projections.is_empty()
                         && cand[l]
                         && matches!(rv, Rvalue::Use(Operand::Ref(..)))
+                    {
+                        continue;
+                    }
+                    // A copy between rows.
+                    if p.projections.is_empty()
+                        && cand[l]
+                        && matches!(rv, Rvalue::Use(Operand::Use(q)) if q.projections.is_empty() && cand[q.local.index()])
                     {
                         continue;
                     }

@@ -377,13 +377,25 @@ pub(super) fn substitute_borrows(
         for s in &mut b.statements {
             let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
             if p.projections.is_empty() && is_cand(p.local) {
-                // `v = &b[i]` becomes `k = i`.
-                if let Rvalue::Use(Operand::Ref(q, _)) = rv
-                    && let Some(Projection::Index(i)) = q.projections.last()
-                {
-                    let i = *i;
-                    *p = Place::local(index[p.local.index()].expect("a candidate"));
-                    *rv = Rvalue::Use(Operand::Use(Place::local(i)));
+                let k = index[p.local.index()].expect("a candidate");
+                match rv {
+                    // `v = &b[i]` becomes `k = i`.
+                    Rvalue::Use(Operand::Ref(q, _)) => {
+                        if let Some(Projection::Index(i)) = q.projections.last() {
+                            let i = *i;
+                            *p = Place::local(k);
+                            *rv = Rvalue::Use(Operand::Use(Place::local(i)));
+                        }
+                    }
+                    // `w = v` of two candidates: their indices.
+                    Rvalue::Use(Operand::Use(q))
+                        if q.projections.is_empty() && is_cand(q.local) =>
+                    {
+                        let kq = index[q.local.index()].expect("a candidate");
+                        *p = Place::local(k);
+                        *rv = Rvalue::Use(Operand::Use(Place::local(kq)));
+                    }
+                    _ => {}
                 }
                 continue;
             }

@@ -133,8 +133,12 @@ impl Reverse<'_> {
                 _ => false,
             },
             Kind::Linear(_) => match rv {
-                Rvalue::Method { receiver, .. } => {
-                    receiver.projections.is_empty() && self.copyable_arg(receiver.local)
+                // `x.len()` (a row's length, `__len2`, reads a buffer of buffers, whose copy
+                // the replay does not make).
+                Rvalue::Method { receiver, method, .. } => {
+                    method == "len"
+                        && receiver.projections.is_empty()
+                        && self.copyable_arg(receiver.local)
                 }
                 _ => true,
             },

@@ -1,0 +1,82 @@
+//! Everyday numerical Rust (issue 14): small functions as they are written in the ecosystem
+//! (softmax, log-sum-exp, standard deviation, axpy through `for_each`, rows of a matrix as
+//! `Vec`s mapped to dot products, `for &v in x`), each checked by `test_rule!` in both modes.
+
+#![allow(clippy::ptr_arg, clippy::needless_range_loop)]
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn dot_zip(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| a * b).sum()
+}
+#[differentiable]
+fn softmax(x: &[f64]) -> Vec<f64> {
+    let v: Vec<f64> = x.iter().map(|a| a.exp()).collect();
+    let z: f64 = v.iter().sum();
+    v.iter().map(|e| e / z).collect::<Vec<f64>>()
+}
+#[differentiable]
+fn log_sum_exp(x: &[f64]) -> f64 {
+    let m = x.iter().cloned().fold(f64::MIN, f64::max);
+    let y: Vec<f64> = x.iter().map(|&v| (v - m).exp()).collect();
+    y.iter().sum::<f64>().ln() + m
+}
+#[differentiable]
+fn axpy_for_each(y: &mut [f64], x: &[f64], a: f64) {
+    y.iter_mut().zip(x.iter()).for_each(|(yi, xi)| *yi += a * xi);
+}
+#[differentiable]
+fn tanh_into(x: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = v.tanh();
+    }
+    out
+}
+#[differentiable]
+fn std_dev(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    var.sqrt()
+}
+#[differentiable]
+fn weighted_after_swap(x: &[f64]) -> f64 {
+    let mut sorted = x.to_vec();
+    sorted.swap(0, 1);
+    sorted.iter().enumerate().map(|(i, v)| v * (i + 1) as f64).sum()
+}
+#[differentiable]
+fn mat_vec_rows(x: &[f64], w: &[Vec<f64>]) -> Vec<f64> {
+    w.iter().map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum::<f64>()).collect()
+}
+#[differentiable]
+fn by_value_patterns(x: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for &v in x {
+        acc += v * v;
+    }
+    for (i, &v) in x.iter().enumerate() {
+        acc += v * i as f64;
+    }
+    acc
+}
+
+#[test]
+fn everyday_functions_have_the_right_gradients() {
+    let x = vec![0.3, -0.7, 1.1, 0.4, -0.2];
+    let y = vec![0.5, 0.1, -0.3, 0.9, 0.2];
+    test_rule!(dot_zip(&x, &y));
+    test_rule!(softmax(&x));
+    test_rule!(log_sum_exp(&x));
+    test_rule!(axpy_for_each(&mut y, &x, 0.5));
+    test_rule!(tanh_into(&x));
+    test_rule!(std_dev(&x));
+    test_rule!(weighted_after_swap(&x));
+    let w = vec![x.clone(), y.clone()];
+    test_rule!(mat_vec_rows(&x, &w));
+    test_rule!(by_value_patterns(&x));
+    // Against the primal, for the ones returning buffers.
+    assert_eq!(value_and_pullback!(softmax(&x), vec![1.0; 5]).0, softmax(&x));
+    assert_eq!(value_and_pullback!(mat_vec_rows(&x, &w), vec![1.0; 2]).0, mat_vec_rows(&x, &w));
+}
