@@ -197,6 +197,46 @@ fn chained_max(a: &[f64], b: &[f64]) -> f64 {
     a.iter().chain(b.iter()).copied().max_by(|p, q| p.total_cmp(q)).unwrap()
 }
 
+#[differentiable]
+fn for_over_adaptors(x: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for v in x.iter().filter(|v| v.abs() > 0.5) {
+        acc += v * v;
+    }
+    for y in x.iter().map(|v| v * 2.0) {
+        if y > 2.0 {
+            break;
+        }
+        if y < -1.0 {
+            continue;
+        }
+        acc += y.exp();
+    }
+    acc
+}
+
+#[differentiable]
+fn first_above_by_loop(x: &[f64], t: f64) -> f64 {
+    for v in x.iter().copied().filter(|v| *v > t) {
+        return v * v;
+    }
+    -1.0
+}
+
+#[differentiable]
+fn stepped_elements(x: &[f64]) -> f64 {
+    x.iter().step_by(2).map(|v| v * v).sum::<f64>()
+        + x.iter().skip(1).step_by(2).sum::<f64>()
+        + x.iter().take(4).step_by(3).fold(0.0, |a, v| a + v.sin())
+}
+#[differentiable]
+fn stepped_loop(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter().skip(1).step_by(2) {
+        s += v.exp();
+    }
+    s
+}
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -235,6 +275,18 @@ fn chains_have_the_right_gradients() {
     test_rule!(chained_loop(&x, &y));
     test_rule!(chained_ranges(&x));
     test_rule!(chained_max(&x, &y));
+    test_rule!(for_over_adaptors(&x));
+    test_rule!(stepped_elements(&x));
+    test_rule!(stepped_loop(&x));
+    let stepped: f64 = x.iter().step_by(2).map(|v| v * v).sum::<f64>()
+        + x.iter().skip(1).step_by(2).sum::<f64>()
+        + x.iter().take(4).step_by(3).fold(0.0, |a, v| a + v.sin());
+    assert_eq!(value_and_gradient!(stepped_elements(&x)).0, stepped);
+    assert_eq!(value_and_gradient!(for_over_adaptors(&x)).0, for_over_adaptors(&x));
+    for t in [0.35, 5.0] {
+        test_rule!(first_above_by_loop(&x, t));
+        assert_eq!(value_and_gradient!(first_above_by_loop(&x, t)).0, first_above_by_loop(&x, t));
+    }
     let std_sum = x.iter().chain(y.iter()).map(|v| v * v).sum::<f64>()
         + x.iter().chain(&y).copied().fold(0.0, |s, v| s * 0.5 + v);
     assert_eq!(value_and_gradient!(chained_sum(&x, &y)).0, std_sum);

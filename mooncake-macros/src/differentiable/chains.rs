@@ -42,6 +42,8 @@ enum Consumer {
     Position(Expr),
     /// `find(p)`: an `Option` of the item.
     Find(Expr),
+    /// The body of `for pat in chain { body }` (with the loop's label).
+    Loop(Pat, syn::Block, Option<syn::Label>),
 }
 
 /// A chain written out as tokens: the statements that compute it (a loop, and the locals it
@@ -108,6 +110,15 @@ impl Lower<'_> {
     /// The statements and the value of the chain `m` ends (see [`ChainParts`]); `Err` once an
     /// error is reported.
     pub(super) fn chain_parts(&mut self, m: &syn::ExprMethodCall) -> Result<ChainParts, ()> {
+        self.chain_parts_as(m, None)
+    }
+
+    /// [`Self::chain_parts`] with the consumer given (a `for` loop's body), or read off `m`.
+    fn chain_parts_as(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        given: Option<Consumer>,
+    ) -> Result<ChainParts, ()> {
         let name = m.method.to_string();
         let span = m.method.span();
         let ty = m.turbofish.as_ref().and_then(|t| match t.args.first() {
@@ -115,6 +126,7 @@ impl Lower<'_> {
             _ => None,
         });
         let consumer = match (name.as_str(), m.args.len()) {
+            _ if given.is_some() => given.expect("checked"),
             ("sum", 0) => Consumer::Sum(ty),
             ("product", 0) => Consumer::Product(ty),
             ("count", 0) => Consumer::Count,
@@ -266,6 +278,30 @@ impl Lower<'_> {
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
                 let step = quote!(if #n == 0 || #take { #item } else { #acc });
                 return Ok(counted(&head, &sources, body, &acc, &n, step, span));
+            }
+            Consumer::Loop(pat, block, label) => {
+                if sources.len() > 1
+                    && let Some(b) = breaks_out(
+                        &block,
+                        label.as_ref().map(|l| l.name.ident.to_string()).as_deref(),
+                    )
+                {
+                    self.refuse(
+                        b,
+                        "`break` out of a `for` loop over `a.chain(b)` is not supported; write two \
+                         loops, or keep a flag and `continue`",
+                    );
+                    return Err(());
+                }
+                let item_value = match item_arg.take() {
+                    Some(a) => a,
+                    None => quote!(#e),
+                };
+                let stmts: TokenStream = sources
+                    .iter()
+                    .map(|s| quote_spanned!(span=> #label for #head in #s { #body let #pat = #item_value; #block }))
+                    .collect();
+                return Ok(ChainParts { stmts, value: quote!(()), some: None });
             }
             Consumer::AnyAll(f, any) => {
                 let call = self.apply(&f, &[item_arg.take()], by_ref)?;
@@ -523,6 +559,35 @@ impl Lower<'_> {
         Some(match syn::parse2::<Expr>(tokens) {
             Ok(e) => self.lower_expr(&e),
             Err(_) => self.refuse(&c.method, MESSAGE),
+        })
+    }
+}
+
+impl Lower<'_> {
+    /// `for pat in x.iter().map(..).filter(..) { body }`: a loop over the source, the adaptors
+    /// applied to each item, then `pat` bound and the body run (`break`, `continue` and `return`
+    /// mean what they mean in the loop); `None` if the loop's iterator has no adaptor.
+    pub(super) fn lower_adapted_for(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
+        let Expr::MethodCall(m) = strip(&f.expr) else { return None };
+        if !matches!(m.method.to_string().as_str(), "map" | "filter" | "copied" | "cloned")
+            || !is_iterator(&m.receiver)
+        {
+            return None;
+        }
+        // The chain as if it ended in a consumer taking the loop's body.
+        let call = syn::ExprMethodCall {
+            attrs: Vec::new(),
+            receiver: Box::new(f.expr.as_ref().clone()),
+            dot_token: Default::default(),
+            method: syn::Ident::new("for_each", m.method.span()),
+            turbofish: None,
+            paren_token: Default::default(),
+            args: Default::default(),
+        };
+        let consumer = Consumer::Loop((*f.pat).clone(), f.body.clone(), f.label.clone());
+        Some(match self.chain_parts_as(&call, Some(consumer)) {
+            Ok(ChainParts { stmts, .. }) => self.lower_tokens(quote!({ #stmts }), &call),
+            Err(()) => super::lower::unit(),
         })
     }
 }

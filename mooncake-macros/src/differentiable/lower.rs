@@ -1635,6 +1635,10 @@ impl Lower<'_> {
         if let Some(op) = self.lower_chained_for(f) {
             return op;
         }
+        // `for v in x.iter().filter(..)`: the source's loop, the adaptors in its body.
+        if let Some(op) = self.lower_adapted_for(f) {
+            return op;
+        }
         // `for v in x[a..b].iter_mut()` / `&mut x[a..]`: over a copy, written back after.
         let mark = self.write_backs.len();
         let op = self.lower_for_loop(f);
@@ -1898,10 +1902,26 @@ impl Lower<'_> {
                         let step = self.lower_expr(&m.args[0]);
                         Some(ForPlan::Range { start, end, inclusive, rev: false, step: Some(step) })
                     }
+                    // `x.iter().step_by(k)`, after `skip` / `take`: every `k`-th index of the
+                    // window.
+                    ForPlan::Elements { places, enumerate: false, step: None, shape, window }
+                        if !window.iter().any(|w| matches!(w, WindowOp::Rev)) =>
+                    {
+                        let step = self.lower_expr(&m.args[0]);
+                        Some(ForPlan::Elements {
+                            places,
+                            enumerate: false,
+                            step: Some(step),
+                            shape,
+                            window,
+                        })
+                    }
                     _ => {
                         self.errors.error_spanned(
                             &m.method,
-                            "`.step_by(k)` is only supported on a range (`(a..b).step_by(k)`)",
+                            "`.step_by(k)` is supported on a range (`(a..b).step_by(k)`) and on \
+                             elements (`x.iter().step_by(k)`, after `.skip(..)` / `.take(..)`), \
+                             not after `.rev()`, `.enumerate()` or `.zip(..)`",
                         );
                         None
                     }
