@@ -3,7 +3,7 @@
 //! against each other. The chains are lowered as the `for` loops they stand for
 //! (`mooncake-macros/src/differentiable/chains.rs`).
 
-#![allow(clippy::unnecessary_fold)]
+#![allow(clippy::unnecessary_fold, clippy::never_loop)] // written as users write them
 
 use mooncake_runtime::prelude::*;
 
