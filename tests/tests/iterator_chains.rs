@@ -237,6 +237,17 @@ fn stepped_loop(x: &[f64]) -> f64 {
     }
     s
 }
+#[differentiable]
+fn enumerate_after_adaptors(x: &[f64]) -> f64 {
+    let a: f64 = x.iter().map(|v| v.sin()).enumerate().map(|(i, s)| s * (i + 1) as f64).sum();
+    let b: f64 =
+        x.iter().copied().filter(|v| *v > 0.0).enumerate().map(|(i, v)| v * i as f64).sum();
+    let mut c = 0.0;
+    for (i, s) in x.iter().map(|v| v * v).enumerate() {
+        c += s / (i as f64 + 1.0);
+    }
+    a + b + c
+}
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -278,6 +289,12 @@ fn chains_have_the_right_gradients() {
     test_rule!(for_over_adaptors(&x));
     test_rule!(stepped_elements(&x));
     test_rule!(stepped_loop(&x));
+    test_rule!(enumerate_after_adaptors(&x));
+    let a: f64 = x.iter().map(|v| v.sin()).enumerate().map(|(i, s)| s * (i + 1) as f64).sum();
+    let b: f64 =
+        x.iter().copied().filter(|v| *v > 0.0).enumerate().map(|(i, v)| v * i as f64).sum();
+    let c: f64 = x.iter().map(|v| v * v).enumerate().map(|(i, s)| s / (i as f64 + 1.0)).sum();
+    assert!((value_and_gradient!(enumerate_after_adaptors(&x)).0 - (a + b + c)).abs() < 1e-12);
     let stepped: f64 = x.iter().step_by(2).map(|v| v * v).sum::<f64>()
         + x.iter().skip(1).step_by(2).sum::<f64>()
         + x.iter().take(4).step_by(3).fold(0.0, |a, v| a + v.sin());

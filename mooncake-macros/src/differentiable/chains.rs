@@ -66,6 +66,7 @@ enum Adaptor {
     Map(Expr),
     Filter(Expr),
     Copied,
+    Enumerate,
 }
 
 /// Methods that end a chain (their receiver is an iterator).
@@ -153,6 +154,9 @@ impl Lower<'_> {
                 ("map", 1) => Adaptor::Map(a.args[0].clone()),
                 ("filter", 1) => Adaptor::Filter(a.args[0].clone()),
                 ("copied" | "cloned", 0) => Adaptor::Copied,
+                // `x.iter().map(..).enumerate()`: counts the items an adaptor made (an
+                // `enumerate` with no adaptor inside is the source's).
+                ("enumerate", 0) if has_adaptor(&a.receiver) => Adaptor::Enumerate,
                 _ => break,
             };
             adaptors.push(adaptor);
@@ -228,6 +232,8 @@ impl Lower<'_> {
             None => quote!(#e),
         };
         let mut body = TokenStream::new();
+        // Statements before the loops (an `enumerate`'s count).
+        let mut prelude = TokenStream::new();
         for a in adaptors {
             match a {
                 Adaptor::Copied => {
@@ -235,6 +241,14 @@ impl Lower<'_> {
                         body.extend(quote_spanned!(span=> let #e = *#e;));
                     }
                     by_ref = false;
+                }
+                Adaptor::Enumerate => {
+                    // The count of the items that reach it, with the item.
+                    let cnt = syn::Ident::new("__mooncake_enumerate", Span::mixed_site());
+                    let value = item_arg.take().unwrap_or_else(|| quote!(#e));
+                    prelude.extend(quote_spanned!(span=> let mut #cnt: usize = 0;));
+                    body.extend(quote_spanned!(span=> let #e = (#cnt, #value); #cnt += 1;));
+                    item_arg = Some(quote!(#e));
                 }
                 Adaptor::Map(f) => {
                     let call = self.apply(&f, &[item_arg.take()], by_ref)?;
@@ -269,7 +283,11 @@ impl Lower<'_> {
             Consumer::ForEach(f) => {
                 let call = self.apply(&f, &[item_arg.take()], by_ref)?;
                 let stmts = loops(&head, &sources, quote!(#body #call;));
-                return Ok(ChainParts { stmts, value: quote!(()), some: None });
+                return Ok(ChainParts {
+                    stmts: quote!(#prelude #stmts),
+                    value: quote!(()),
+                    some: None,
+                });
             }
             Consumer::Best(cmp, max) => {
                 // `max_by` keeps the last of equal items, `min_by` the first, as std does.
@@ -277,7 +295,10 @@ impl Lower<'_> {
                 let take = if max { quote!(!(#greater)) } else { greater };
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
                 let step = quote!(if #n == 0 || #take { #item } else { #acc });
-                return Ok(counted(&head, &sources, body, &acc, &n, step, span));
+                let mut parts = counted(&head, &sources, body, &acc, &n, step, span);
+                let inner = parts.stmts;
+                parts.stmts = quote!(#prelude #inner);
+                return Ok(parts);
             }
             Consumer::Loop(pat, block, label) => {
                 if sources.len() > 1
@@ -301,7 +322,11 @@ impl Lower<'_> {
                     .iter()
                     .map(|s| quote_spanned!(span=> #label for #head in #s { #body let #pat = #item_value; #block }))
                     .collect();
-                return Ok(ChainParts { stmts, value: quote!(()), some: None });
+                return Ok(ChainParts {
+                    stmts: quote!(#prelude #stmts),
+                    value: quote!(()),
+                    some: None,
+                });
             }
             Consumer::AnyAll(f, any) => {
                 let call = self.apply(&f, &[item_arg.take()], by_ref)?;
@@ -320,7 +345,11 @@ impl Lower<'_> {
                     ),
                 );
                 let stmts = quote_spanned!(span=> let mut #acc = #init; #each);
-                return Ok(ChainParts { stmts, value: quote!(#acc), some: None });
+                return Ok(ChainParts {
+                    stmts: quote!(#prelude #stmts),
+                    value: quote!(#acc),
+                    some: None,
+                });
             }
             Consumer::Position(f) => {
                 let call = self.apply(&f, &[item_arg.take()], by_ref)?;
@@ -340,7 +369,11 @@ impl Lower<'_> {
                     let mut #found = false;
                     #each
                 );
-                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#found)) });
+                return Ok(ChainParts {
+                    stmts: quote!(#prelude #stmts),
+                    value: quote!(#acc),
+                    some: Some(quote!(#found)),
+                });
             }
             Consumer::Find(p) => {
                 let test = self.predicate(&p, &e, by_ref)?;
@@ -359,13 +392,20 @@ impl Lower<'_> {
                     let mut #found = false;
                     #each
                 );
-                return Ok(ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#found)) });
+                return Ok(ChainParts {
+                    stmts: quote!(#prelude #stmts),
+                    value: quote!(#acc),
+                    some: Some(quote!(#found)),
+                });
             }
             Consumer::Reduce(f) => {
                 let call = self.apply(&f, &[Some(quote!(#acc)), Some(item.clone())], false)?;
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
                 let step = quote!(if #n == 0 { #item } else { #call });
-                return Ok(counted(&head, &sources, body, &acc, &n, step, span));
+                let mut parts = counted(&head, &sources, body, &acc, &n, step, span);
+                let inner = parts.stmts;
+                parts.stmts = quote!(#prelude #inner);
+                return Ok(parts);
             }
         };
         let each = loops(&head, &sources, quote!(#body #step));
@@ -373,7 +413,7 @@ impl Lower<'_> {
             let mut #acc = #init;
             #each
         );
-        Ok(ChainParts { stmts, value: quote!(#acc), some: None })
+        Ok(ChainParts { stmts: quote!(#prelude #stmts), value: quote!(#acc), some: None })
     }
 
     /// The test of a predicate taking a reference to the item `e` (`filter`, `find`): a pattern
@@ -569,9 +609,10 @@ impl Lower<'_> {
     /// mean what they mean in the loop); `None` if the loop's iterator has no adaptor.
     pub(super) fn lower_adapted_for(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
         let Expr::MethodCall(m) = strip(&f.expr) else { return None };
-        if !matches!(m.method.to_string().as_str(), "map" | "filter" | "copied" | "cloned")
-            || !is_iterator(&m.receiver)
-        {
+        let adapted =
+            matches!(m.method.to_string().as_str(), "map" | "filter" | "copied" | "cloned")
+                || (m.method == "enumerate" && has_adaptor(&m.receiver));
+        if !adapted || !is_iterator(&m.receiver) {
             return None;
         }
         // The chain as if it ended in a consumer taking the loop's body.
@@ -718,6 +759,17 @@ pub(super) fn source_by_ref_items(m: &syn::ExprMethodCall) -> bool {
         }
     }
     false
+}
+
+/// Whether the chain `e` has an element adaptor (`map`, `filter`, `copied`, `cloned`) somewhere.
+fn has_adaptor(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::MethodCall(m) => {
+            matches!(m.method.to_string().as_str(), "map" | "filter" | "copied" | "cloned")
+                || has_adaptor(&m.receiver)
+        }
+        _ => false,
+    }
 }
 
 /// Whether the source `e` makes tuples (`zip`, `enumerate`) or views (`windows`, `chunks`).
