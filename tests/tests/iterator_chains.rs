@@ -248,6 +248,23 @@ fn enumerate_after_adaptors(x: &[f64]) -> f64 {
     }
     a + b + c
 }
+/// Tuples taken apart by `filter`, `map`, `fold` and a `for` loop, in both modes (the parts
+/// are bound one by one, so no tuple holding a borrow is kept in a local).
+#[differentiable]
+fn filters_on_tuples(x: &[f64], y: &[f64]) -> f64 {
+    let a: f64 = x.iter().enumerate().filter(|(i, _)| i % 2 == 0).map(|(_, v)| v * v).sum();
+    let b: f64 = x.iter().zip(y.iter()).filter(|(p, q)| **p > **q).map(|(p, q)| p - q).sum();
+    let c: f64 =
+        x.iter().enumerate().filter(|&(i, v)| i > 0 && *v > 0.0).map(|(i, v)| v * i as f64).sum();
+    let d = x.iter().zip(y).filter(|(p, _)| p.abs() < 1.0).count() as f64;
+    let e: f64 = x.iter().enumerate().fold(0.0, |acc, (i, v)| acc + v * i as f64);
+    let mut f = 0.0;
+    for (i, v) in x.iter().enumerate().filter(|(_, v)| **v < 0.5) {
+        f += v.exp() * i as f64;
+    }
+    a + b + c + d + e + f
+}
+
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -290,6 +307,8 @@ fn chains_have_the_right_gradients() {
     test_rule!(stepped_elements(&x));
     test_rule!(stepped_loop(&x));
     test_rule!(enumerate_after_adaptors(&x));
+    test_rule!(filters_on_tuples(&x, &y));
+    assert_eq!(value_and_gradient!(filters_on_tuples(&x, &y)).0, filters_on_tuples(&x, &y));
     let a: f64 = x.iter().map(|v| v.sin()).enumerate().map(|(i, s)| s * (i + 1) as f64).sum();
     let b: f64 =
         x.iter().copied().filter(|v| *v > 0.0).enumerate().map(|(i, v)| v * i as f64).sum();

@@ -227,11 +227,23 @@ impl Lower<'_> {
             Some(_) => None,
             None => Some(quote!(#e)),
         };
-        let head = match head {
-            Some(p) => quote!(#p),
-            None => quote!(#e),
+        // A source of tuples (`zip`, `enumerate`) taken whole: the head names each part, so
+        // that closures taking the item apart bind the parts themselves (no tuple holding a
+        // borrow is kept in a local), and the item is also the tuple of the parts.
+        let mut leaves = match head {
+            None => tuple_leaves(source, &mut 0),
+            Some(_) => None,
         };
         let mut body = TokenStream::new();
+        let head = match (head, &leaves) {
+            (Some(p), _) => quote!(#p),
+            (None, Some(l)) => {
+                let expr = l.tokens();
+                body.extend(quote_spanned!(span=> let #e = #expr;));
+                l.tokens()
+            }
+            (None, None) => quote!(#e),
+        };
         // Statements before the loops (an `enumerate`'s count).
         let mut prelude = TokenStream::new();
         for a in adaptors {
@@ -241,6 +253,7 @@ impl Lower<'_> {
                         body.extend(quote_spanned!(span=> let #e = *#e;));
                     }
                     by_ref = false;
+                    leaves = None;
                 }
                 Adaptor::Enumerate => {
                     // The count of the items that reach it, with the item.
@@ -249,15 +262,19 @@ impl Lower<'_> {
                     prelude.extend(quote_spanned!(span=> let mut #cnt: usize = 0;));
                     body.extend(quote_spanned!(span=> let #e = (#cnt, #value); #cnt += 1;));
                     item_arg = Some(quote!(#e));
+                    leaves = None;
                 }
                 Adaptor::Map(f) => {
-                    let call = self.apply(&f, &[item_arg.take()], by_ref)?;
+                    let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
                     body.extend(quote_spanned!(span=> let #e = #call;));
                     by_ref = false;
                     item_arg = Some(quote!(#e));
                 }
                 Adaptor::Filter(p) => {
-                    let test = self.predicate(&p, &e, by_ref)?;
+                    let test = match leaves.as_ref().and_then(|l| filter_on_leaves(&p, l)) {
+                        Some(test) => test,
+                        None => self.predicate(&p, &e, by_ref)?,
+                    };
                     body.extend(quote_spanned!(span=> if !(#test) { continue; }));
                 }
             }
@@ -277,11 +294,16 @@ impl Lower<'_> {
                 (quote_spanned!(span=> Vec::new()), quote_spanned!(span=> #acc.push(#item);))
             }
             Consumer::Fold(init, f) => {
-                let call = self.apply(&f, &[Some(quote!(#acc)), item_arg.take()], by_ref)?;
+                let call = self.apply_with(
+                    &f,
+                    &[Some(quote!(#acc)), item_arg.take()],
+                    by_ref,
+                    leaves.take(),
+                )?;
                 (quote!(#init), quote_spanned!(span=> #acc = #call;))
             }
             Consumer::ForEach(f) => {
-                let call = self.apply(&f, &[item_arg.take()], by_ref)?;
+                let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
                 let stmts = loops(&head, &sources, quote!(#body #call;));
                 return Ok(ChainParts {
                     stmts: quote!(#prelude #stmts),
@@ -318,9 +340,14 @@ impl Lower<'_> {
                     Some(a) => a,
                     None => quote!(#e),
                 };
+                let bind = match leaves.as_ref().and_then(|l| bind_leaves(&pat, l, &mut Vec::new()))
+                {
+                    Some(lets) => lets,
+                    None => quote_spanned!(span=> let #pat = #item_value;),
+                };
                 let stmts: TokenStream = sources
                     .iter()
-                    .map(|s| quote_spanned!(span=> #label for #head in #s { #body let #pat = #item_value; #block }))
+                    .map(|s| quote_spanned!(span=> #label for #head in #s { #body #bind #block }))
                     .collect();
                 return Ok(ChainParts {
                     stmts: quote!(#prelude #stmts),
@@ -329,7 +356,7 @@ impl Lower<'_> {
                 });
             }
             Consumer::AnyAll(f, any) => {
-                let call = self.apply(&f, &[item_arg.take()], by_ref)?;
+                let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
                 let (init, stop, hit) = if any {
                     (quote!(false), quote!(#acc), quote!(#call))
                 } else {
@@ -352,7 +379,7 @@ impl Lower<'_> {
                 });
             }
             Consumer::Position(f) => {
-                let call = self.apply(&f, &[item_arg.take()], by_ref)?;
+                let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
                 let found = syn::Ident::new("__mooncake_found", Span::mixed_site());
                 let each = loops(
                     &head,
@@ -498,6 +525,31 @@ impl Lower<'_> {
                 Err(())
             }
         }
+    }
+
+    /// [`Self::apply`], the last argument a tuple item whose parts are the names `leaves`: a
+    /// closure taking it apart by a tuple pattern binds each part (see `bind_leaves`).
+    fn apply_with(
+        &mut self,
+        f: &Expr,
+        args: &[Option<TokenStream>],
+        by_ref: bool,
+        leaves: Option<Leaves>,
+    ) -> Result<TokenStream, ()> {
+        if let (Some(l), Expr::Closure(c)) = (&leaves, f)
+            && c.inputs.len() == args.len()
+            && escapes(&c.body).is_none()
+            && let Some(last) = c.inputs.last()
+            && let Some(lets) = bind_leaves(last, l, &mut Vec::new())
+        {
+            let firsts = c.inputs.iter().zip(args).take(args.len() - 1).map(|(p, a)| match a {
+                Some(a) => quote_spanned!(p.span()=> let #p = #a;),
+                None => quote!(),
+            });
+            let body = &c.body;
+            return Ok(quote_spanned!(c.body.span()=> { #(#firsts)* #lets #body }));
+        }
+        self.apply(f, args, by_ref)
     }
 
     /// The expression `f(args..)` for a closure (its parameters bound by `let`, its body
@@ -759,6 +811,115 @@ pub(super) fn source_by_ref_items(m: &syn::ExprMethodCall) -> bool {
         }
     }
     false
+}
+
+/// The parts of a tuple item, each a fresh name (see `tuple_leaves`).
+#[derive(Clone)]
+enum Leaves {
+    Leaf(syn::Ident),
+    Tuple(Vec<Leaves>),
+}
+
+impl Leaves {
+    /// The pattern, or the expression, of the parts (`(__mooncake_part0, __mooncake_part1)`).
+    fn tokens(&self) -> TokenStream {
+        match self {
+            Leaves::Leaf(i) => quote!(#i),
+            Leaves::Tuple(parts) => {
+                let parts = parts.iter().map(Leaves::tokens);
+                quote!((#(#parts),*))
+            }
+        }
+    }
+}
+
+/// The parts of the items of a source of tuples (`x.iter().zip(y.iter())`, `.enumerate()`),
+/// as its `for` loop binds them; `None` for a source of single items.
+fn tuple_leaves(e: &Expr, next: &mut usize) -> Option<Leaves> {
+    fn shape(e: &Expr, next: &mut usize) -> Leaves {
+        let leaf = |next: &mut usize| {
+            *next += 1;
+            Leaves::Leaf(syn::Ident::new(
+                &format!("__mooncake_part{}", *next - 1),
+                Span::mixed_site(),
+            ))
+        };
+        match strip(e) {
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "enumerate" => {
+                    let counter = leaf(next);
+                    Leaves::Tuple(vec![counter, shape(&m.receiver, next)])
+                }
+                "zip" if m.args.len() == 1 => {
+                    let a = shape(&m.receiver, next);
+                    Leaves::Tuple(vec![a, shape(&m.args[0], next)])
+                }
+                "rev" | "skip" | "take" | "step_by" | "chain" => shape(&m.receiver, next),
+                _ => leaf(next),
+            },
+            _ => leaf(next),
+        }
+    }
+    match shape(e, next) {
+        Leaves::Leaf(_) => None,
+        tuple => Some(tuple),
+    }
+}
+
+/// The `let`s binding a closure parameter's tuple pattern to the parts `leaves` (`|(i, v)|`,
+/// `|((a, b), c)|`, `_` and `&v` parts), and the names bound; `None` if the pattern does not
+/// take the tuple apart as it is shaped.
+fn bind_leaves(p: &Pat, leaves: &Leaves, names: &mut Vec<syn::Ident>) -> Option<TokenStream> {
+    match (p, leaves) {
+        (Pat::Paren(pp), l) => bind_leaves(&pp.pat, l, names),
+        (Pat::Tuple(t), Leaves::Tuple(parts))
+            if t.elems.len() == parts.len()
+                && !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) =>
+        {
+            let mut out = TokenStream::new();
+            for (e, l) in t.elems.iter().zip(parts) {
+                out.extend(bind_leaves(e, l, names)?);
+            }
+            Some(out)
+        }
+        (Pat::Wild(_), _) => Some(quote!()),
+        (Pat::Ident(pi), l) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+            names.push(pi.ident.clone());
+            let value = l.tokens();
+            Some(quote!(let #pi = #value;))
+        }
+        (Pat::Reference(r), Leaves::Leaf(l)) if r.mutability.is_none() => {
+            let inner = &r.pat;
+            Some(quote!(let #inner = *#l;))
+        }
+        _ => None,
+    }
+}
+
+/// The test of a `filter` closure taking a tuple item apart (`|(i, v)| i % 2 == 0`,
+/// `|&(i, v)| ..`): its names bound to the parts, each with one `*` fewer where the body
+/// dereferences it (the predicate sees references to the parts); `None` for any other closure.
+fn filter_on_leaves(p: &Expr, leaves: &Leaves) -> Option<TokenStream> {
+    let Expr::Closure(c) = p else { return None };
+    if c.inputs.len() != 1 || escapes(&c.body).is_some() {
+        return None;
+    }
+    let (pat, strip_names) = match &c.inputs[0] {
+        Pat::Reference(r) if r.mutability.is_none() => (&*r.pat, false),
+        other => (other, true),
+    };
+    if !matches!(pat, Pat::Tuple(_)) {
+        return None;
+    }
+    let mut names = Vec::new();
+    let lets = bind_leaves(pat, leaves, &mut names)?;
+    let mut body = (*c.body).clone();
+    if strip_names {
+        for n in &names {
+            syn::visit_mut::VisitMut::visit_expr_mut(&mut StripDeref(n), &mut body);
+        }
+    }
+    Some(quote!({ #lets #body }))
 }
 
 /// Whether the chain `e` has an element adaptor (`map`, `filter`, `copied`, `cloned`) somewhere.
