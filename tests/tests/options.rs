@@ -141,6 +141,38 @@ fn guarded(x: &[f64]) -> f64 {
     if x.iter().any(|v| v.is_nan()) { 0.0 } else { s + x[1] }
 }
 
+/// `v.pop()` taken apart: `while let`, `unwrap`, `unwrap_or`, `is_some` (which pops), `if let`.
+#[differentiable]
+fn stack_drained(x: &[f64]) -> f64 {
+    let mut stack = x.to_vec();
+    let mut s = 0.0;
+    let mut k = 1.0;
+    while let Some(v) = stack.pop() {
+        s += k * v.sin();
+        k += 1.0;
+        if s > 10.0 {
+            break;
+        }
+    }
+    s
+}
+#[differentiable]
+fn pops(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let a = v.pop().unwrap();
+    let b = v.pop().unwrap_or(0.0);
+    let popped = v.pop().is_some();
+    let c = if let Some(t) = v.pop() { t * t } else { 0.0 };
+    a * b + c + v.len() as f64 + if popped { 1.0 } else { 0.0 }
+}
+#[differentiable]
+fn drain_argument(stack: &mut Vec<f64>, y: f64) -> f64 {
+    let mut s = 0.0;
+    while let Some(v) = stack.pop() {
+        s += v * y;
+    }
+    s
+}
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -176,6 +208,17 @@ fn options_have_the_right_gradients() {
     test_rule!(guarded(&x));
     let pos: Vec<f64> = x.iter().map(|v| v.abs() + 0.1).collect();
     test_rule!(guarded(&pos));
+}
+
+#[test]
+fn pops_have_the_right_gradients() {
+    let x = xs(6, 0.7);
+    test_rule!(stack_drained(&x));
+    test_rule!(pops(&x));
+    let st = xs(3, 1.1);
+    test_rule!(drain_argument(&mut st, 1.5));
+    assert_eq!(value_and_gradient!(stack_drained(&x)).0, stack_drained(&x));
+    assert_eq!(value_and_gradient!(pops(&x)).0, pops(&x));
 }
 
 #[test]

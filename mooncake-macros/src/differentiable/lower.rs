@@ -1534,9 +1534,15 @@ impl Lower<'_> {
 
     fn lower_while(&mut self, w: &syn::ExprWhile) -> Operand {
         let span = w.span();
+        if let Some(op) = self.lower_while_let(w) {
+            return op;
+        }
         if let Expr::Let(l) = &*w.cond {
-            return self
-                .refuse(l.let_token, "`while let` is not supported yet; use `loop` with `match`");
+            return self.refuse(
+                l.let_token,
+                "`while let` is supported on `v.pop()`, `x.get(i)`, `x.first()`, `x.last()` and \
+                 the chains of `if let`; write other loops with `loop` and `match`",
+            );
         }
         let header = self.new_block();
         let body = self.new_block();

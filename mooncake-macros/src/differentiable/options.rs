@@ -83,6 +83,7 @@ fn makes_option(e: &Expr) -> bool {
                 !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver)
             }
             ("get", 1) => !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver),
+            ("pop", 0) => !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver),
             ("max_by" | "min_by" | "reduce" | "position" | "find", 1) => {
                 super::chains::ends_chain(m)
             }
@@ -150,6 +151,19 @@ impl Lower<'_> {
                     deref_free: false,
                 })
             }
+            "pop" => {
+                // `v.pop()`: the last element, read then cut off (only when there is one).
+                let x = &m.receiver;
+                let n = syn::Ident::new("__mooncake_len", Span::mixed_site());
+                let t = syn::Ident::new("__mooncake_popped", Span::mixed_site());
+                Ok(OptionParts {
+                    stmts: quote_spanned!(span=> let #n: usize = #x.len();),
+                    some: quote_spanned!(span=> #n > 0),
+                    value: quote_spanned!(span=> { let #t = #x[#n - 1]; #x.truncate(#n - 1); #t }),
+                    by_ref: false,
+                    deref_free: false,
+                })
+            }
             _ => {
                 let parts = self.chain_parts(m)?;
                 let by_ref = super::chains::source_by_ref_items(m);
@@ -203,8 +217,12 @@ impl Lower<'_> {
                     );
                 }
             },
-            ("is_some", 0) => quote_spanned!(span=> { #stmts #some }),
-            ("is_none", 0) => quote_spanned!(span=> { #stmts !(#some) }),
+            // The value is taken too, for what taking it does (`v.pop().is_some()` pops).
+            ("is_some" | "is_none", 0) => {
+                let s = syn::Ident::new("__mooncake_some", Span::mixed_site());
+                let result = if m.method == "is_some" { quote!(#s) } else { quote!(!#s) };
+                quote_spanned!(span=> { #stmts let #s = #some; if #s { let _ = #value; } #result })
+            }
             _ => return self.refuse(&m.method, MISUSED),
         };
         self.lower_option_tokens(tokens, m.span())
@@ -235,7 +253,7 @@ impl Lower<'_> {
                 let name = &r.pat;
                 quote!(let #name = #value;)
             }
-            (Pat::Wild(_), _) => quote!(),
+            (Pat::Wild(_), _) => quote!(let _ = #value;),
             (pat, true) => quote!(let #pat = &#value;),
             (pat, false) => quote!(let #pat = #value;),
         })
@@ -261,6 +279,26 @@ impl Lower<'_> {
             if #some { #bind #then } #otherwise
         });
         Some(self.lower_option_tokens(tokens, i.span()))
+    }
+
+    /// `while let Some(v) = opt { .. }` on an `Option` this module knows (`stack.pop()`,
+    /// `x.get(i)`): `loop { stmts; if !some { break; } let v = value; body }`, with the loop's
+    /// label; `None` for any other `while let`.
+    pub(super) fn lower_while_let(&mut self, w: &syn::ExprWhile) -> Option<Operand> {
+        let Expr::Let(l) = &*w.cond else { return None };
+        if !makes_option(&l.expr) {
+            return None;
+        }
+        let Ok(p) = self.option_parts(&l.expr) else { return Some(super::lower::unit()) };
+        let Ok(bind) = self.bind_some(&l.pat, &p) else { return Some(super::lower::unit()) };
+        let (stmts, some, label, body) = (&p.stmts, &p.some, &w.label, &w.body);
+        let tokens = quote_spanned!(w.span()=> #label loop {
+            #stmts
+            if !(#some) { break; }
+            #bind
+            #body
+        });
+        Some(self.lower_option_tokens(tokens, w.span()))
     }
 
     /// `let Some(v) = opt else { .. };` on an `Option` this module knows: the value of the
