@@ -265,6 +265,14 @@ fn filters_on_tuples(x: &[f64], y: &[f64]) -> f64 {
     a + b + c + d + e + f
 }
 
+/// Generic code converting constants with `T::from_f64` (the runtime's conversion has rules for
+/// any `T: Float`), checked in `f64` and `f32`.
+#[differentiable]
+fn generic_half_squares<T: Float>(x: &[T]) -> T {
+    let half = T::from_f64(0.5);
+    x.iter().fold(T::ZERO, |acc, v| acc + half * *v * *v) * T::from_f64(2.0)
+}
+
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -308,6 +316,11 @@ fn chains_have_the_right_gradients() {
     test_rule!(stepped_loop(&x));
     test_rule!(enumerate_after_adaptors(&x));
     test_rule!(filters_on_tuples(&x, &y));
+    test_rule!(generic_half_squares(&x));
+    let xf: Vec<f32> = x.iter().map(|v| *v as f32).collect();
+    let (v, (g,)) = value_and_gradient!(generic_half_squares(&xf));
+    assert!((v - xf.iter().map(|a| a * a).sum::<f32>()).abs() < 1e-5);
+    assert!(g.iter().zip(&xf).all(|(g, a)| (g - 2.0 * a).abs() < 1e-5));
     assert_eq!(value_and_gradient!(filters_on_tuples(&x, &y)).0, filters_on_tuples(&x, &y));
     let a: f64 = x.iter().map(|v| v.sin()).enumerate().map(|(i, s)| s * (i + 1) as f64).sum();
     let b: f64 =

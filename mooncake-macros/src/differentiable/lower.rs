@@ -993,6 +993,26 @@ impl Lower<'_> {
                 .collect();
             return self.emit(Rvalue::Struct { path: func, fields }, span);
         }
+        // `T::from_f64(x)` of `T: Float` (generic code, a type parameter named by one letter, or
+        // `f64` / `f32`): the runtime's conversion, which has rules for any `T`.
+        let float_param = |s: &syn::PathSegment| {
+            let name = s.ident.to_string();
+            s.arguments.is_none()
+                && (name == "f64"
+                    || name == "f32"
+                    || (name.len() == 1 && name.starts_with(|c: char| c.is_ascii_uppercase())))
+        };
+        let func = if func.segments.len() == 2
+            && last == "from_f64"
+            && c.args.len() == 1
+            && float_param(&func.segments[0])
+        {
+            let ty = &func.segments[0];
+            syn::parse_quote_spanned!(func.segments[1].ident.span()=>
+                ::mooncake_runtime::__private::float_from_f64::<#ty>)
+        } else {
+            func
+        };
         let mark = self.write_backs.len();
         let args = self.lower_operands(c.args.iter());
         let args = self.lend_slice_copies(args);

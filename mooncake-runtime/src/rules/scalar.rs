@@ -818,3 +818,22 @@ pub fn cast_rrule<A: CastRule<B>, B: Primal>(
 ) -> (CoDual<B, NoFData>, impl FnOnce(B::RData) -> (A::RData,)) {
     A::cast_rrule(x)
 }
+
+// ---------------------------------------------------------------------------------------------
+// `T::from_f64(x)` in generic code over `T: Float`
+
+/// Forward rule of `T::from_f64(x)` (`Float::from_f64`, a constant or a value in generic code):
+/// the value and its tangent converted.
+#[inline]
+pub fn float_from_f64_frule<T: Float>(x: Dual<f64, f64>) -> Dual<T, T> {
+    Dual::new(T::from_f64(x.primal), T::from_f64(x.tangent))
+}
+
+/// Reverse rule of `T::from_f64(x)`: the value converted; the pullback converts the gradient
+/// back.
+#[inline]
+pub fn float_from_f64_rrule<T: Float>(
+    x: CoDual<f64, NoFData>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (f64,) + use<T>) {
+    (CoDual::new(T::from_f64(x.primal), NoFData), |r: T| (r.to_f64(),))
+}
