@@ -120,6 +120,21 @@ impl Lower<'_> {
         m: &syn::ExprMethodCall,
         given: Option<Consumer>,
     ) -> Result<ChainParts, ()> {
+        // Statements before the loops (an `enumerate`'s count).
+        let mut prelude = TokenStream::new();
+        let parts = self.chain_loops(m, given, &mut prelude)?;
+        let stmts = parts.stmts;
+        Ok(ChainParts { stmts: quote!(#prelude #stmts), ..parts })
+    }
+
+    /// [`Self::chain_parts_as`] but for the statements before the loops, which the adaptors add
+    /// to `prelude`.
+    fn chain_loops(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        given: Option<Consumer>,
+        prelude: &mut TokenStream,
+    ) -> Result<ChainParts, ()> {
         let name = m.method.to_string();
         let span = m.method.span();
         let ty = m.turbofish.as_ref().and_then(|t| match t.args.first() {
@@ -244,8 +259,6 @@ impl Lower<'_> {
             }
             (None, None) => quote!(#e),
         };
-        // Statements before the loops (an `enumerate`'s count).
-        let mut prelude = TokenStream::new();
         for a in adaptors {
             match a {
                 Adaptor::Copied => {
@@ -305,11 +318,7 @@ impl Lower<'_> {
             Consumer::ForEach(f) => {
                 let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
                 let stmts = loops(&head, &sources, quote!(#body #call;));
-                return Ok(ChainParts {
-                    stmts: quote!(#prelude #stmts),
-                    value: quote!(()),
-                    some: None,
-                });
+                return Ok(ChainParts { stmts, value: quote!(()), some: None });
             }
             Consumer::Best(cmp, max) => {
                 // `max_by` keeps the last of equal items, `min_by` the first, as std does.
@@ -317,10 +326,7 @@ impl Lower<'_> {
                 let take = if max { quote!(!(#greater)) } else { greater };
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
                 let step = quote!(if #n == 0 || #take { #item } else { #acc });
-                let mut parts = counted(&head, &sources, body, &acc, &n, step, span);
-                let inner = parts.stmts;
-                parts.stmts = quote!(#prelude #inner);
-                return Ok(parts);
+                return Ok(counted(&head, &sources, body, &acc, &n, step, span));
             }
             Consumer::Loop(pat, block, label) => {
                 if sources.len() > 1
@@ -349,11 +355,7 @@ impl Lower<'_> {
                     .iter()
                     .map(|s| quote_spanned!(span=> #label for #head in #s { #body #bind #block }))
                     .collect();
-                return Ok(ChainParts {
-                    stmts: quote!(#prelude #stmts),
-                    value: quote!(()),
-                    some: None,
-                });
+                return Ok(ChainParts { stmts, value: quote!(()), some: None });
             }
             Consumer::AnyAll(f, any) => {
                 let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
@@ -372,11 +374,7 @@ impl Lower<'_> {
                     ),
                 );
                 let stmts = quote_spanned!(span=> let mut #acc = #init; #each);
-                return Ok(ChainParts {
-                    stmts: quote!(#prelude #stmts),
-                    value: quote!(#acc),
-                    some: None,
-                });
+                return Ok(ChainParts { stmts, value: quote!(#acc), some: None });
             }
             Consumer::Position(f) => {
                 let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
@@ -391,16 +389,7 @@ impl Lower<'_> {
                         #acc += 1;
                     ),
                 );
-                let stmts = quote_spanned!(span=>
-                    let mut #acc: usize = 0;
-                    let mut #found = false;
-                    #each
-                );
-                return Ok(ChainParts {
-                    stmts: quote!(#prelude #stmts),
-                    value: quote!(#acc),
-                    some: Some(quote!(#found)),
-                });
+                return Ok(searched(quote!(let mut #acc: usize = 0;), &acc, &found, each, span));
             }
             Consumer::Find(p) => {
                 let test = self.predicate(&p, &e, by_ref)?;
@@ -414,25 +403,13 @@ impl Lower<'_> {
                         if #test { #acc = #item; #found = true; break; }
                     ),
                 );
-                let stmts = quote_spanned!(span=>
-                    let mut #acc = 0.0;
-                    let mut #found = false;
-                    #each
-                );
-                return Ok(ChainParts {
-                    stmts: quote!(#prelude #stmts),
-                    value: quote!(#acc),
-                    some: Some(quote!(#found)),
-                });
+                return Ok(searched(quote!(let mut #acc = 0.0;), &acc, &found, each, span));
             }
             Consumer::Reduce(f) => {
                 let call = self.apply(&f, &[Some(quote!(#acc)), Some(item.clone())], false)?;
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
                 let step = quote!(if #n == 0 { #item } else { #call });
-                let mut parts = counted(&head, &sources, body, &acc, &n, step, span);
-                let inner = parts.stmts;
-                parts.stmts = quote!(#prelude #inner);
-                return Ok(parts);
+                return Ok(counted(&head, &sources, body, &acc, &n, step, span));
             }
         };
         let each = loops(&head, &sources, quote!(#body #step));
@@ -440,7 +417,7 @@ impl Lower<'_> {
             let mut #acc = #init;
             #each
         );
-        Ok(ChainParts { stmts: quote!(#prelude #stmts), value: quote!(#acc), some: None })
+        Ok(ChainParts { stmts, value: quote!(#acc), some: None })
     }
 
     /// The test of a predicate taking a reference to the item `e` (`filter`, `find`): a pattern
@@ -791,6 +768,19 @@ fn counted(
         #each
     );
     ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#n > 0)) }
+}
+
+/// A consumer that stops at the first item found (`position`, `find`): `acc` declared by
+/// `init`, the loops `each`, an `Option` that is `Some` when one was found.
+fn searched(
+    init: TokenStream,
+    acc: &syn::Ident,
+    found: &syn::Ident,
+    each: TokenStream,
+    span: Span,
+) -> ChainParts {
+    let stmts = quote_spanned!(span=> #init let mut #found = false; #each);
+    ChainParts { stmts, value: quote!(#acc), some: Some(quote!(#found)) }
 }
 
 /// `for head in source { inner }` for each source in turn.
@@ -1212,26 +1202,18 @@ fn free_names(e: &Expr, out: &mut Vec<syn::Ident>) {
 
 #[cfg(test)]
 mod tests {
-    fn expand(f: &str) -> String {
-        crate::differentiable::expand(
-            proc_macro2::TokenStream::new(),
-            f.parse().expect("test source lexes"),
-        )
-        .to_string()
-    }
-
     /// A closure naming itself (which Rust refuses) or a later closure of the same name is not
     /// inlined into itself: the expansion ends.
     #[test]
     fn a_closure_never_inlines_itself() {
         let own = "fn f(x: f64) -> f64 { let g = |v: f64| g(v) + 1.0; g(x) }";
-        let _ = expand(own);
+        let _ = crate::differentiable::expand_source(own);
         let later = "fn f(x: f64) -> f64 {
             let g = |v: f64| v * 2.0;
             let g = |v: f64| g(v) + 1.0;
             g(g(x))
         }";
-        let out = expand(later);
+        let out = crate::differentiable::expand_source(later);
         assert!(!out.contains("compile_error"), "{out}");
     }
 
@@ -1242,7 +1224,7 @@ mod tests {
             let sq = |v: f64| k * v * v;
             x.iter().map(|v| sq(*v)).sum::<f64>() + (0..3).map(|i| i as f64).product::<f64>()
         }";
-        let out = expand(f);
+        let out = crate::differentiable::expand_source(f);
         assert!(!out.contains("compile_error"), "{out}");
         // Only the primal function, emitted as written, calls `sq`.
         assert_eq!(out.matches("sq (").count(), 1, "{out}");

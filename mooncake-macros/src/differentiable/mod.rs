@@ -163,6 +163,13 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
 /// rules of the existing function `name`, derived from this second body, which only AD sees.
 /// The function itself is not emitted (the original keeps its body); a check that the
 /// overlay's signature is the original's makes a mismatch an error at the overlay.
+/// The expansion of `#[differentiable]` on the function `f` (source text), as text: for the
+/// macro's own tests.
+#[cfg(test)]
+pub(crate) fn expand_source(f: &str) -> String {
+    expand(TokenStream::new(), f.parse().expect("test source lexes")).to_string()
+}
+
 pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::new();
     let args = parse::Args::parse(attr, &mut errors);

@@ -398,14 +398,6 @@ impl Lower<'_> {
 
 #[cfg(test)]
 mod tests {
-    fn expand(f: &str) -> String {
-        crate::differentiable::expand(
-            proc_macro2::TokenStream::new(),
-            f.parse().expect("test source lexes"),
-        )
-        .to_string()
-    }
-
     #[test]
     fn options_taken_apart_expand_without_errors() {
         for f in [
@@ -418,17 +410,18 @@ mod tests {
             "fn f(x: &[f64]) -> f64 { *x.iter().min_by(|a, b| a.partial_cmp(b).unwrap()).unwrap() }",
             "fn f(x: &[f64]) -> f64 { x.iter().copied().reduce(f64::max).unwrap_or(0.0) }",
         ] {
-            let out = expand(f);
+            let out = crate::differentiable::expand_source(f);
             assert!(!out.contains("compile_error"), "{f}: {out}");
         }
     }
 
     #[test]
     fn an_option_not_taken_apart_is_refused() {
-        let out =
-            expand("fn f(x: &[f64]) -> f64 { let m = x.iter().copied().reduce(f64::max); 0.0 }");
+        let out = crate::differentiable::expand_source(
+            "fn f(x: &[f64]) -> f64 { let m = x.iter().copied().reduce(f64::max); 0.0 }",
+        );
         assert!(out.contains("returns an `Option`"), "{out}");
-        let out = expand(
+        let out = crate::differentiable::expand_source(
             "fn f(x: &[(f64, f64)]) -> f64 { match x.get(0) { Some(v) if v.0 > 0.0 => 1.0, _ => 0.0 } }",
         );
         assert!(out.contains("guards in a `match` on an `Option`"), "{out}");

@@ -174,33 +174,8 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
 /// through their own dispatch.
 pub(super) fn reverse_method(name: &str) -> bool {
     NUMBER_METHODS.contains(&name)
-        || [
-            "len",
-            "__iter_sum",
-            "push",
-            "pop",
-            "to_vec",
-            "clone",
-            "fill",
-            "swap",
-            "copy_from_slice",
-            "clear",
-            "truncate",
-            "resize",
-            "extend_from_slice",
-            "__sub_to_vec",
-            "__sub_assign",
-            "__get2",
-            "__len2",
-            "__row_to_vec",
-            "__deep",
-            "__deep_len",
-            "__deep_to_vec",
-            "__set2",
-            "__repeat_rows",
-            "__deep_set",
-        ]
-        .contains(&name)
+        || BUFFER_METHODS.contains(&name)
+        || WRITE_METHODS.contains(&name)
 }
 
 /// The projected places the slice reads and writes: `base[index]` and `*base`, with plain
