@@ -746,14 +746,71 @@ pub fn guarded_unstore<T: crate::element::Element>(
 }
 
 /// The reverse of [`store_at`]: the gradient of the value written (what the shadow gathered at
-/// `i`), with the element and its shadow put back as they were.
+/// `i`), with the element and its shadow put back as they were. The shadow comes first, as in
+/// [`guarded_unstore_at`], which a loop's guard on the shadow swaps in for it.
 #[inline(always)]
 pub fn unstore_at<T: crate::element::Element>(
-    x: &crate::shared::SharedVec<T>,
     dx: &crate::shared::SharedVec<T::Tangent>,
+    x: &crate::shared::SharedVec<T>,
     s: Stored<T, T::Tangent>,
 ) -> T::RData {
     let v_bar = T::tangent_rdata(dx.set(s.i, s.old_d));
+    x.set(s.i, s.old);
+    v_bar
+}
+
+/// A buffer built in the body and its shadow, both borrowed mutably once before a loop whose
+/// forward sweep only loads from the buffer and stores into it ([`record_guard`]): stores that
+/// keep a record ([`guarded_store_at`]) read the old element and shadow through it, and loads
+/// and stores that keep none see the buffer through `Deref`.
+pub struct RecordGuard<'a, T, D> {
+    x: std::cell::RefMut<'a, Vec<T>>,
+    dx: std::cell::RefMut<'a, Vec<D>>,
+}
+
+impl<T, D> std::ops::Deref for RecordGuard<'_, T, D> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        &self.x
+    }
+}
+
+impl<T, D> std::ops::DerefMut for RecordGuard<'_, T, D> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.x
+    }
+}
+
+/// Borrows a buffer built in the body and its shadow once, for a loop (see [`RecordGuard`]).
+#[inline(always)]
+pub fn record_guard<T: Primal, B: AsWrite<T>>(b: &B) -> RecordGuard<'_, T, T::Tangent> {
+    let (x, dx) = b.parts();
+    RecordGuard { x: x.borrow_mut(), dx: dx.borrow_mut() }
+}
+
+/// [`store_at`] through a [`record_guard`].
+#[inline(always)]
+pub fn guarded_store_at<T: crate::element::Element>(
+    g: &mut RecordGuard<'_, T, T::Tangent>,
+    i: usize,
+    v: CoDual<T, NoFData>,
+) -> Stored<T, T::Tangent> {
+    let old = std::mem::replace(&mut g.x[i], v.primal);
+    let old_d = std::mem::replace(&mut g.dx[i], T::ZERO_TANGENT);
+    Stored { i, old, old_d }
+}
+
+/// [`unstore_at`] with the shadow through a [`shadow_guard`] (the element is put back through
+/// the handle: in the reverse sweep the buffer's loads may be borrowing it).
+#[inline(always)]
+pub fn guarded_unstore_at<T: crate::element::Element>(
+    g: &mut [T::Tangent],
+    x: &crate::shared::SharedVec<T>,
+    s: Stored<T, T::Tangent>,
+) -> T::RData {
+    let v_bar = T::tangent_rdata(std::mem::replace(&mut g[s.i], s.old_d));
     x.set(s.i, s.old);
     v_bar
 }

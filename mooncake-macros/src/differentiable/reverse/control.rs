@@ -88,20 +88,31 @@ pub(crate) struct Control {
     first_jumper: HashMap<usize, usize>,
     /// The buffers a loop may borrow once rather than once per element.
     pub(crate) guards: Guards,
-    /// Per loop: the buffers its forward sweep only loads from (see [`Guards::apply`]).
-    read_only: std::cell::RefCell<HashMap<usize, Vec<usize>>>,
+    /// Per loop: what its forward sweep does with the buffers (see [`Guards::apply`]).
+    read_only: std::cell::RefCell<HashMap<usize, Found>>,
     /// Where the nodes and labels are (see [`Labels`]).
     labels: Labels,
+}
+
+/// What a loop's forward sweep does with the buffers of a [`Guards`] (indices into its `reads`),
+/// for the guards of its reverse sweep.
+#[derive(Clone, Default)]
+pub(crate) struct Found {
+    /// Buffers it only loads from and stores into keeping no record.
+    reads: Vec<usize>,
+    /// Buffers it only loads from and stores into (with records or not).
+    shadows: Vec<usize>,
 }
 
 /// Buffers whose per-element borrows a loop can replace by one borrow before it, where the
 /// loop's code (its exit arm included) uses them in no other way: loads of a buffer built in
 /// the body (`read_at(&__lN, i)`, one shared borrow of the handle, or a mutable one if the loop
-/// also has stores that keep no record, `store_fresh(&__lN, i, v)`) and, in the reverse sweep,
+/// also has stores that keep no record, `store_fresh(&__lN, i, v)`, or of the handle and the
+/// shadow if it has stores that keep one, `store_at(&__lN, i, v)`) and, in the reverse sweep,
 /// adds into a buffer's captured shadow (`shadow_add(&__shN, i, r)`) and the reverses of those
-/// stores (`unstore_fresh(&__shN, ..)`), one mutable borrow.
-/// Any other use of the name (a store, a call, a copy) leaves the loop as it is, so that no
-/// other borrow of the same buffer can happen while the guard is held.
+/// stores (`unstore_fresh(&__shN, ..)`, `unstore_at(&__shN, ..)`), one mutable borrow.
+/// Any other use of the name (a call, a copy) leaves the loop as it is, so that no other borrow
+/// of the same buffer can happen while the guard is held.
 #[derive(Default)]
 pub(crate) struct Guards {
     /// The handle locals whose loads may be guarded.
@@ -117,21 +128,23 @@ pub(crate) struct Guards {
 
 /// How often each name of a [`Guards`] (its `reads`, then its `adds`) appears in some code, how
 /// often as the first argument of a call it may be guarded in (`read_at(&x, ..)`,
-/// `store_fresh(&x, ..)`, `shadow_add(&x, ..)`, `unstore_fresh(&x, ..)`), and how often of those
-/// in a store (`store_fresh`). Counted once per block's code and summed up the tree, so that a
-/// loop decides its guards without walking the code of the loops inside it again.
+/// `store_fresh(&x, ..)`, `store_at(&x, ..)`, `shadow_add(&x, ..)`, `unstore_fresh(&x, ..)`,
+/// `unstore_at(&x, ..)`), how often of those in a store (`store_fresh`, `store_at`), and how
+/// often in a store that keeps a record (`store_at`). Counted once per block's code and summed
+/// up the tree, so that a loop decides its guards without walking the code of the loops inside
+/// it again.
 #[derive(Clone, Default)]
-pub(crate) struct Uses(Vec<(usize, usize, usize)>);
+pub(crate) struct Uses(Vec<[usize; 4]>);
 
 impl Uses {
     fn add(&mut self, other: &Uses) {
         if self.0.len() < other.0.len() {
-            self.0.resize(other.0.len(), (0, 0, 0));
+            self.0.resize(other.0.len(), [0; 4]);
         }
         for (a, b) in self.0.iter_mut().zip(&other.0) {
-            a.0 += b.0;
-            a.1 += b.1;
-            a.2 += b.2;
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
         }
     }
 }
@@ -147,45 +160,46 @@ impl Guards {
         if self.index.is_empty() {
             return tokens;
         }
-        let mut here = Uses(vec![(0, 0, 0); self.index.len()]);
+        let mut here = Uses(vec![[0; 4]; self.index.len()]);
         let tokens = scan(tokens, self, &mut here.0);
         uses.add(&here);
         tokens
     }
 
     /// `body` (whose uses are `uses`) with the guarded uses rewritten, the guards' `let`s to put
-    /// before the loop, which buffers (indices into `reads`) the loop's code only loads from,
-    /// and the uses of the whole (the guards' `let`s included). In the reverse sweep
+    /// before the loop, what the loop's forward sweep does with the buffers (see [`Found`]), and
+    /// the uses of the whole (the guards' `let`s included). In the reverse sweep
     /// (`forward_only` given: what the forward sweep found for the same loop), only buffers the
-    /// forward sweep of the loop only loads from are guarded, since the pullbacks on its tapes
-    /// may hold the others' handles and shadows out of sight of their names.
+    /// forward sweep of the loop only loads from and stores into are guarded, since the
+    /// pullbacks on its tapes may hold the others' handles and shadows out of sight of their
+    /// names.
     fn apply(
         &self,
         body: TokenStream,
         uses: &Uses,
-        forward_only: Option<&[usize]>,
-    ) -> (TokenStream, TokenStream, Vec<usize>, Uses) {
+        forward_only: Option<&Found>,
+    ) -> (TokenStream, TokenStream, Found, Uses) {
         // Candidates: (name, whether it is a shadow, index into `reads`, index into `uses`).
         let mut cands: Vec<(&syn::Ident, bool, usize, usize)> = Vec::new();
         for (k, x) in self.reads.iter().enumerate() {
-            if forward_only.is_none_or(|ks| ks.contains(&k)) {
+            if forward_only.is_none_or(|f| f.reads.contains(&k)) {
                 cands.push((x, false, k, k));
             }
         }
-        if let Some(ks) = forward_only {
+        if let Some(f) = forward_only {
             let n = self.reads.len();
             for (k, x) in self.adds.iter().enumerate() {
-                if ks.contains(&k) {
+                if f.shadows.contains(&k) {
                     cands.push((x, true, k, n + k));
                 }
             }
         }
         let mut after = uses.clone();
         let mut lets = Vec::new();
-        let mut found = Vec::new();
+        let mut found = Found::default();
         let mut swaps: Vec<(&syn::Ident, &str, &str, TokenStream)> = Vec::new();
         for &(x, shadow, k, u) in &cands {
-            let (total, called, stores) = uses.0.get(u).copied().unwrap_or((0, 0, 0));
+            let [total, called, stores, recorded] = uses.0.get(u).copied().unwrap_or([0; 4]);
             if total == 0 || total != called {
                 continue;
             }
@@ -193,7 +207,14 @@ impl Guards {
             let make = if shadow {
                 swaps.push((x, "shadow_add", "guarded_add", quote!(&mut #g)));
                 swaps.push((x, "unstore_fresh", "guarded_unstore", quote!(&mut #g)));
+                swaps.push((x, "unstore_at", "guarded_unstore_at", quote!(&mut #g)));
                 quote!(shadow_guard)
+            } else if recorded > 0 {
+                // Stores that keep a record read the element's shadow too: both borrowed.
+                swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
+                swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
+                swaps.push((x, "store_at", "guarded_store_at", quote!(&mut #g)));
+                quote!(record_guard)
             } else if stores > 0 {
                 swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
                 swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
@@ -205,11 +226,17 @@ impl Guards {
             let m = if shadow || stores > 0 { quote!(mut) } else { quote!() };
             lets.push(quote!(let #m #g = ::mooncake_runtime::__private::rev::#make(&#x);));
             // Outside the loop, the name's one use is the guard's `let`.
-            after.0[u] = (1, 0, 0);
-            // The loop's forward sweep only loads from the buffer (or stores into it keeping no
-            // record): no pullback of its tapes holds the buffer or its shadow.
+            after.0[u] = [1, 0, 0, 0];
+            // The loop's forward sweep only loads from the buffer and stores into it: no
+            // pullback of its tapes holds the buffer or its shadow. Its reverse sweep may
+            // borrow the shadow once; the buffer too if no store keeps a record (the reverse of
+            // one puts the element back through another name of the buffer, its captured
+            // handle).
             if !shadow {
-                found.push(k);
+                found.shadows.push(k);
+                if recorded == 0 {
+                    found.reads.push(k);
+                }
             }
         }
         let body = if swaps.is_empty() { body } else { rewrite(body, &swaps) };
@@ -220,7 +247,7 @@ impl Guards {
 /// For each name of `guards`, how often it appears in `tokens`, and how often as the first
 /// argument of its call, `read_at(&x, ..)` or `shadow_add(&x, ..)` (one walk, a hash lookup
 /// per identifier). Returns `tokens`, rebuilt without copying them (see [`regroup`]).
-fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize, usize)]) -> TokenStream {
+fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [[usize; 4]]) -> TokenStream {
     use proc_macro2::TokenTree as Tt;
     let tts: Vec<Tt> = tokens
         .into_iter()
@@ -233,15 +260,17 @@ fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize, usize)]
     for (k, tt) in tts.iter().enumerate() {
         let Tt::Ident(i) = tt else { continue };
         if let Some(&u) = guards.index.get(i) {
-            uses[u].0 += 1;
+            uses[u][0] += 1;
             continue;
         }
-        let (call, store) = if i == "read_at" {
-            (0..n, false)
+        let (call, store, recorded) = if i == "read_at" {
+            (0..n, false, false)
         } else if i == "store_fresh" {
-            (0..n, true)
-        } else if i == "shadow_add" || i == "unstore_fresh" {
-            (n..uses.len(), false)
+            (0..n, true, false)
+        } else if i == "store_at" {
+            (0..n, true, true)
+        } else if i == "shadow_add" || i == "unstore_fresh" || i == "unstore_at" {
+            (n..uses.len(), false, false)
         } else {
             continue;
         };
@@ -249,8 +278,9 @@ fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [(usize, usize, usize)]
             && let Some(&u) = guards.index.get(&a)
             && call.contains(&u)
         {
-            uses[u].1 += 1;
-            uses[u].2 += usize::from(store);
+            uses[u][1] += 1;
+            uses[u][2] += usize::from(store);
+            uses[u][3] += usize::from(recorded);
         }
     }
     tts.into_iter().collect()
@@ -572,7 +602,7 @@ impl Control {
                 let body = self.rev(inner, statements, loop_entry, &mut within);
                 let last = last_iteration(*b);
                 let read_only = self.read_only.borrow().get(&key(n)).cloned().unwrap_or_default();
-                let (guards, body) = if read_only.is_empty() {
+                let (guards, body) = if read_only.shadows.is_empty() {
                     uses.add(&within);
                     (quote!(), body)
                 } else {

@@ -241,7 +241,7 @@ impl Reverse<'_> {
             // A store into a buffer built in the body, undone from its record (see
             // `rev::unstore_at`).
             let (t, sh, hp) = (tape((b.index(), i)), shadow_capture(base), primal_capture(base));
-            return self.give_stored(value, quote!(#rt::rev::unstore_at(&#hp, &#sh, #t)));
+            return self.give_stored(value, quote!(#rt::rev::unstore_at(&#sh, &#hp, #t)));
         }
         if let (true, Rvalue::Use(Operand::Use(p))) = (place.projections.is_empty(), rv)
             && let Some(Access::Index(base, _)) = access(p)
