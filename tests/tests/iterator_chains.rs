@@ -469,3 +469,67 @@ fn chains_in_models() {
     let x2 = xs[..2].to_vec();
     test_rule!(method_chain(&m, &x2));
 }
+
+/// A series summed until its terms are small: `take_while` on the terms.
+#[differentiable]
+fn series_until_small(a: f64, r: f64) -> f64 {
+    (0..60).map(|k| a * r.powi(k)).take_while(|t| t.abs() > 1e-3).sum()
+}
+/// The tail of the data after a leading run of negatives: `skip_while`.
+#[differentiable]
+fn after_leading_negatives(x: &[f64]) -> f64 {
+    x.iter().skip_while(|v| **v < 0.0).map(|v| v * v).sum()
+}
+/// `take_while` with a pattern, then `enumerate` counting the items it lets through, and a
+/// `for` loop over `skip_while` with a `break`.
+#[differentiable]
+fn weighted_prefix(x: &[f64], limit: f64) -> f64 {
+    let head: f64 =
+        x.iter().take_while(|&&v| v < limit).enumerate().map(|(i, v)| (i as f64 + 1.0) * v).sum();
+    let mut tail = 0.0;
+    for v in x.iter().skip_while(|v| v.abs() < 0.5) {
+        if *v > 3.0 {
+            break;
+        }
+        tail += v.sin();
+    }
+    head + tail
+}
+/// Over a zip taken apart by the predicate, and over a chain of two slices (the second stops at
+/// once once the first has stopped).
+#[differentiable]
+fn while_on_pairs(x: &[f64], y: &[f64]) -> f64 {
+    let a: f64 = x.iter().zip(y.iter()).take_while(|(u, v)| *u < *v).map(|(u, v)| u * v).sum();
+    let n = x.iter().chain(y.iter()).take_while(|v| **v < 1.0).count();
+    let b: f64 = x.iter().chain(y.iter()).take_while(|v| **v < 1.0).map(|v| v.exp()).sum();
+    a + b * n as f64
+}
+
+/// `take_while` and `skip_while` in chains and `for` loops, against the std iterators the
+/// primal runs and against finite differences.
+#[test]
+fn take_and_skip_while() {
+    test_rule!(series_until_small(0.8, 0.6));
+    test_rule!(series_until_small(-1.5, -0.7));
+    let x = vec![-0.3, -1.2, 0.4, 2.0, -0.1, 3.5, 0.7];
+    let y = vec![0.1, 0.6, 0.2, 1.4, 0.9];
+    test_rule!(after_leading_negatives(&x));
+    test_rule!(weighted_prefix(&x, 0.3));
+    test_rule!(weighted_prefix(&y, 1.0));
+    test_rule!(while_on_pairs(&x, &y));
+    test_rule!(while_on_pairs(&y, &x));
+    let s: f64 = x.iter().skip_while(|v| **v < 0.0).map(|v| v * v).sum();
+    assert_eq!(value_and_gradient!(after_leading_negatives(&x)).0, s);
+    let (v, (g,)) = value_and_gradient!(after_leading_negatives(&x));
+    assert_eq!(v, s);
+    assert_eq!(g, [0.0, 0.0, 0.8, 4.0, -0.2, 7.0, 1.4]);
+    let t: f64 = (0..60).map(|k| 0.8 * 0.6f64.powi(k)).take_while(|t| t.abs() > 1e-3).sum();
+    assert_eq!(value_and_derivative!(series_until_small(0.8, 0.6), (1.0, 0.0)).0, t);
+    let n = x.iter().chain(y.iter()).take_while(|v| **v < 1.0).count();
+    assert_eq!(n, 3);
+    let w = value_and_gradient!(while_on_pairs(&x, &y)).0;
+    let a: f64 = x.iter().zip(y.iter()).take_while(|(u, v)| *u < *v).map(|(u, v)| u * v).sum();
+    let b: f64 = x.iter().chain(y.iter()).take_while(|v| **v < 1.0).map(|v| v.exp()).sum();
+    assert_eq!(a, -0.3 * 0.1 - 1.2 * 0.6);
+    assert!((w - (a + b * n as f64)).abs() < 1e-12);
+}

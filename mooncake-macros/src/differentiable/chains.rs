@@ -65,6 +65,10 @@ const OPTION_CONSUMER: &str = "this iterator method returns an `Option`: follow 
 enum Adaptor {
     Map(Expr),
     Filter(Expr),
+    /// `take_while(p)`: the items up to the first that fails `p`.
+    TakeWhile(Expr),
+    /// `skip_while(p)`: the items from the first that fails `p`.
+    SkipWhile(Expr),
     Copied,
     Enumerate,
 }
@@ -80,7 +84,7 @@ pub(super) const MESSAGE: &str = "this iterator method is not supported in #[dif
      `x.into_iter()`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`, `.skip(k)`, \
      `.take(k)`; or `x.windows(k)`, \
      `x.chunks(k)`, `x.chunks_exact(k)`, indexed), then `.map(..)`, \
-     `.filter(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
+     `.filter(..)`, `.take_while(..)`, `.skip_while(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
      `.fold(..)`, `.for_each(..)`, `.collect::<Vec<_>>()`, `.any(..)`, `.all(..)`, or (taken \
      apart as an `Option`) `.max_by(..)`, `.min_by(..)`, `.reduce(..)`, `.position(..)`, \
      `.find(..)` (and `for` loops over such a source, or two joined by `.chain(..)`); write \
@@ -168,6 +172,8 @@ impl Lower<'_> {
             let adaptor = match (a.method.to_string().as_str(), a.args.len()) {
                 ("map", 1) => Adaptor::Map(a.args[0].clone()),
                 ("filter", 1) => Adaptor::Filter(a.args[0].clone()),
+                ("take_while", 1) => Adaptor::TakeWhile(a.args[0].clone()),
+                ("skip_while", 1) => Adaptor::SkipWhile(a.args[0].clone()),
                 ("copied" | "cloned", 0) => Adaptor::Copied,
                 // `x.iter().map(..).enumerate()`: counts the items an adaptor made (an
                 // `enumerate` with no adaptor inside is the source's).
@@ -259,7 +265,7 @@ impl Lower<'_> {
             }
             (None, None) => quote!(#e),
         };
-        for a in adaptors {
+        for (k, a) in adaptors.into_iter().enumerate() {
             match a {
                 Adaptor::Copied => {
                     if by_ref {
@@ -289,6 +295,31 @@ impl Lower<'_> {
                         None => self.predicate(&p, &e, by_ref)?,
                     };
                     body.extend(quote_spanned!(span=> if !(#test) { continue; }));
+                }
+                Adaptor::TakeWhile(ref p) | Adaptor::SkipWhile(ref p) => {
+                    let test = match leaves.as_ref().and_then(|l| filter_on_leaves(p, l)) {
+                        Some(test) => test,
+                        None => self.predicate(p, &e, by_ref)?,
+                    };
+                    // A flag before the loops: whether the iteration has stopped (`take_while`;
+                    // a chain's second loop then stops at once) or is still skipping
+                    // (`skip_while`).
+                    let flag = syn::Ident::new(&format!("__mooncake_while{k}"), Span::mixed_site());
+                    if matches!(a, Adaptor::TakeWhile(_)) {
+                        prelude.extend(quote_spanned!(span=> let mut #flag = false;));
+                        body.extend(quote_spanned!(span=>
+                            if #flag { break; }
+                            if !(#test) { #flag = true; break; }
+                        ));
+                    } else {
+                        prelude.extend(quote_spanned!(span=> let mut #flag = true;));
+                        body.extend(quote_spanned!(span=>
+                            if #flag {
+                                if #test { continue; }
+                                #flag = false;
+                            }
+                        ));
+                    }
                 }
             }
         }
@@ -638,9 +669,8 @@ impl Lower<'_> {
     /// mean what they mean in the loop); `None` if the loop's iterator has no adaptor.
     pub(super) fn lower_adapted_for(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
         let Expr::MethodCall(m) = strip(&f.expr) else { return None };
-        let adapted =
-            matches!(m.method.to_string().as_str(), "map" | "filter" | "copied" | "cloned")
-                || (m.method == "enumerate" && has_adaptor(&m.receiver));
+        let adapted = ADAPTORS.contains(&m.method.to_string().as_str())
+            || (m.method == "enumerate" && has_adaptor(&m.receiver));
         if !adapted || !is_iterator(&m.receiver) {
             return None;
         }
@@ -796,7 +826,7 @@ pub(super) fn source_by_ref_items(m: &syn::ExprMethodCall) -> bool {
         match a.method.to_string().as_str() {
             "map" | "copied" | "cloned" => return false,
             "into_iter" if a.args.is_empty() => return false,
-            "filter" => e = &a.receiver,
+            "filter" | "take_while" | "skip_while" => e = &a.receiver,
             _ => return source_by_ref(e),
         }
     }
@@ -912,12 +942,14 @@ fn filter_on_leaves(p: &Expr, leaves: &Leaves) -> Option<TokenStream> {
     Some(quote!({ #lets #body }))
 }
 
-/// Whether the chain `e` has an element adaptor (`map`, `filter`, `copied`, `cloned`) somewhere.
+/// The element adaptors a chain may have after its source.
+const ADAPTORS: &[&str] = &["map", "filter", "take_while", "skip_while", "copied", "cloned"];
+
+/// Whether the chain `e` has an element adaptor ([`ADAPTORS`]) somewhere.
 fn has_adaptor(e: &Expr) -> bool {
     match strip(e) {
         Expr::MethodCall(m) => {
-            matches!(m.method.to_string().as_str(), "map" | "filter" | "copied" | "cloned")
-                || has_adaptor(&m.receiver)
+            ADAPTORS.contains(&m.method.to_string().as_str()) || has_adaptor(&m.receiver)
         }
         _ => false,
     }

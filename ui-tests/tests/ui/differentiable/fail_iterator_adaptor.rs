@@ -9,7 +9,7 @@ fn f(x: &[f64], y: &[f64]) -> f64 {
         }
         s += v;
     }
-    let i = x.iter().skip_while(|v| **v < 0.0).count();
+    let i = x.iter().map_while(|v| v.is_finite().then_some(*v)).count();
     let m = x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().1;
     let k = x.iter().copied().max_by(|a, b| if a < b { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }).unwrap();
     let o = x.iter().copied().reduce(f64::max);
