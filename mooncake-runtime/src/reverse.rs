@@ -1413,6 +1413,41 @@ pub fn field_view<'a, P: ?Sized, S: Clone>(primal: &'a P, shadow: &S) -> CoDual<
     CoDual::new(primal, shadow.clone())
 }
 
+/// A field of a struct held by value lent shared to a call (`g(&p.w)` after `let p = P { .. }`):
+/// the field's value with its shadow, which is the field's fdata for the types that implement
+/// this (buffers), so that the call's pullback adds into the shadow that the struct's own
+/// loads add into.
+#[diagnostic::on_unimplemented(
+    message = "reverse mode lends a field of a struct held by value to a call only if the field is a buffer (`Vec<T>`); this field is a `{Self}`",
+    note = "copy the field into a local first (`let w = p.w; g(&w)`), or pass the struct itself"
+)]
+pub trait ValueFieldLoan: Primal {
+    /// The field's shadow, from its fdata.
+    fn loan_shadow(fdata: &Self::FData) -> Self::Shadow;
+}
+
+impl<T: Primal> ValueFieldLoan for Vec<T>
+where
+    Vec<T>: Primal<
+            FData = crate::shared::SharedVec<T::Tangent>,
+            Shadow = crate::shared::SharedVec<T::Tangent>,
+        >,
+{
+    #[inline(always)]
+    fn loan_shadow(fdata: &Self::FData) -> Self::Shadow {
+        fdata.clone()
+    }
+}
+
+/// The free-function form generated code calls (see [`ValueFieldLoan`]).
+#[inline(always)]
+pub fn value_field_loan<'a, P: ValueFieldLoan>(
+    primal: &'a P,
+    fdata: &P::FData,
+) -> CoDual<&'a P, P::Shadow> {
+    CoDual::new(primal, P::loan_shadow(fdata))
+}
+
 /// A field of a struct behind `&mut` lent shared to a call (`g(&s.w)`, `g(&s.b)`): its value
 /// borrowed out of the field's handle for the statement of the call ([`field_loan`]).
 pub trait FieldLoan {

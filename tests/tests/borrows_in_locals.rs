@@ -1,7 +1,8 @@
 //! Borrows kept in locals (issue 14, item 4): a name bound to a borrow of a whole place (`let w =
 //! &m.w;`, `let r = &v;`, `let b = &mut m.b;`, `let w = &mut m.w;`) stands for the place in both
 //! modes: indexed, measured, iterated, dereferenced, written through and passed on as the
-//! borrow; fields of a `&mut` argument lent shared to calls (`energy(&s.x, &s.k)`). `test_rule!` checks each function's rules against finite differences and against
+//! borrow; fields of a `&mut` argument lent shared to calls (`energy(&s.x, &s.k)`), and buffer fields of a
+//! struct held by value (`dot(&p.w, &q.w)` after `let p = P { .. }`). `test_rule!` checks each function's rules against finite differences and against
 //! each other. (Element borrows, `let e = &x[i];` and `&mut x[i]`, are in `in_place.rs`.)
 
 #![allow(clippy::needless_range_loop)] // index loops, as kernels are written
@@ -104,4 +105,74 @@ fn borrows_in_locals_compute_what_the_primal_computes() {
         mutable_field_borrows(&mut b, 0.7)
     );
     assert_eq!(value_and_gradient!(local_borrow(&x)).0, local_borrow(&x));
+}
+
+/// A particle held by value in the body: its buffer fields lent shared to calls.
+#[derive(Tangent, Clone, Debug)]
+struct Particle {
+    pos: Vec<f64>,
+    vel: Vec<f64>,
+    mass: f64,
+}
+
+#[differentiable]
+fn dot_vec(a: &[f64], b: &Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+#[differentiable]
+fn norm2(a: &[f64]) -> f64 {
+    a.iter().map(|v| v * v).sum()
+}
+
+/// Kinetic energy and a drift, each reading the particle's fields through calls, with writes to
+/// the fields between the calls.
+#[differentiable]
+fn drift_energy(x: &[f64], v: &[f64], m: f64, dt: f64) -> f64 {
+    let mut p = Particle { pos: x.to_vec(), vel: v.to_vec(), mass: m };
+    let mut e = 0.0;
+    for _ in 0..3 {
+        e += 0.5 * p.mass * norm2(&p.vel) + dot_vec(&p.pos, &p.vel);
+        for i in 0..p.pos.len() {
+            p.pos[i] += dt * p.vel[i];
+            p.vel[i] -= dt * p.pos[i] / p.mass;
+        }
+    }
+    e + norm2(&p.pos)
+}
+
+/// Two structs by value, their fields lent to the same call.
+#[differentiable]
+fn cross_fields(x: &[f64], y: &[f64]) -> f64 {
+    let p = Particle { pos: x.to_vec(), vel: y.to_vec(), mass: 1.0 };
+    let q = Particle { pos: y.to_vec(), vel: x.to_vec(), mass: 2.0 };
+    dot_vec(&p.pos, &q.vel) * q.mass + dot_vec(&q.pos, &p.vel) * p.pos[0]
+}
+
+/// `&f64` arguments in arithmetic as Rust allows it (`2.0 * x`, `s += x`), no `*` written.
+#[differentiable]
+fn scaled(x: &f64, y: &f64, k: f64) -> f64 {
+    let mut s = k * x;
+    s += y;
+    s * x - y / k + x * y
+}
+
+#[test]
+fn fields_of_values_lent_to_calls() {
+    let (x, v) = (vec![0.3, -0.7, 1.1], vec![0.5, 0.2, -0.4]);
+    test_rule!(drift_energy(&*x, &*v, 1.7, 0.1));
+    test_rule!(cross_fields(&*x, &*v));
+    assert_eq!(value_and_gradient!(cross_fields(&x, &v)).0, cross_fields(&x, &v));
+    assert_eq!(
+        value_and_gradient!(drift_energy(&x, &v, 1.7, 0.1)).0,
+        drift_energy(&x, &v, 1.7, 0.1)
+    );
+    let (a, b) = (1.5, -0.4);
+    test_rule!(scaled(&a, &b, 0.7));
+    let (s, (_, _, _)) = value_and_gradient!(scaled(&a, &b, 0.7));
+    assert_eq!(s, scaled(&a, &b, 0.7));
 }

@@ -860,6 +860,7 @@ impl Lower<'_> {
             }
             (_, Some(op)) if compound => {
                 let value = self.lower_expr(&b.right);
+                let value = self.deref_float_ref(value, op, span);
                 match self.lower_place(&b.left) {
                     Some(place) => {
                         let current = Operand::Use(place.clone());
@@ -888,17 +889,39 @@ impl Lower<'_> {
                     left = &inner.left;
                 }
                 let mut value = self.lower_expr(left);
-                if let Some((_, first_right, _)) = spine.last() {
+                if let Some((op, first_right, span)) = spine.last() {
+                    value = self.deref_float_ref(value, *op, *span);
                     value = self.hold_if_written(value, [*first_right]);
                 }
                 for (op, right, span) in spine.into_iter().rev() {
                     let r = self.lower_expr(right);
+                    let r = self.deref_float_ref(r, op, span);
                     value = self.emit(Rvalue::Binary(op, value, r), span);
                 }
                 value
             }
             _ => self.refuse(b.op, "this operator is not supported"),
         }
+    }
+
+    /// An operand of arithmetic that is a `&f64` or `&f32` argument (`2.0 * x` with `x: &f64`,
+    /// which Rust's operators on references allow) read through the reference into a temporary,
+    /// so that the operation sees a number, as it does for `2.0 * *x`.
+    fn deref_float_ref(&mut self, op: Operand, bin: BinOp, span: Span) -> Operand {
+        let Operand::Use(place) = &op else { return op };
+        if !bin.is_arithmetic() || !place.projections.is_empty() {
+            return op;
+        }
+        let Some(syn::Type::Reference(r)) = &self.locals[place.local.index()].ty else {
+            return op;
+        };
+        let float = matches!(&*r.elem, syn::Type::Path(p)
+            if p.qself.is_none() && (p.path.is_ident("f64") || p.path.is_ident("f32")));
+        if r.mutability.is_some() || !float {
+            return op;
+        }
+        let deref = Place { local: place.local, projections: vec![Projection::Deref] };
+        self.emit(Rvalue::Use(Operand::Use(deref)), span)
     }
 
     /// Lowers operands left to right, as Rust evaluates them. An operand that reads a variable

@@ -942,6 +942,20 @@ impl Reverse<'_> {
                         loans.push((view, b.clone(), LoanKind::Field));
                         quote_spanned!(span=> #b)
                     }
+                    // `&p.field` of a struct held by value, shared: the field with its shadow
+                    // (a buffer's, which its fdata is), where the callee's pullback adds.
+                    Operand::Ref(p, false)
+                        if let Some(Access::Field(base, path)) = access(p)
+                            && !self.refs[base.index()] =>
+                    {
+                        let (b, f) = (self.names.local(base), field_path(&path));
+                        // A field that is not a buffer is refused at the field's name.
+                        let at = path.last().map_or(span, syn::spanned::Spanned::span);
+                        let (primal, fdata) =
+                            (quote_spanned!(at=> &#b.primal #f), quote!(&#b.fdata #f));
+                        quote_spanned!(at=>
+                            ::mooncake_runtime::__private::rev::value_field_loan(#primal, #fdata))
+                    }
                     // `&r.field` of `r: &T`, `&mut r.field` of `r: &mut T`.
                     Operand::Ref(p, _) if let Some(Access::Field(base, path)) = access(p) => {
                         self.field_view(base, &path, span)

@@ -87,8 +87,16 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
                 Some(syn::Type::Reference(r)) if r.mutability.is_some())
             && body.args().any(|a| a == p.local)
     };
+    // `&p.w` of a struct `p` the function holds by value, lent shared: the field with its
+    // shadow (`rev::value_field_loan`, for fields whose shadow is their fdata: buffers).
+    let field_of_value = |p: &Place| {
+        matches!(access(p), Some(Access::Field(base, _))
+            if !body.args().any(|a| a == base)
+                && !matches!(&body.locals[base.index()].ty, Some(syn::Type::Reference(_))))
+    };
     let call_arg_ok = |a: &Operand| {
         operand_ok(a)
+            || matches!(a, Operand::Ref(p, false) if field_of_value(p))
             || matches!(a, Operand::Ref(p, _) if plain(p))
             || matches!(a, Operand::Ref(p, m) if field_of_ref(p, *m))
             // `&s.w` of an argument `s: &mut S`: the field borrowed out of its handle.

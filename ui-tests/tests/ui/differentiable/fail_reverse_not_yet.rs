@@ -11,12 +11,14 @@ fn first(x: &[f64]) -> f64 {
     x[0]
 }
 
-// Forward mode covers a field of a struct held by value lent to a call; reverse mode does not
-// yet, and says so.
+// Forward mode covers a buffer field of a struct held by value read by a buffer method;
+// reverse mode does not yet, and says so.
 #[differentiable]
 fn f(a: f64) -> f64 {
     let p = Pair { w: vec![a, 2.0], b: a };
-    first(&p.w) * p.b
+    let mut v = vec![a];
+    v.extend_from_slice(&p.w);
+    first(&v) * p.b
 }
 
 fn main() {
