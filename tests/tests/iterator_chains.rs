@@ -273,6 +273,17 @@ fn generic_half_squares<T: Float>(x: &[T]) -> T {
     x.iter().fold(T::ZERO, |acc, v| acc + half * *v * *v) * T::from_f64(2.0)
 }
 
+/// Generic code starting an accumulator at `T::zero()` (the prelude's zero of a float type,
+/// which was a type error in the expansion: no `zero_frule`), checked in `f64` and `f32`.
+#[differentiable]
+fn generic_weighted<T: Float>(x: &[T], w: T) -> T {
+    let mut s = T::zero();
+    for v in x.iter() {
+        s = s * w + *v * *v;
+    }
+    s + x.iter().fold(T::zero(), |a, v| a + v.sin())
+}
+
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
 }
@@ -317,6 +328,12 @@ fn chains_have_the_right_gradients() {
     test_rule!(enumerate_after_adaptors(&x));
     test_rule!(filters_on_tuples(&x, &y));
     test_rule!(generic_half_squares(&x));
+    test_rule!(generic_weighted(&x, 0.7));
+    let xf32: Vec<f32> = x.iter().map(|v| *v as f32).collect();
+    let (v32, (g32, _)) = value_and_gradient!(generic_weighted(&xf32, 0.7f32));
+    let (v64, (g64, _)) = value_and_gradient!(generic_weighted(&x, 0.7));
+    assert!((f64::from(v32) - v64).abs() < 1e-5);
+    assert!(g32.iter().zip(&g64).all(|(a, b)| (f64::from(*a) - b).abs() < 1e-5));
     let xf: Vec<f32> = x.iter().map(|v| *v as f32).collect();
     let (v, (g,)) = value_and_gradient!(generic_half_squares(&xf));
     assert!((v - xf.iter().map(|a| a * a).sum::<f32>()).abs() < 1e-5);

@@ -1025,6 +1025,15 @@ impl Lower<'_> {
                     || name == "f32"
                     || (name.len() == 1 && name.starts_with(|c: char| c.is_ascii_uppercase())))
         };
+        // `T::zero()` (the prelude's `ZeroRData::zero`) of a float type: the constant zero.
+        if func.segments.len() == 2
+            && last == "zero"
+            && c.args.is_empty()
+            && float_param(&func.segments[0])
+        {
+            let ty = &func.segments[0];
+            return Operand::Const(quote_spanned!(span=> <#ty as ::mooncake_runtime::Float>::ZERO));
+        }
         let func = if func.segments.len() == 2
             && last == "from_f64"
             && c.args.len() == 1
