@@ -1,6 +1,7 @@
 //! Sub-slices (issue 14, item 3): `&x[a..b]` and `&mut x[a..b]` passed to calls and methods,
 //! kept in locals (shared), iterated (`x[a..].iter()`, `&x[..k]`, `iter_mut`), measured, summed
-//! and split (`split_at`), in both modes. `test_rule!` checks each function's rules against
+//! and split (`split_at`, `split_at_mut`: `&mut` parts kept in locals), in both modes; `for c in
+//! x.chunks_mut(k)`. `test_rule!` checks each function's rules against
 //! finite differences and against each other; values are checked against the primal.
 
 #![allow(clippy::needless_range_loop)] // index loops, as kernels are written
@@ -123,4 +124,84 @@ fn a_range_out_of_bounds_panics_as_slicing_does() {
 #[differentiable]
 fn block_sums_bad(x: &[f64]) -> f64 {
     dot(&x[..2], &x[2..4])
+}
+
+/// A state split into positions and momenta (`split_at_mut`), as a leapfrog step writes it: the
+/// halves indexed, measured, iterated mutably, lent to calls (`&mut` as it is, `&` as `&*q` or
+/// `&p[..]`) and sub-sliced.
+#[differentiable]
+fn leapfrog_energy(state: &mut [f64], dt: f64) -> f64 {
+    let n = state.len() / 2;
+    let (q, p) = state.split_at_mut(n);
+    for i in 0..q.len() {
+        p[i] -= 0.5 * dt * q[i].sin();
+        q[i] += dt * p[i];
+    }
+    scale_in_place(p, 0.9);
+    let e = dot(&*q, &*q) + dot(&p[..], &p[..]);
+    for v in q.iter_mut() {
+        *v = v.tanh();
+    }
+    e + p[1..].iter().sum::<f64>() + q[q.len() - 1]
+}
+
+/// `let w = &mut x[a..b];` kept in a local, then written through, lent and measured; `x` is read
+/// after the part's last use.
+#[differentiable]
+fn middle_window(x: &mut Vec<f64>, a: f64) -> f64 {
+    let w = &mut x[1..=2];
+    w[0] = w[1] * a;
+    w[1] += a * w.len() as f64;
+    scale_in_place(w, a);
+    x[0] + x[1] * x[2] + x[3]
+}
+
+/// Rows of a row-major matrix written through `chunks_mut`.
+#[differentiable]
+fn normalise_rows(m: &mut [f64], cols: usize) -> f64 {
+    for row in m.chunks_mut(cols) {
+        let mut s = 0.0;
+        for j in 0..row.len() {
+            s += row[j] * row[j];
+        }
+        let inv = 1.0 / s.sqrt();
+        for j in 0..row.len() {
+            row[j] *= inv;
+        }
+    }
+    let mut t = 0.0;
+    for j in 0..m.len() {
+        t += m[j] * (j as f64 + 1.0);
+    }
+    t
+}
+
+#[test]
+fn parts_kept_in_locals() {
+    let x = xs(6, 0.7);
+    let mut s = x.clone();
+    test_rule!(leapfrog_energy(&mut s, 0.1));
+    let mut v = x[..4].to_vec();
+    test_rule!(middle_window(&mut v, 0.8));
+    let mut m = x.clone();
+    test_rule!(normalise_rows(&mut m, 3));
+    let (mut a, mut b) = (x.clone(), x.clone());
+    assert_eq!(value_and_gradient!(leapfrog_energy(&mut a, 0.1)).0, leapfrog_energy(&mut b, 0.1));
+    let (mut a, mut b) = (x[..4].to_vec(), x[..4].to_vec());
+    assert_eq!(value_and_gradient!(middle_window(&mut a, 0.8)).0, middle_window(&mut b, 0.8));
+    let (mut a, mut b) = (x.clone(), x.clone());
+    assert_eq!(value_and_gradient!(normalise_rows(&mut a, 2)).0, normalise_rows(&mut b, 2));
+}
+
+#[test]
+#[should_panic(expected = "index out of bounds")]
+fn a_part_indexed_past_its_end_panics_as_the_primal_does() {
+    let mut x = xs(4, 0.7);
+    let _ = value_and_gradient!(part_past_end(&mut x));
+}
+
+#[differentiable]
+fn part_past_end(x: &mut [f64]) -> f64 {
+    let (a, _b) = x.split_at_mut(2);
+    a[2]
 }

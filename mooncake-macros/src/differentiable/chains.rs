@@ -1280,8 +1280,8 @@ impl Lower<'_> {
         let Expr::MethodCall(m) = strip(&f.expr) else { return None };
         let view = match m.method.to_string().as_str() {
             "windows" => View::Windows,
-            "chunks" => View::Chunks,
-            "chunks_exact" => View::ChunksExact,
+            "chunks" | "chunks_mut" => View::Chunks,
+            "chunks_exact" | "chunks_exact_mut" => View::ChunksExact,
             _ => return None,
         };
         let span = m.method.span();

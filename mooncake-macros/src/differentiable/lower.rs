@@ -140,7 +140,12 @@ pub(super) fn unit() -> Operand {
 impl Lower<'_> {
     // ---- building blocks ------------------------------------------------------------------
 
-    fn new_local(&mut self, name: Option<syn::Ident>, ty: Option<syn::Type>, span: Span) -> Local {
+    pub(super) fn new_local(
+        &mut self,
+        name: Option<syn::Ident>,
+        ty: Option<syn::Type>,
+        span: Span,
+    ) -> Local {
         self.locals.push(LocalDecl { name, ty, span });
         Local((self.locals.len() - 1) as u32)
     }
@@ -245,11 +250,47 @@ impl Lower<'_> {
 
     fn lower_block(&mut self, block: &syn::Block) -> Operand {
         let top = std::mem::replace(&mut self.top, false);
-        self.scoped(|cx| {
+        self.scoped(|cx| cx.lower_stmts(&block.stmts, top))
+    }
+
+    /// The statements of a block, in its scope; the value of the last if it has no `;`.
+    fn lower_stmts(&mut self, stmts: &[Stmt], top: bool) -> Operand {
+        let cx = self;
+        {
             let mut value = unit();
-            let n = block.stmts.len();
-            for (i, stmt) in block.stmts.iter().enumerate() {
+            let n = stmts.len();
+            for (i, stmt) in stmts.iter().enumerate() {
                 let last = i + 1 == n;
+                // `let (a, b) = x.split_at_mut(k);`, `let r = &mut x[lo..hi];`: the rest of the
+                // block sees the parts through `x` (see `slices::PartView`).
+                if let Stmt::Local(local) = stmt
+                    && let Some((lets, views)) = cx.part_views(local, cx.locals.len())
+                {
+                    match super::slices::rewrite_part_uses(&stmts[i + 1..], &views) {
+                        Ok(rest) => {
+                            for s in &lets {
+                                if let Stmt::Local(l) = s {
+                                    cx.lower_let(l);
+                                } else if let Stmt::Macro(m) = s {
+                                    cx.lower_expr(&Expr::Macro(syn::ExprMacro {
+                                        attrs: Vec::new(),
+                                        mac: m.mac.clone(),
+                                    }));
+                                }
+                            }
+                            return cx.lower_stmts(&rest, top);
+                        }
+                        Err(bad) => {
+                            cx.errors.error_spanned(
+                                bad,
+                                "a part of a buffer kept in a local (`split_at_mut`, `&mut x[a..b]`) \
+                                 is supported indexed, measured, passed on and iterated; not \
+                                 rebound or named in a macro: write `x[k + j]` instead",
+                            );
+                            return unit();
+                        }
+                    }
+                }
                 match stmt {
                     Stmt::Local(local) => cx.lower_let(local),
                     // An empty statement (`x;;`): syn gives it as an empty verbatim expression,
@@ -280,7 +321,7 @@ impl Lower<'_> {
                 }
             }
             value
-        })
+        }
     }
 
     pub(super) fn lower_let_stmt(&mut self, local: &syn::Local) {
@@ -299,7 +340,8 @@ impl Lower<'_> {
         {
             self.errors.error_spanned(
                 r,
-                "a `&mut` sub-slice kept in a local is not supported; pass `&mut x[a..b]` to the \
+                "a `&mut` sub-slice kept in a local is supported of a buffer named by a variable or \
+                 a field (`let w = &mut x[a..b];`); otherwise pass `&mut x[a..b]` to the \
                  call that writes it, or write through `x` with indices (`x[a + j] = ..`)",
             );
         }

@@ -3,14 +3,16 @@
 //! copy's gradient back into the range), which is what a shared borrow means while it lives
 //! (nothing can write `x` then). `&mut x[a..b]` lends a copy the same way and writes it back
 //! (`__sub_assign`) right after the call, method or loop that took it, before anything else can
-//! read `x`. A `&mut` sub-slice kept in a local is refused: its write-back would have no place.
+//! read `x`. A `&mut` part kept in a local (`let (a, b) = x.split_at_mut(k);`, `let w = &mut
+//! x[a..b];`) is not a copy: the rest of the block reads and writes it through `x` at its offset
+//! (see [`PartView`]).
 
 use super::ir::{Local, Operand, Place, Rvalue};
 use super::lower::Lower;
 use proc_macro2::Span;
 use quote::quote;
-use syn::Expr;
 use syn::spanned::Spanned;
+use syn::{Expr, Pat};
 
 /// `e` without parentheses around it.
 fn strip(e: &Expr) -> &Expr {
@@ -158,10 +160,18 @@ impl Lower<'_> {
             return None;
         }
         if m.method == "split_at_mut" {
+            // The names it binds stay known, so that their uses report nothing more.
+            let mut names = Vec::new();
+            super::chains::pattern_names(&local.pat, &mut names);
+            for n in names {
+                let l = self.new_local(Some(n.clone()), None, n.span());
+                self.bind(n, l);
+            }
             self.refuse(
                 &m.method,
-                "`split_at_mut` is not supported in #[differentiable] functions; write through \
-                 the buffer with indices (`x[i]`, `x[k + j]`)",
+                "`split_at_mut` is supported bound to two names (`let (a, b) = x.split_at_mut(k);`) \
+                 of a buffer named by a variable or a field; otherwise write through the buffer \
+                 with indices (`x[i]`, `x[k + j]`)",
             );
             return Some(());
         }
@@ -221,5 +231,232 @@ impl Lower<'_> {
             }
         });
         halves
+    }
+}
+
+/// A `&mut` part of a buffer kept in a local: a half of `let (a, b) = x.split_at_mut(k);` or
+/// `let r = &mut x[lo..hi];`. The rest of the block sees it through `x` (see [`ViewNames`]):
+/// `a[j]` is `x[start + j]` (checked against the part's length first, as the primal checks
+/// it), `a.len()` is the length, and any other use (`g(a)`, `a.iter_mut()`, `a.fill(..)`) is
+/// the sub-slice `x[start..start + len]`, which the call or method takes as a copy written back
+/// after it (see the module).
+pub(super) struct PartView {
+    name: syn::Ident,
+    base: Expr,
+    start: syn::Ident,
+    len: syn::Ident,
+}
+
+impl Lower<'_> {
+    /// `let (a, b) = x.split_at_mut(k);` or `let r = &mut x[lo..hi];` with `x` a name or a field:
+    /// the statements that bind the parts' starts and lengths (each evaluated once, `k` checked
+    /// as `split_at_mut` checks it), and the parts; `None` for any other `let`. `n` makes the
+    /// names unique.
+    pub(super) fn part_views(
+        &mut self,
+        local: &syn::Local,
+        n: usize,
+    ) -> Option<(Vec<syn::Stmt>, Vec<PartView>)> {
+        let init = local.init.as_ref()?;
+        if init.diverge.is_some() {
+            return None;
+        }
+        let named = |e: &Expr| matches!(strip(e), Expr::Path(_) | Expr::Field(_));
+        let id = |what: &str, k: usize| {
+            syn::Ident::new(&format!("__mooncake_{what}{n}_{k}"), Span::mixed_site())
+        };
+        match strip(&init.expr) {
+            Expr::MethodCall(m) if m.method == "split_at_mut" && m.args.len() == 1 => {
+                let syn::Pat::Tuple(t) = &local.pat else { return None };
+                let (Some(Pat::Ident(a)), Some(Pat::Ident(b)), 2) =
+                    (t.elems.first(), t.elems.get(1), t.elems.len())
+                else {
+                    return None;
+                };
+                if !named(&m.receiver) || a.by_ref.is_some() || b.by_ref.is_some() {
+                    return None;
+                }
+                let (x, k) = (strip(&m.receiver).clone(), &m.args[0]);
+                let (sa, la, sb, lb) = (id("start", 0), id("len", 0), id("start", 1), id("len", 1));
+                let stmts: syn::Block = syn::parse_quote_spanned!(m.method.span()=> {
+                    let #la: usize = #k;
+                    assert!(#la <= #x.len(), "mid > len");
+                    let #sa: usize = 0;
+                    let #sb: usize = #la;
+                    let #lb: usize = #x.len() - #la;
+                });
+                let views = vec![
+                    PartView { name: a.ident.clone(), base: x.clone(), start: sa, len: la },
+                    PartView { name: b.ident.clone(), base: x, start: sb, len: lb },
+                ];
+                Some((stmts.stmts, views))
+            }
+            Expr::Reference(r) if r.mutability.is_some() => {
+                let Expr::Index(ix) = strip(&r.expr) else { return None };
+                let range = range_index(ix)?;
+                let Pat::Ident(p) = &local.pat else { return None };
+                if !named(&ix.expr) || p.by_ref.is_some() {
+                    return None;
+                }
+                let x = strip(&ix.expr).clone();
+                let (s, l, e) = (id("start", 0), id("len", 0), id("end", 0));
+                let lo = match &range.start {
+                    Some(lo) => quote!(#lo),
+                    None => quote!(0usize),
+                };
+                let hi = match (&range.end, &range.limits) {
+                    (Some(hi), syn::RangeLimits::Closed(_)) => quote!((#hi) + 1),
+                    (Some(hi), _) => quote!(#hi),
+                    (None, _) => quote!(#x.len()),
+                };
+                let stmts: syn::Block = syn::parse_quote_spanned!(r.span()=> {
+                    let #s: usize = #lo;
+                    let #e: usize = #hi;
+                    assert!(#s <= #e && #e <= #x.len(), "range out of bounds");
+                    let #l: usize = #e - #s;
+                });
+                let views = vec![PartView { name: p.ident.clone(), base: x, start: s, len: l }];
+                Some((stmts.stmts, views))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `stmts` (the rest of a block after a `let` of [`PartView`]s) with the parts' uses rewritten
+/// through their buffer; `Err` with a use it cannot rewrite (a rebinding of a part's name, a
+/// macro naming it).
+pub(super) fn rewrite_part_uses(
+    stmts: &[syn::Stmt],
+    views: &[PartView],
+) -> Result<Vec<syn::Stmt>, proc_macro2::TokenStream> {
+    let mut rw = ViewNames { views, bad: None };
+    let mut out = stmts.to_vec();
+    for s in &mut out {
+        syn::visit_mut::VisitMut::visit_stmt_mut(&mut rw, s);
+    }
+    match rw.bad {
+        Some(bad) => Err(bad),
+        None => Ok(out),
+    }
+}
+
+/// The rewriter of [`rewrite_part_uses`].
+struct ViewNames<'a> {
+    views: &'a [PartView],
+    bad: Option<proc_macro2::TokenStream>,
+}
+
+impl ViewNames<'_> {
+    fn view(&self, e: &Expr) -> Option<&PartView> {
+        match strip(e) {
+            Expr::Path(p) if p.qself.is_none() => {
+                let i = p.path.get_ident()?;
+                self.views.iter().find(|v| v.name == *i)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl syn::visit_mut::VisitMut for ViewNames<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Index(ix) = e
+            && let Some(v) = self.view(&ix.expr)
+        {
+            let (x, s, l) = (v.base.clone(), v.start.clone(), v.len.clone());
+            self.visit_expr_mut(&mut ix.index);
+            let span = ix.bracket_token.span.join();
+            let index = &ix.index;
+            *e = match range_index(ix) {
+                // `a[lo..hi]`: the same range of `x`, shifted.
+                Some(r) => {
+                    let lo = match &r.start {
+                        Some(lo) => quote!(#s + (#lo)),
+                        None => quote!(#s),
+                    };
+                    let hi = match (&r.end, &r.limits) {
+                        (Some(hi), syn::RangeLimits::Closed(_)) => quote!(#s + (#hi) + 1),
+                        (Some(hi), _) => quote!(#s + (#hi)),
+                        (None, _) => quote!(#s + #l),
+                    };
+                    syn::parse_quote_spanned!(span=> #x[(#lo)..(#hi)])
+                }
+                None => {
+                    let j = syn::Ident::new("__mooncake_j", Span::mixed_site());
+                    syn::parse_quote_spanned!(span=> #x[{
+                        let #j: usize = #index;
+                        assert!(#j < #l, "index out of bounds: the len is {} but the index is {}", #l, #j);
+                        #s + #j
+                    }])
+                }
+            };
+            return;
+        }
+        if let Expr::MethodCall(mc) = e
+            && let Some(v) = self.view(&mc.receiver)
+        {
+            let (x, s, l) = (v.base.clone(), v.start.clone(), v.len.clone());
+            for a in mc.args.iter_mut() {
+                self.visit_expr_mut(a);
+            }
+            let span = mc.receiver.span();
+            if mc.method == "len" && mc.args.is_empty() {
+                *e = syn::parse_quote_spanned!(span=> #l);
+            } else {
+                *mc.receiver = syn::parse_quote_spanned!(span=> #x[#s..(#s + #l)]);
+            }
+            return;
+        }
+        // `&*a`, `&a` (lent shared, as `g(&*a)`), `&mut *a`, `&mut a`: the sub-slice, borrowed
+        // the same way.
+        if let Expr::Reference(r) = e {
+            let inner = match strip(&r.expr) {
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
+                other => other,
+            };
+            if let Some(v) = self.view(inner) {
+                let (x, s, l) = (v.base.clone(), v.start.clone(), v.len.clone());
+                let span = r.span();
+                *e = if r.mutability.is_some() {
+                    syn::parse_quote_spanned!(span=> &mut #x[#s..(#s + #l)])
+                } else {
+                    syn::parse_quote_spanned!(span=> &#x[#s..(#s + #l)])
+                };
+                return;
+            }
+        }
+        if let Some(v) = self.view(e) {
+            // Passed on (`g(a)`), iterated (`for v in a`): the sub-slice, lent mutably.
+            let (x, s, l) = (v.base.clone(), v.start.clone(), v.len.clone());
+            let span = e.span();
+            *e = syn::parse_quote_spanned!(span=> (&mut #x[#s..(#s + #l)]));
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if self.views.iter().any(|v| v.name == p.ident) {
+            let i = &p.ident;
+            self.bad.get_or_insert_with(|| quote!(#i));
+        }
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        // Named as an argument, or captured by a format string (`"{a:?}"`).
+        let captured = |text: &str| {
+            self.views.iter().any(|v| {
+                let open = format!("{{{}", v.name);
+                text.match_indices(&open)
+                    .any(|(k, _)| matches!(text[k + open.len()..].chars().next(), Some('}' | ':')))
+            })
+        };
+        let mentions = m.tokens.clone().into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => self.views.iter().any(|v| v.name == i),
+            proc_macro2::TokenTree::Literal(l) => captured(&l.to_string()),
+            _ => false,
+        });
+        if mentions {
+            self.bad.get_or_insert_with(|| quote!(#m));
+        }
     }
 }

@@ -982,7 +982,18 @@ impl Reverse<'_> {
                         loans.push((quote!(#l), b.clone(), LoanKind::Mut));
                         quote_spanned!(span=> #b)
                     }
-                    Operand::Use(p) | Operand::Ref(p, true) => {
+                    // `&mut v` of a buffer held through a handle: to a `&mut` parameter as it
+                    // is; to a `&` one (which Rust coerces to), refused with a message, as a
+                    // `&mut` argument passed on is.
+                    Operand::Ref(p, true) => {
+                        let l = self.names.local(p.local);
+                        let value =
+                            quote_spanned!(span=> #rt::rev::MutArg::new(#rt::rev::pass(&#l)));
+                        let finish: Box<dyn Fn(&syn::Ident) -> TokenStream> =
+                            Box::new(move |c| quote_spanned!(span=> #c.into_param()));
+                        return (value, finish);
+                    }
+                    Operand::Use(p) => {
                         let l = self.names.local(p.local);
                         quote_spanned!(span=> #rt::rev::pass(&#l))
                     }
