@@ -153,6 +153,18 @@ fn cross_fields(x: &[f64], y: &[f64]) -> f64 {
     dot_vec(&p.pos, &q.vel) * q.mass + dot_vec(&q.pos, &p.vel) * p.pos[0]
 }
 
+/// A buffer field of a struct held by value read by `extend_from_slice` and `copy_from_slice`.
+#[differentiable]
+fn appended_fields(x: &[f64], m: f64) -> f64 {
+    let p = Particle { pos: x.to_vec(), vel: vec![m, 2.0 * m], mass: m };
+    let mut v = vec![m * m];
+    v.extend_from_slice(&p.vel);
+    v.extend_from_slice(&p.pos);
+    let mut u = vec![0.0; 2];
+    u.copy_from_slice(&p.vel);
+    norm2(&v) * p.mass + u[1] * p.pos[0]
+}
+
 /// `&f64` arguments in arithmetic as Rust allows it (`2.0 * x`, `s += x`), no `*` written.
 #[differentiable]
 fn scaled(x: &f64, y: &f64, k: f64) -> f64 {
@@ -166,6 +178,8 @@ fn fields_of_values_lent_to_calls() {
     let (x, v) = (vec![0.3, -0.7, 1.1], vec![0.5, 0.2, -0.4]);
     test_rule!(drift_energy(&*x, &*v, 1.7, 0.1));
     test_rule!(cross_fields(&*x, &*v));
+    test_rule!(appended_fields(&*x, 0.6));
+    assert_eq!(value_and_gradient!(appended_fields(&x, 0.6)).0, appended_fields(&x, 0.6));
     assert_eq!(value_and_gradient!(cross_fields(&x, &v)).0, cross_fields(&x, &v));
     assert_eq!(
         value_and_gradient!(drift_energy(&x, &v, 1.7, 0.1)).0,

@@ -151,7 +151,10 @@ pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str
                             || (["copy_from_slice", "extend_from_slice", "__sub_assign"]
                                 .contains(&name.as_str())
                                 && matches!(a, Operand::Ref(p, false)
-                                    if plain(p) || field_of_ref(p, false) || field_of_ref(p, true)))
+                                    if plain(p)
+                                        || field_of_ref(p, false)
+                                        || field_of_ref(p, true)
+                                        || field_of_value(p)))
                     };
                     if reverse_method(&name) {
                         (plain(receiver) || field_receiver) && args.iter().all(arg_ok)
