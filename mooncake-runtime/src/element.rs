@@ -23,7 +23,7 @@ use crate::tangent::Primal;
 /// `char`. Its tangent is a `Copy` value (itself for a float, [`NoTangent`] otherwise), so a
 /// buffer's shadow is a `SharedVec<Self::Tangent>`, and the rules convert between the tangent
 /// an element has in a shadow and the rdata a pullback returns for it.
-pub trait Element: Primal<FData = NoFData, Tangent: Copy> + Copy + 'static {
+pub trait Element: Primal<FData = NoFData, Tangent: Copy> + Copy + PartialOrd + 'static {
     /// The zero tangent.
     const ZERO_TANGENT: Self::Tangent;
     /// `*d += r`: an element's rdata added into its place in a shadow.

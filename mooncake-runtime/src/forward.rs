@@ -535,7 +535,9 @@ macro_rules! write_methods {
 
 write_methods!(
     "fill" => |v: Dual<E, E::Tangent>| fill_frule,
-    "swap" => |a: Dual<usize, NoTangent>, b: Dual<usize, NoTangent>| swap_frule
+    "swap" => |a: Dual<usize, NoTangent>, b: Dual<usize, NoTangent>| swap_frule,
+    "__sort_by" => |descending: Dual<bool, NoTangent>, total: Dual<bool, NoTangent>| sort_by_frule,
+    "reverse" => | | reverse_frule
 );
 
 #[diagnostic::do_not_recommend]

@@ -5,7 +5,7 @@
 //! struct held by value (`dot(&p.w, &q.w)` after `let p = P { .. }`). `test_rule!` checks each function's rules against finite differences and against
 //! each other. (Element borrows, `let e = &x[i];` and `&mut x[i]`, are in `in_place.rs`.)
 
-#![allow(clippy::needless_range_loop)] // index loops, as kernels are written
+#![allow(clippy::needless_range_loop, clippy::useless_vec)] // index loops and buffers, as written
 
 use mooncake_runtime::prelude::*;
 
@@ -116,6 +116,7 @@ struct Particle {
 }
 
 #[differentiable]
+#[allow(clippy::ptr_arg)] // a `&Vec` parameter given a field, as users write it
 fn dot_vec(a: &[f64], b: &Vec<f64>) -> f64 {
     let mut s = 0.0;
     for i in 0..a.len() {

@@ -1,6 +1,7 @@
 //! Everyday numerical Rust (issue 14): small functions as they are written in the ecosystem
 //! (softmax, log-sum-exp, standard deviation, axpy through `for_each`, rows of a matrix as
-//! `Vec`s mapped to dot products, `for &v in x`), each checked by `test_rule!` in both modes.
+//! `Vec`s mapped to dot products, `for &v in x`, medians and trimmed means through `sort_by`),
+//! each checked by `test_rule!` in both modes.
 
 #![allow(clippy::ptr_arg, clippy::needless_range_loop)]
 use mooncake_runtime::prelude::*;
@@ -79,4 +80,62 @@ fn everyday_functions_have_the_right_gradients() {
     // Against the primal, for the ones returning buffers.
     assert_eq!(value_and_pullback!(softmax(&x), vec![1.0; 5]).0, softmax(&x));
     assert_eq!(value_and_pullback!(mat_vec_rows(&x, &w), vec![1.0; 2]).0, mat_vec_rows(&x, &w));
+}
+
+/// The median, through a sorted copy (`sort_by` with `partial_cmp`).
+#[differentiable]
+fn median(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) }
+}
+
+/// A trimmed sum of squares: sorted by `f64::total_cmp`, the extremes dropped.
+#[differentiable]
+fn trimmed_squares(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mut s = 0.0;
+    for i in 1..v.len() - 1 {
+        s += v[i] * v[i];
+    }
+    s
+}
+
+/// Sorted in place, greatest first (`sort_unstable_by` with `b.total_cmp(a)`), then reversed.
+#[differentiable]
+fn largest_two(x: &mut Vec<f64>) -> f64 {
+    x.sort_unstable_by(|a, b| b.total_cmp(a));
+    let top = 2.0 * x[0] + x[1];
+    x.reverse();
+    top + x[0]
+}
+
+#[test]
+fn sorting_routes_gradients_to_the_elements_that_moved() {
+    let x = vec![0.3, -0.7, 1.1, 0.2, 0.5];
+    test_rule!(median(&*x));
+    test_rule!(median(&x[..4].to_vec()));
+    test_rule!(trimmed_squares(&*x));
+    let y = x.clone();
+    test_rule!(largest_two(&mut y));
+    // The median of five is the element 0.3: the gradient is that element's indicator.
+    let (m, (g,)) = value_and_gradient!(median(&x));
+    assert_eq!(m, 0.3);
+    assert_eq!(g, [1.0, 0.0, 0.0, 0.0, 0.0]);
+    let (t, (g,)) = value_and_gradient!(trimmed_squares(&x));
+    assert_eq!(t, 0.2 * 0.2 + 0.3 * 0.3 + 0.5 * 0.5);
+    assert_eq!(g, [0.6, 0.0, 0.0, 0.4, 1.0]);
+    let mut z = x.clone();
+    let (v, (g,)) = value_and_gradient!(largest_two(&mut z));
+    assert_eq!(v, 2.0 * 1.1 + 0.5 - 0.7);
+    assert_eq!(g, [0.0, 1.0, 2.0, 0.0, 1.0]);
+}
+
+#[test]
+#[should_panic(expected = "partial_cmp` of a NaN")]
+fn sorting_a_nan_by_partial_cmp_panics_as_the_primal_does() {
+    let x = vec![0.3, f64::NAN, 1.1];
+    let _ = value_and_gradient!(median(&x));
 }

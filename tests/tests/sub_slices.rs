@@ -148,6 +148,7 @@ fn leapfrog_energy(state: &mut [f64], dt: f64) -> f64 {
 /// `let w = &mut x[a..b];` kept in a local, then written through, lent and measured; `x` is read
 /// after the part's last use.
 #[differentiable]
+#[allow(clippy::ptr_arg)] // a `&mut Vec`, as users write it
 fn middle_window(x: &mut Vec<f64>, a: f64) -> f64 {
     let w = &mut x[1..=2];
     w[0] = w[1] * a;
@@ -179,11 +180,11 @@ fn normalise_rows(m: &mut [f64], cols: usize) -> f64 {
 #[test]
 fn parts_kept_in_locals() {
     let x = xs(6, 0.7);
-    let mut s = x.clone();
+    let s = x.clone();
     test_rule!(leapfrog_energy(&mut s, 0.1));
-    let mut v = x[..4].to_vec();
+    let v = x[..4].to_vec();
     test_rule!(middle_window(&mut v, 0.8));
-    let mut m = x.clone();
+    let m = x.clone();
     test_rule!(normalise_rows(&mut m, 3));
     let (mut a, mut b) = (x.clone(), x.clone());
     assert_eq!(value_and_gradient!(leapfrog_energy(&mut a, 0.1)).0, leapfrog_energy(&mut b, 0.1));

@@ -995,6 +995,67 @@ fn compared(e: &Expr) -> Option<(&Expr, &Expr)> {
     }
 }
 
+/// The order a comparator of `sort_by` sorts in, if it compares the elements themselves:
+/// `(descending, total)`, `total` when it does not panic on a NaN (`total_cmp`, or
+/// `partial_cmp(..)` then `unwrap_or(..)`).
+pub(super) fn sort_order(f: &Expr) -> Option<(bool, bool)> {
+    fn name(e: &Expr) -> Option<&syn::Ident> {
+        match strip(e) {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => name(&u.expr),
+            Expr::Reference(r) => name(&r.expr),
+            Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+            _ => None,
+        }
+    }
+    fn param(p: &Pat) -> Option<&syn::Ident> {
+        match p {
+            Pat::Type(pt) => param(&pt.pat),
+            Pat::Reference(r) => param(&r.pat),
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some(&pi.ident),
+            _ => None,
+        }
+    }
+    match strip(f) {
+        Expr::Path(p) => {
+            let last = p.path.segments.last()?;
+            (last.ident == "total_cmp").then_some((false, true))
+        }
+        Expr::Closure(c) if c.inputs.len() == 2 => {
+            let (a, b) = (param(&c.inputs[0])?, param(&c.inputs[1])?);
+            let mut body = strip(&c.body);
+            if let Expr::Block(bl) = body
+                && let [syn::Stmt::Expr(e, None)] = bl.block.stmts.as_slice()
+            {
+                body = strip(e);
+            }
+            let (cmp, total) = match body {
+                Expr::MethodCall(m) if m.method == "total_cmp" => (m, true),
+                Expr::MethodCall(m)
+                    if matches!(
+                        m.method.to_string().as_str(),
+                        "unwrap" | "expect" | "unwrap_or"
+                    ) =>
+                {
+                    match strip(&m.receiver) {
+                        Expr::MethodCall(i) if i.method == "partial_cmp" => {
+                            (i, m.method == "unwrap_or")
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            };
+            let (l, r) = (name(&cmp.receiver)?, name(cmp.args.first()?)?);
+            match (l == a && r == b, l == b && r == a) {
+                (true, _) => Some((false, total)),
+                (_, true) => Some((true, total)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The first method of the source `e` that a `for` loop cannot plan, if any.
 fn unplannable(e: &Expr) -> Option<&syn::Ident> {
     match strip(e) {

@@ -1184,9 +1184,26 @@ impl Lower<'_> {
                 receiver = Place::local(t);
             }
         }
-        let args = self.lower_operands(m.args.iter());
-        let args = self.lend_slice_copies(args);
-        let out = self.emit(Rvalue::Method { receiver, method: m.method.clone(), args }, span);
+        // `v.sort_by(|a, b| a.partial_cmp(b).unwrap())` (or `b` before `a`, `total_cmp`,
+        // `sort_unstable_by`): a permutation, with a rule of its own (`__sort_by`).
+        let (method, args) =
+            if matches!(name.as_str(), "sort_by" | "sort_unstable_by") && m.args.len() == 1 {
+                let Some((descending, total)) = super::chains::sort_order(&m.args[0]) else {
+                    return self.refuse(
+                        &m.args[0],
+                        "`sort_by` is supported with a comparator of the elements themselves \
+                     (`|a, b| a.partial_cmp(b).unwrap()`, `|a, b| b.total_cmp(a)`, \
+                     `f64::total_cmp`); to sort by a key, sort indices in a `for` loop or write \
+                     a hand rule",
+                    );
+                };
+                let flag = |b: bool| Operand::Const(if b { quote!(true) } else { quote!(false) });
+                (syn::Ident::new("__sort_by", m.method.span()), vec![flag(descending), flag(total)])
+            } else {
+                let args = self.lower_operands(m.args.iter());
+                (m.method.clone(), self.lend_slice_copies(args))
+            };
+        let out = self.emit(Rvalue::Method { receiver, method, args }, span);
         self.flush_write_backs(mark, span);
         out
     }

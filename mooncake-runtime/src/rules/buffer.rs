@@ -1328,6 +1328,111 @@ pub fn copy_from_slice_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
     (CoDual::new((), NoFData), pullback)
 }
 
+/// The order `x.sort_by(cmp)` puts the elements of `x` in: `perm[k]` is the index in `x` of the
+/// element that goes to `k`. Stable, as `sort_by` is. `descending` sorts greatest first (`|a, b|
+/// b.partial_cmp(a)`); `total` orders a NaN after every number (as `total_cmp` orders a
+/// positive one), where `partial_cmp(..).unwrap()` panics on it as the primal does.
+fn sort_permutation<T: PartialOrd>(x: &[T], descending: bool, total: bool) -> Vec<usize> {
+    let mut perm: Vec<usize> = (0..x.len()).collect();
+    #[allow(clippy::eq_op)] // `a != a`: a NaN
+    let order = |a: &T, b: &T| match a.partial_cmp(b) {
+        Some(o) => o,
+        None if total => (a != a).cmp(&(b != b)),
+        None => panic!(
+            "called `Option::unwrap()` on a `None` value: `partial_cmp` of a NaN in `sort_by`"
+        ),
+    };
+    perm.sort_by(|&i, &j| {
+        let o = order(&x[i], &x[j]);
+        if descending { o.reverse() } else { o }
+    });
+    perm
+}
+
+/// `x` rearranged so that element `k` is the old element `perm[k]`.
+fn permute<T: Copy>(x: &mut [T], perm: &[usize]) {
+    let old = x.to_vec();
+    for (k, &p) in perm.iter().enumerate() {
+        x[k] = old[p];
+    }
+}
+
+/// The inverse of [`permute`]: element `perm[k]` gets back element `k`.
+fn unpermute<T: Copy>(x: &mut [T], perm: &[usize]) {
+    let new = x.to_vec();
+    for (k, &p) in perm.iter().enumerate() {
+        x[p] = new[k];
+    }
+}
+
+/// Forward rule of `x.sort_by(cmp)` for a comparator that orders the elements themselves
+/// (`descending`, `total`: see [`sort_permutation`]): the tangent moves with its element.
+///
+/// # Panics
+/// On a NaN when not `total`, as `partial_cmp(..).unwrap()` does.
+#[inline]
+pub fn sort_by_frule<T: Element, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
+    x: Dual<M, MT>,
+    descending: Dual<bool, NoTangent>,
+    total: Dual<bool, NoTangent>,
+) -> Dual<(), NoTangent> {
+    let (mut x, mut dx) = x.into_parts();
+    let perm = x.with_slice(|s| sort_permutation(s, descending.primal, total.primal));
+    x.with_slice_mut(|s| permute(s, &perm));
+    dx.with_slice_mut(|s| permute(s, &perm));
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.sort_by(cmp)` (see [`sort_by_frule`]): sorts `x` and moves its shadow
+/// with it; the pullback moves both back (a permutation's adjoint is its inverse).
+///
+/// # Panics
+/// On a NaN when not `total`, as `partial_cmp(..).unwrap()` does.
+#[inline]
+pub fn sort_by_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    descending: CoDual<bool, NoFData>,
+    total: CoDual<bool, NoFData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<T>) {
+    let (x, dx) = x.into_parts();
+    let perm = x.with_vec(|s| sort_permutation(s, descending.primal, total.primal));
+    x.with_mut(|s| permute(s, &perm));
+    dx.with_mut(|s| permute(s, &perm));
+    let pullback = move |_: NoRData| {
+        dx.with_mut(|s| unpermute(s, &perm));
+        x.with_mut(|s| unpermute(s, &perm));
+        (NoRData, NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x.reverse()`: reverses `x` and its tangent.
+#[inline]
+pub fn reverse_frule<T: Element, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
+    x: Dual<M, MT>,
+) -> Dual<(), NoTangent> {
+    let (mut x, mut dx) = x.into_parts();
+    x.with_slice_mut(|s| s.reverse());
+    dx.with_slice_mut(|s| s.reverse());
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `x.reverse()`: reverses `x` and its shadow; the pullback reverses both back.
+#[inline]
+pub fn reverse_rrule<T: Element>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
+    let (x, dx) = x.into_parts();
+    x.with_mut(|s| s.reverse());
+    dx.with_mut(|s| s.reverse());
+    let pullback = move |_: NoRData| {
+        dx.with_mut(|s| s.reverse());
+        x.with_mut(|s| s.reverse());
+        (NoRData,)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
 /// Forward rule of `x.swap(a, b)`: swaps in `x` and in its tangent.
 ///
 /// # Panics

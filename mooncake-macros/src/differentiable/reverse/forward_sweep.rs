@@ -755,6 +755,24 @@ impl Reverse<'_> {
                 )
             }
             Rvalue::Method { receiver, method, args }
+                if args.len() == 2 && method == "__sort_by" =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let (a, c) =
+                    (self.codual_operand(&args[0], span), self.codual_operand(&args[1], span));
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::sort_by_rrule(#rt::rev::as_write(&#r), #a, #c)),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args } if args.is_empty() && method == "reverse" => {
+                let r = self.buffer_receiver(receiver, span);
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::reverse_rrule(#rt::rev::as_write(&#r))),
+                    false,
+                )
+            }
+            Rvalue::Method { receiver, method, args }
                 if args.len() == 1 && method == "copy_from_slice" =>
             {
                 let r = self.buffer_receiver(receiver, span);

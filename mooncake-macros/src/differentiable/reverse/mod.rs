@@ -256,6 +256,8 @@ const WRITE_METHODS: &[&str] = &[
     "pop",
     "fill",
     "swap",
+    "reverse",
+    "__sort_by",
     "copy_from_slice",
     "clear",
     "truncate",
