@@ -1365,8 +1365,10 @@ fn unpermute<T: Copy>(x: &mut [T], perm: &[usize]) {
     }
 }
 
-/// Forward rule of `x.sort_by(cmp)` for a comparator that orders the elements themselves
-/// (`descending`, `total`: see [`sort_permutation`]): the tangent moves with its element.
+/// Forward rule of `x.sort_by(cmp)` for a comparator that orders the elements themselves: in
+/// ascending order, or greatest first if `descending`; a NaN after every number if `total` (as
+/// `total_cmp` orders a positive one). Stable, as `sort_by` is. The tangent moves with its
+/// element.
 ///
 /// # Panics
 /// On a NaN when not `total`, as `partial_cmp(..).unwrap()` does.
