@@ -281,3 +281,57 @@ fn expect_of_none_panics_with_its_message() {
     let one = vec![1.0];
     let _ = value_and_gradient!(expect_and_checks(&one));
 }
+
+/// The index of the nearest point (k-means' assignment step): items mapped to `(index, distance)`
+/// tuples, the least kept, its index read.
+#[differentiable]
+fn nearest_centre(x: &[f64], centres: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        let best = centres
+            .iter()
+            .enumerate()
+            .map(|(k, c)| (k, (v - c).abs()))
+            .min_by(|a, b| a.1.partial_cmp(&b.1).unwrap())
+            .unwrap()
+            .0;
+        let d = v - centres[best];
+        s += d * d;
+    }
+    s
+}
+
+/// `enumerate()` then `max_by` over its tuples, taken apart by a pattern (`(i, &m)`), through
+/// `.map(|(i, _)| i)`, `.unwrap().1` dereferenced, `if let` and `match`: Rust's items hold
+/// references, which the lowering keeps as values (a `*` on them is dropped).
+#[differentiable]
+fn argmax_forms(x: &[f64], y: &[f64]) -> f64 {
+    let (i, &m) = x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
+    let j = x.iter().enumerate().min_by(|(_, a), (_, b)| a.total_cmp(b)).map(|(j, _)| j).unwrap();
+    let best = y.iter().enumerate().max_by(|a, b| a.1.partial_cmp(b.1).unwrap()).unwrap();
+    let mut s = m * (i as f64 + 1.0) + x[j] * *best.1;
+    if let Some((k, v)) = y.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)) {
+        s += *v * k as f64;
+    }
+    s + match x.iter().zip(y.iter()).find(|(a, _)| **a > 0.5) {
+        Some((a, &b)) => *a * b,
+        None => 0.0,
+    }
+}
+
+#[test]
+fn tuples_kept_by_max_by_min_by_and_find() {
+    let x = vec![0.3, -0.7, 1.1, 0.2, 0.5];
+    let y = vec![0.5, 0.1, -0.3, 0.9, 0.2];
+    let c = vec![-0.5, 0.25, 1.0];
+    test_rule!(nearest_centre(&*x, &*c));
+    test_rule!(argmax_forms(&*x, &*y));
+    // Against the std iterators the primal runs.
+    assert_eq!(value_and_gradient!(argmax_forms(&x, &y)).0, argmax_forms(&x, &y));
+    assert_eq!(value_and_gradient!(nearest_centre(&x, &c)).0, nearest_centre(&x, &c));
+    let (_, (gx, _)) = value_and_gradient!(argmax_forms(&x, &y));
+    // x[2] = 1.1 is the max (weight i + 1 = 3) and the first above 0.5 (times y[2] = -0.3);
+    // x[1] = -0.7 the min, times y's max 0.9.
+    assert!((gx[2] - (3.0 - 0.3)).abs() < 1e-12);
+    assert!((gx[1] - 0.9).abs() < 1e-12);
+}

@@ -216,12 +216,13 @@ impl Lower<'_> {
         if matches!(consumer, Consumer::Best(..) | Consumer::Find(_))
             && !adaptors.iter().any(|a| matches!(a, Adaptor::Map(_)))
             && makes_tuples_or_views(source)
+            && (makes_views(source) || tuple_leaves(source, &mut 0).is_none())
         {
             self.refuse(
                 &m.method,
-                "`max_by` / `min_by` / `find` over tuples or views (after `zip`, `enumerate`, `windows`, \
-                 `chunks`) are not supported; `map` the items to the numbers compared, or write \
-                 a `for` loop that keeps the best item",
+                "`max_by` / `min_by` / `find` over views (after `windows`, `chunks`) are not \
+                 supported; `map` the items to the numbers compared, or write a `for` loop that \
+                 keeps the best item",
             );
             return Err(());
         }
@@ -323,7 +324,14 @@ impl Lower<'_> {
                 }
             }
         }
-        let item = if by_ref { quote_spanned!(span=> *#e) } else { quote!(#e) };
+        let item = match (&leaves, &consumer) {
+            // A tuple kept whole (`enumerate().max_by(..)`): its values, not its borrows.
+            (Some(l), Consumer::Best(..) | Consumer::Find(_) | Consumer::Reduce(_)) => {
+                tuple_values(source, l)
+            }
+            _ if by_ref => quote_spanned!(span=> *#e),
+            _ => quote!(#e),
+        };
         let (init, step) = match consumer {
             Consumer::Sum(ty) => {
                 (zero_or_one(ty.as_ref(), false, span), quote_spanned!(span=> #acc = #acc + #item;))
@@ -356,7 +364,9 @@ impl Lower<'_> {
                 let greater = self.comparator(&cmp, quote!(#acc), item.clone())?;
                 let take = if max { quote!(!(#greater)) } else { greater };
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
-                let step = quote!(if #n == 0 || #take { #item } else { #acc });
+                // The first item is taken before any comparison: the kept item's type is known
+                // where the comparator first reads it.
+                let step = quote!(if #n == 0 { #acc = #item; } else if #take { #acc = #item; });
                 return Ok(counted(&head, &sources, body, &acc, &n, step, span));
             }
             Consumer::Loop(pat, block, label) => {
@@ -423,7 +433,10 @@ impl Lower<'_> {
                 return Ok(searched(quote!(let mut #acc: usize = 0;), &acc, &found, each, span));
             }
             Consumer::Find(p) => {
-                let test = self.predicate(&p, &e, by_ref)?;
+                let test = match leaves.as_ref().and_then(|l| filter_on_leaves(&p, l)) {
+                    Some(test) => test,
+                    None => self.predicate(&p, &e, by_ref)?,
+                };
                 let found = syn::Ident::new("__mooncake_found", Span::mixed_site());
                 let each = loops(
                     &head,
@@ -434,12 +447,13 @@ impl Lower<'_> {
                         if #test { #acc = #item; #found = true; break; }
                     ),
                 );
-                return Ok(searched(quote!(let mut #acc = 0.0;), &acc, &found, each, span));
+                let init = quote!(let mut #acc = ::mooncake_runtime::__private::item_default(););
+                return Ok(searched(init, &acc, &found, each, span));
             }
             Consumer::Reduce(f) => {
                 let call = self.apply(&f, &[Some(quote!(#acc)), Some(item.clone())], false)?;
                 let n = syn::Ident::new("__mooncake_count", Span::mixed_site());
-                let step = quote!(if #n == 0 { #item } else { #call });
+                let step = quote!(if #n == 0 { #acc = #item; } else { #acc = #call; });
                 return Ok(counted(&head, &sources, body, &acc, &n, step, span));
             }
         };
@@ -519,6 +533,15 @@ impl Lower<'_> {
                             syn::visit_mut::VisitMut::visit_expr_mut(&mut strip, &mut r);
                             let name = &pi.ident;
                             lets.push(quote!(let #name = #v;));
+                        }
+                        // `|(_, a), (_, b)|` on tuples kept as values: each part bound to its
+                        // value, its `*`s dropped.
+                        Pat::Tuple(_) => {
+                            let (values, names) = values_pattern(p);
+                            let mut strip = StripDerefs(&names);
+                            syn::visit_mut::VisitMut::visit_expr_mut(&mut strip, &mut l);
+                            syn::visit_mut::VisitMut::visit_expr_mut(&mut strip, &mut r);
+                            lets.push(quote!(let #values = #v;));
                         }
                         other => {
                             self.refuse(other, HOW);
@@ -791,9 +814,10 @@ fn counted(
     step: TokenStream,
     span: Span,
 ) -> ChainParts {
-    let each = loops(head, sources, quote_spanned!(span=> #body #acc = #step; #n += 1;));
+    let each = loops(head, sources, quote_spanned!(span=> #body #step #n += 1;));
+    // The item's type is the acc's: a number or a tuple, started at its default.
     let stmts = quote_spanned!(span=>
-        let mut #acc = 0.0;
+        let mut #acc = ::mooncake_runtime::__private::item_default();
         let mut #n: usize = 0;
         #each
     );
@@ -886,6 +910,44 @@ fn tuple_leaves(e: &Expr, next: &mut usize) -> Option<Leaves> {
     }
 }
 
+/// The item of the source `e`, whose parts are the names `leaves` (see [`tuple_leaves`]), as a
+/// tuple of values: each part that is a reference in Rust's types (an element of `x.iter()`)
+/// read through it, so that a consumer keeping the item (`max_by`, `min_by`, `find`) keeps
+/// numbers rather than borrows.
+fn tuple_values(e: &Expr, leaves: &Leaves) -> TokenStream {
+    match (strip(e), leaves) {
+        (Expr::MethodCall(m), Leaves::Tuple(parts))
+            if m.method == "enumerate" && parts.len() == 2 =>
+        {
+            let (c, v) = (parts[0].tokens(), tuple_values(&m.receiver, &parts[1]));
+            quote!((#c, #v))
+        }
+        (Expr::MethodCall(m), Leaves::Tuple(parts))
+            if m.method == "zip" && m.args.len() == 1 && parts.len() == 2 =>
+        {
+            let (a, b) =
+                (tuple_values(&m.receiver, &parts[0]), tuple_values(&m.args[0], &parts[1]));
+            quote!((#a, #b))
+        }
+        (Expr::MethodCall(m), _)
+            if matches!(
+                m.method.to_string().as_str(),
+                "rev" | "skip" | "take" | "step_by" | "chain"
+            ) =>
+        {
+            tuple_values(&m.receiver, leaves)
+        }
+        (other, Leaves::Leaf(l)) => {
+            if source_by_ref(other) {
+                quote!(*#l)
+            } else {
+                quote!(#l)
+            }
+        }
+        (_, l) => l.tokens(),
+    }
+}
+
 /// The `let`s binding a closure parameter's tuple pattern to the parts `leaves` (`|(i, v)|`,
 /// `|((a, b), c)|`, `_` and `&v` parts), and the names bound; `None` if the pattern does not
 /// take the tuple apart as it is shaped.
@@ -950,6 +1012,18 @@ fn has_adaptor(e: &Expr) -> bool {
     match strip(e) {
         Expr::MethodCall(m) => {
             ADAPTORS.contains(&m.method.to_string().as_str()) || has_adaptor(&m.receiver)
+        }
+        _ => false,
+    }
+}
+
+/// Whether the source `e` makes views (`windows`, `chunks`) somewhere.
+fn makes_views(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::MethodCall(m) => {
+            matches!(m.method.to_string().as_str(), "windows" | "chunks" | "chunks_exact")
+                || makes_views(&m.receiver)
+                || m.args.iter().any(makes_views)
         }
         _ => false,
     }
@@ -1469,6 +1543,77 @@ impl syn::visit_mut::VisitMut for ViewUses<'_> {
         if mentions {
             self.bad.get_or_insert_with(|| quote!(#m));
         }
+    }
+}
+
+/// Whether the consumer `m` (`max_by`, `min_by`, `find`, `reduce`) keeps an item that Rust
+/// types as a tuple holding references (`x.iter().enumerate()`'s `(usize, &f64)`), which the
+/// lowering keeps as a tuple of values (see `tuple_values`): no `map` or `copied` makes the
+/// items before it, and the source makes tuples, not views.
+pub(super) fn keeps_tuple_of_refs(m: &syn::ExprMethodCall) -> bool {
+    if !matches!(m.method.to_string().as_str(), "max_by" | "min_by" | "find" | "reduce") {
+        return false;
+    }
+    let mut e: &Expr = &m.receiver;
+    while let Expr::MethodCall(a) = strip(e) {
+        match a.method.to_string().as_str() {
+            "map" | "copied" | "cloned" => return false,
+            "filter" | "take_while" | "skip_while" => e = &a.receiver,
+            _ => break,
+        }
+    }
+    tuple_leaves(e, &mut 0).is_some() && !makes_views(e)
+}
+
+/// A pattern taking apart such a kept tuple of values (see [`keeps_tuple_of_refs`]): `&v`
+/// parts bind `v` itself; with the names bound, whose `*`s the code that uses them drops (see
+/// [`StripDerefs`]).
+pub(super) fn values_pattern(p: &Pat) -> (Pat, Vec<syn::Ident>) {
+    fn walk(p: &Pat, names: &mut Vec<syn::Ident>) -> Pat {
+        match p {
+            Pat::Reference(r) => walk(&r.pat, names),
+            Pat::Tuple(t) => {
+                let mut t = t.clone();
+                for e in t.elems.iter_mut() {
+                    *e = walk(e, names);
+                }
+                Pat::Tuple(t)
+            }
+            Pat::Paren(pp) => walk(&pp.pat, names),
+            Pat::Ident(pi) => {
+                names.push(pi.ident.clone());
+                p.clone()
+            }
+            other => other.clone(),
+        }
+    }
+    let mut names = Vec::new();
+    let p = walk(p, &mut names);
+    (p, names)
+}
+
+/// Drops the `*` of `*v` and of `*v.k` for each name `v` (items kept as values where Rust has
+/// references to them); stops at a closure or a `let` that rebinds one of the names.
+pub(super) struct StripDerefs<'a>(pub(super) &'a [syn::Ident]);
+
+impl syn::visit_mut::VisitMut for StripDerefs<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Unary(u) = e
+            && matches!(u.op, syn::UnOp::Deref(_))
+        {
+            let base = match strip(&u.expr) {
+                Expr::Field(f) => strip(&f.base),
+                other => other,
+            };
+            if matches!(base, Expr::Path(p) if p.qself.is_none()
+                && p.path.get_ident().is_some_and(|i| self.0.contains(i)))
+            {
+                *e = (*u.expr).clone();
+                self.visit_expr_mut(e);
+                return;
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
     }
 }
 

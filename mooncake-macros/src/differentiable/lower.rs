@@ -291,6 +291,29 @@ impl Lower<'_> {
                         }
                     }
                 }
+                // `let (i, m) = x.iter().enumerate().max_by(..).unwrap();`: the tuple is kept as
+                // values, so `&m` binds `m` and the rest of the block reads `*m` as `m`.
+                if let Stmt::Local(local) = stmt
+                    && let Some(init) = &local.init
+                    && init.diverge.is_none()
+                    && let Expr::MethodCall(t) = &*init.expr
+                    && super::options::is_terminal(t)
+                    && let Expr::MethodCall(chain) = &*t.receiver
+                    && super::chains::keeps_tuple_of_refs(chain)
+                {
+                    let (pat, names) = super::chains::values_pattern(&local.pat);
+                    let mut local = local.clone();
+                    local.pat = pat;
+                    cx.lower_let(&local);
+                    let mut rest = stmts[i + 1..].to_vec();
+                    for s in &mut rest {
+                        syn::visit_mut::VisitMut::visit_stmt_mut(
+                            &mut super::chains::StripDerefs(&names),
+                            s,
+                        );
+                    }
+                    return cx.lower_stmts(&rest, top);
+                }
                 match stmt {
                     Stmt::Local(local) => cx.lower_let(local),
                     // An empty statement (`x;;`): syn gives it as an empty verbatim expression,
@@ -1067,6 +1090,17 @@ impl Lower<'_> {
                     || name == "f32"
                     || (name.len() == 1 && name.starts_with(|c: char| c.is_ascii_uppercase())))
         };
+        // The start of a chain's kept item (`chains::counted`): the default of its type, a
+        // constant.
+        if c.args.is_empty()
+            && func.segments.iter().map(|s| s.ident.to_string()).eq([
+                "mooncake_runtime",
+                "__private",
+                "item_default",
+            ])
+        {
+            return Operand::Const(quote_spanned!(span=> ::core::default::Default::default()));
+        }
         // `T::zero()` (the prelude's `ZeroRData::zero`) of a float type: the constant zero.
         if func.segments.len() == 2
             && last == "zero"

@@ -28,6 +28,9 @@ struct OptionParts {
     /// Whether the `Option` holds a reference in Rust's types while `value` is the number it
     /// refers to (`x.iter().max_by(..)`): a `*` before it is dropped.
     deref_free: bool,
+    /// Whether `value` is a tuple of values that Rust types as a tuple holding references
+    /// (`x.iter().enumerate().max_by(..)`: see `chains::keeps_tuple_of_refs`).
+    values: bool,
 }
 
 /// The methods that take an `Option` apart.
@@ -63,9 +66,10 @@ pub(super) fn is_terminal(m: &syn::ExprMethodCall) -> bool {
 /// knows (`x.first().map(..)`), which is refused with [`MISUSED`].
 pub(super) fn is_misused(m: &syn::ExprMethodCall) -> bool {
     let name = m.method.to_string();
-    !TERMINALS.contains(&name.as_str())
-        && !matches!(name.as_str(), "copied" | "cloned")
-        && makes_option(&m.receiver)
+    let known = TERMINALS.contains(&name.as_str())
+        || matches!(name.as_str(), "copied" | "cloned")
+        || (name == "map" && m.args.len() == 1);
+    !known && makes_option(&m.receiver)
 }
 
 /// The message for a method of `Option` this module does not take apart.
@@ -78,7 +82,7 @@ pub(super) const MISUSED: &str = "this method of `Option` is not supported in #[
 fn makes_option(e: &Expr) -> bool {
     match strip(e) {
         Expr::MethodCall(m) => match (m.method.to_string().as_str(), m.args.len()) {
-            ("copied" | "cloned", 0) => makes_option(&m.receiver),
+            ("copied" | "cloned" | "map", 0..=1) => makes_option(&m.receiver),
             ("first" | "last", 0) => {
                 !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver)
             }
@@ -131,6 +135,34 @@ impl Lower<'_> {
                 p.deref_free = false;
                 Ok(p)
             }
+            // `opt.map(|v| ..)`: the closure applied to the value (only when there is one).
+            "map" => {
+                let mut p = self.option_parts(&m.receiver)?;
+                let Expr::Closure(c) = strip(&m.args[0]) else {
+                    self.refuse(&m.args[0], "pass a closure (`|v| ..`) to `Option::map`");
+                    return Err(());
+                };
+                if c.inputs.len() != 1 {
+                    self.refuse(&m.args[0], "pass a closure of one parameter to `Option::map`");
+                    return Err(());
+                }
+                let (mut pat, mut body) = (c.inputs[0].clone(), (*c.body).clone());
+                if p.values || p.deref_free {
+                    let (values, names) = super::chains::values_pattern(&pat);
+                    syn::visit_mut::VisitMut::visit_expr_mut(
+                        &mut super::chains::StripDerefs(&names),
+                        &mut body,
+                    );
+                    pat = values;
+                }
+                let value = &p.value;
+                let value = if p.by_ref { quote!(&#value) } else { quote!(#value) };
+                p.value = quote_spanned!(span=> { let #pat = #value; #body });
+                p.by_ref = false;
+                p.deref_free = false;
+                p.values = false;
+                Ok(p)
+            }
             "first" | "last" | "get" => {
                 let x = &m.receiver;
                 let i = syn::Ident::new("__mooncake_index", Span::mixed_site());
@@ -149,6 +181,7 @@ impl Lower<'_> {
                     value: quote_spanned!(span=> #x[#i]),
                     by_ref: true,
                     deref_free: false,
+                    values: false,
                 })
             }
             "pop" => {
@@ -162,6 +195,7 @@ impl Lower<'_> {
                     value: quote_spanned!(span=> { let #t = #x[#n - 1]; #x.truncate(#n - 1); #t }),
                     by_ref: false,
                     deref_free: false,
+                    values: false,
                 })
             }
             _ => {
@@ -173,6 +207,7 @@ impl Lower<'_> {
                     value: parts.value,
                     by_ref: false,
                     deref_free: by_ref && m.method != "position",
+                    values: super::chains::keeps_tuple_of_refs(m),
                 })
             }
         }
@@ -182,7 +217,7 @@ impl Lower<'_> {
     pub(super) fn lower_option_terminal(&mut self, m: &syn::ExprMethodCall) -> Operand {
         let Ok(p) = self.option_parts(&m.receiver) else { return super::lower::unit() };
         let span = m.method.span();
-        let OptionParts { stmts, some, value, by_ref, deref_free } = p;
+        let OptionParts { stmts, some, value, by_ref, deref_free, .. } = p;
         let value = if by_ref { quote_spanned!(span=> &#value) } else { value };
         let tokens = match (m.method.to_string().as_str(), m.args.len()) {
             ("unwrap", 0) => quote_spanned!(span=> {
@@ -231,7 +266,11 @@ impl Lower<'_> {
     /// `Some(pat)` of an `if let`, `let .. else` or `match` against an `Option` this module
     /// knows: the `let` binding `pat` to the value (`&v` against a reference binds the element
     /// itself), or `Err` once an error is reported.
-    fn bind_some(&mut self, pat: &Pat, p: &OptionParts) -> Result<TokenStream, ()> {
+    fn bind_some(
+        &mut self,
+        pat: &Pat,
+        p: &OptionParts,
+    ) -> Result<(TokenStream, Vec<syn::Ident>), ()> {
         let inner = match pat {
             Pat::TupleStruct(ts)
                 if ts.qself.is_none() && ts.path.is_ident("Some") && ts.elems.len() == 1 =>
@@ -244,19 +283,27 @@ impl Lower<'_> {
             }
         };
         let value = &p.value;
-        Ok(match (inner, p.by_ref) {
-            (Pat::Reference(r), true) => {
-                let name = &r.pat;
-                quote!(let #name = #value;)
-            }
-            (Pat::Reference(r), false) if p.deref_free => {
-                let name = &r.pat;
-                quote!(let #name = #value;)
-            }
-            (Pat::Wild(_), _) => quote!(let _ = #value;),
-            (pat, true) => quote!(let #pat = &#value;),
-            (pat, false) => quote!(let #pat = #value;),
-        })
+        if p.values {
+            // A tuple kept as values: `&v` parts bind `v`; the arm reads `*v` as `v`.
+            let (values, names) = super::chains::values_pattern(inner);
+            return Ok((quote!(let #values = #value;), names));
+        }
+        Ok((
+            match (inner, p.by_ref) {
+                (Pat::Reference(r), true) => {
+                    let name = &r.pat;
+                    quote!(let #name = #value;)
+                }
+                (Pat::Reference(r), false) if p.deref_free => {
+                    let name = &r.pat;
+                    quote!(let #name = #value;)
+                }
+                (Pat::Wild(_), _) => quote!(let _ = #value;),
+                (pat, true) => quote!(let #pat = &#value;),
+                (pat, false) => quote!(let #pat = #value;),
+            },
+            Vec::new(),
+        ))
     }
 
     /// `if let Some(v) = opt { .. } else { .. }` on an `Option` this module knows; `None` for
@@ -267,9 +314,15 @@ impl Lower<'_> {
             return None;
         }
         let Ok(p) = self.option_parts(&l.expr) else { return Some(super::lower::unit()) };
-        let Ok(bind) = self.bind_some(&l.pat, &p) else { return Some(super::lower::unit()) };
+        let Ok((bind, names)) = self.bind_some(&l.pat, &p) else {
+            return Some(super::lower::unit());
+        };
         let (stmts, some) = (&p.stmts, &p.some);
-        let then = &i.then_branch;
+        let mut then = i.then_branch.clone();
+        syn::visit_mut::VisitMut::visit_block_mut(
+            &mut super::chains::StripDerefs(&names),
+            &mut then,
+        );
         let otherwise = match &i.else_branch {
             Some((_, e)) => quote!(else #e),
             None => quote!(),
@@ -290,8 +343,15 @@ impl Lower<'_> {
             return None;
         }
         let Ok(p) = self.option_parts(&l.expr) else { return Some(super::lower::unit()) };
-        let Ok(bind) = self.bind_some(&l.pat, &p) else { return Some(super::lower::unit()) };
-        let (stmts, some, label, body) = (&p.stmts, &p.some, &w.label, &w.body);
+        let Ok((bind, names)) = self.bind_some(&l.pat, &p) else {
+            return Some(super::lower::unit());
+        };
+        let mut body = w.body.clone();
+        syn::visit_mut::VisitMut::visit_block_mut(
+            &mut super::chains::StripDerefs(&names),
+            &mut body,
+        );
+        let (stmts, some, label) = (&p.stmts, &p.some, &w.label);
         let tokens = quote_spanned!(w.span()=> #label loop {
             #stmts
             if !(#some) { break; }
@@ -373,11 +433,13 @@ impl Lower<'_> {
                 "guards in a `match` on an `Option` are not supported; test inside the arm",
             ));
         }
-        let Ok(bind) = self.bind_some(&some_arm.pat, &p) else {
+        let Ok((bind, names)) = self.bind_some(&some_arm.pat, &p) else {
             return Some(super::lower::unit());
         };
         let (stmts, some) = (&p.stmts, &p.some);
-        let (a, b) = (&some_arm.body, &none_arm.body);
+        let mut a = (*some_arm.body).clone();
+        syn::visit_mut::VisitMut::visit_expr_mut(&mut super::chains::StripDerefs(&names), &mut a);
+        let b = &none_arm.body;
         let tokens = quote_spanned!(m.span()=> {
             #stmts
             if #some { #bind #a } else { #b }
