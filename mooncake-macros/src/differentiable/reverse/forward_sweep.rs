@@ -943,6 +943,12 @@ impl Reverse<'_> {
             let rt = rt.clone();
             move |c: &syn::Ident| quote_spanned!(span=> #rt::CoDual::new(#c.primal, #c.fdata))
         };
+        // A handle lent as `&mut` (`rev::MutArg`): the parameter it becomes is the callee's.
+        let mut_arg = |l: Local| -> (TokenStream, Box<dyn Fn(&syn::Ident) -> TokenStream>) {
+            let l = self.names.local(l);
+            let value = quote_spanned!(span=> #rt::rev::MutArg::new(#rt::rev::pass(&#l)));
+            (value, Box::new(move |c| quote_spanned!(span=> #c.into_param())))
+        };
         let mut loans = Vec::new();
         let args = args
             .iter()
@@ -983,12 +989,7 @@ impl Reverse<'_> {
                     Operand::Use(p)
                         if p.projections.is_empty() && self.mut_refs[p.local.index()] =>
                     {
-                        let l = self.names.local(p.local);
-                        let value =
-                            quote_spanned!(span=> #rt::rev::MutArg::new(#rt::rev::pass(&#l)));
-                        let finish: Box<dyn Fn(&syn::Ident) -> TokenStream> =
-                            Box::new(move |c| quote_spanned!(span=> #c.into_param()));
-                        return (value, finish);
+                        return mut_arg(p.local);
                     }
                     // `&mut v` of a value the function holds: lent through a fresh handle,
                     // read back after the call (`rev::lend_mut`).
@@ -1003,14 +1004,7 @@ impl Reverse<'_> {
                     // `&mut v` of a buffer held through a handle: to a `&mut` parameter as it
                     // is; to a `&` one (which Rust coerces to), refused with a message, as a
                     // `&mut` argument passed on is.
-                    Operand::Ref(p, true) => {
-                        let l = self.names.local(p.local);
-                        let value =
-                            quote_spanned!(span=> #rt::rev::MutArg::new(#rt::rev::pass(&#l)));
-                        let finish: Box<dyn Fn(&syn::Ident) -> TokenStream> =
-                            Box::new(move |c| quote_spanned!(span=> #c.into_param()));
-                        return (value, finish);
-                    }
+                    Operand::Ref(p, true) => return mut_arg(p.local),
                     Operand::Use(p) => {
                         let l = self.names.local(p.local);
                         quote_spanned!(span=> #rt::rev::pass(&#l))
