@@ -1,6 +1,7 @@
 //! Everyday numerical Rust (issue 14): small functions as they are written in the ecosystem
 //! (softmax, log-sum-exp, standard deviation, axpy through `for_each`, rows of a matrix as
-//! `Vec`s mapped to dot products, `for &v in x`, medians and trimmed means through `sort_by`),
+//! `Vec`s mapped to dot products, `for &v in x`, medians and trimmed means through `sort_by`,
+//! a likelihood through a struct's method, Huber loss, Horner's rule, running sums by `scan`),
 //! each checked by `test_rule!` in both modes.
 
 #![allow(clippy::ptr_arg, clippy::needless_range_loop)]
@@ -138,4 +139,107 @@ fn sorting_routes_gradients_to_the_elements_that_moved() {
 fn sorting_a_nan_by_partial_cmp_panics_as_the_primal_does() {
     let x = vec![0.3, f64::NAN, 1.1];
     let _ = value_and_gradient!(median(&x));
+}
+
+/// A distribution's parameters in a struct with a `#[differentiable]` method, the negative
+/// log-likelihood summed by a chain calling it.
+#[derive(Tangent, Clone, Debug)]
+struct Gaussian {
+    mu: f64,
+    log_sigma: f64,
+}
+
+#[differentiable]
+impl Gaussian {
+    fn log_pdf(&self, x: f64) -> f64 {
+        let s = self.log_sigma.exp();
+        let z = (x - self.mu) / s;
+        -0.5 * z * z - self.log_sigma - 0.5 * (2.0 * std::f64::consts::PI).ln()
+    }
+}
+
+#[differentiable]
+fn gaussian_nll(g: &Gaussian, data: &[f64]) -> f64 {
+    -data.iter().map(|&x| g.log_pdf(x)).sum::<f64>()
+}
+
+/// The Huber loss of residuals, a branch in the closure.
+#[differentiable]
+fn huber(r: &[f64], delta: f64) -> f64 {
+    r.iter()
+        .map(|&e| if e.abs() <= delta { 0.5 * e * e } else { delta * (e.abs() - 0.5 * delta) })
+        .sum()
+}
+
+/// Horner's rule over the coefficients, highest first: `rev().fold`.
+#[differentiable]
+fn horner(coeffs: &[f64], x: f64) -> f64 {
+    coeffs.iter().rev().fold(0.0, |acc, &c| acc * x + c)
+}
+
+/// A pairwise energy over `i < j`, and an exponential moving average over `&x[1..]`.
+#[differentiable]
+fn pairwise_and_ema(x: &[f64], alpha: f64) -> f64 {
+    let mut e = 0.0;
+    for i in 0..x.len() {
+        for j in (i + 1)..x.len() {
+            let d = x[i] - x[j];
+            e += 1.0 / (d * d + 0.1);
+        }
+    }
+    let mut s = x[0];
+    for &v in &x[1..] {
+        s = alpha * v + (1.0 - alpha) * s;
+    }
+    e + s
+}
+
+/// Running sums by `scan`, collected, and a running maximum of squares by `scan` summed.
+#[differentiable]
+fn running(x: &[f64]) -> f64 {
+    let c: Vec<f64> = x
+        .iter()
+        .scan(0.0, |acc, &v| {
+            *acc += v;
+            Some(*acc)
+        })
+        .collect();
+    let peaks: f64 = x
+        .iter()
+        .map(|v| v * v)
+        .scan(f64::NEG_INFINITY, |m, v| {
+            *m = m.max(v);
+            Some(*m)
+        })
+        .sum();
+    c[c.len() - 1] * c[0] + peaks
+}
+
+#[test]
+fn models_losses_and_scans() {
+    let g = Gaussian { mu: 0.3, log_sigma: -0.2 };
+    let d = vec![0.1, 0.5, -0.3, 0.8];
+    test_rule!(gaussian_nll(&g, &*d));
+    test_rule!(huber(&*d, 0.2));
+    test_rule!(horner(&*d, 0.7));
+    test_rule!(pairwise_and_ema(&*d, 0.3));
+    test_rule!(running(&*d));
+    let c: Vec<f64> = d
+        .iter()
+        .scan(0.0, |acc, &v| {
+            *acc += v;
+            Some(*acc)
+        })
+        .collect();
+    let peaks: f64 = d
+        .iter()
+        .map(|v| v * v)
+        .scan(f64::NEG_INFINITY, |m, v| {
+            *m = m.max(v);
+            Some(*m)
+        })
+        .sum();
+    assert_eq!(value_and_gradient!(running(&d)).0, c[c.len() - 1] * c[0] + peaks);
+    let h: f64 = d.iter().rev().fold(0.0, |acc, &c| acc * 0.7 + c);
+    assert_eq!(value_and_gradient!(horner(&d, 0.7)).0, h);
 }

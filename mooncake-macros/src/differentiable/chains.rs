@@ -69,6 +69,9 @@ enum Adaptor {
     TakeWhile(Expr),
     /// `skip_while(p)`: the items from the first that fails `p`.
     SkipWhile(Expr),
+    /// `scan(init, f)`: `f` applied to a state started at `init` and to each item, its value
+    /// (`Some(v)`) the new item.
+    Scan(Box<(Expr, Expr)>),
     Copied,
     Enumerate,
 }
@@ -84,7 +87,7 @@ pub(super) const MESSAGE: &str = "this iterator method is not supported in #[dif
      `x.into_iter()`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`, `.skip(k)`, \
      `.take(k)`; or `x.windows(k)`, \
      `x.chunks(k)`, `x.chunks_exact(k)`, indexed), then `.map(..)`, \
-     `.filter(..)`, `.take_while(..)`, `.skip_while(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
+     `.filter(..)`, `.take_while(..)`, `.skip_while(..)`, `.scan(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
      `.fold(..)`, `.for_each(..)`, `.collect::<Vec<_>>()`, `.any(..)`, `.all(..)`, or (taken \
      apart as an `Option`) `.max_by(..)`, `.min_by(..)`, `.reduce(..)`, `.position(..)`, \
      `.find(..)` (and `for` loops over such a source, or two joined by `.chain(..)`); write \
@@ -174,6 +177,7 @@ impl Lower<'_> {
                 ("filter", 1) => Adaptor::Filter(a.args[0].clone()),
                 ("take_while", 1) => Adaptor::TakeWhile(a.args[0].clone()),
                 ("skip_while", 1) => Adaptor::SkipWhile(a.args[0].clone()),
+                ("scan", 2) => Adaptor::Scan(Box::new((a.args[0].clone(), a.args[1].clone()))),
                 ("copied" | "cloned", 0) => Adaptor::Copied,
                 // `x.iter().map(..).enumerate()`: counts the items an adaptor made (an
                 // `enumerate` with no adaptor inside is the source's).
@@ -283,6 +287,25 @@ impl Lower<'_> {
                     body.extend(quote_spanned!(span=> let #e = (#cnt, #value); #cnt += 1;));
                     item_arg = Some(quote!(#e));
                     leaves = None;
+                }
+                Adaptor::Scan(ref scan) => {
+                    let (init, f) = &**scan;
+                    let state = syn::Ident::new(&format!("__mooncake_scan{k}"), Span::mixed_site());
+                    prelude.extend(quote_spanned!(span=> let mut #state = #init;));
+                    let Some(f) = scan_closure(f) else {
+                        self.refuse(
+                            f,
+                            "`scan` is supported with a closure `|state, item| ..` whose value is \
+                             `Some(v)` (`|acc, &v| { *acc += v; Some(*acc) }`); write other scans \
+                             as a `for` loop",
+                        );
+                        return Err(());
+                    };
+                    let args = [Some(quote!(&mut #state)), item_arg.take()];
+                    let call = self.apply_with(&f, &args, by_ref, leaves.take())?;
+                    body.extend(quote_spanned!(span=> let #e = #call;));
+                    by_ref = false;
+                    item_arg = Some(quote!(#e));
                 }
                 Adaptor::Map(f) => {
                     let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
@@ -848,7 +871,7 @@ pub(super) fn source_by_ref_items(m: &syn::ExprMethodCall) -> bool {
     let mut e: &Expr = &m.receiver;
     while let Expr::MethodCall(a) = strip(e) {
         match a.method.to_string().as_str() {
-            "map" | "copied" | "cloned" => return false,
+            "map" | "scan" | "copied" | "cloned" => return false,
             "into_iter" if a.args.is_empty() => return false,
             "filter" | "take_while" | "skip_while" => e = &a.receiver,
             _ => return source_by_ref(e),
@@ -1005,7 +1028,8 @@ fn filter_on_leaves(p: &Expr, leaves: &Leaves) -> Option<TokenStream> {
 }
 
 /// The element adaptors a chain may have after its source.
-const ADAPTORS: &[&str] = &["map", "filter", "take_while", "skip_while", "copied", "cloned"];
+const ADAPTORS: &[&str] =
+    &["map", "filter", "take_while", "skip_while", "scan", "copied", "cloned"];
 
 /// Whether the chain `e` has an element adaptor ([`ADAPTORS`]) somewhere.
 fn has_adaptor(e: &Expr) -> bool {
@@ -1546,6 +1570,47 @@ impl syn::visit_mut::VisitMut for ViewUses<'_> {
     }
 }
 
+/// The closure of `scan` with its value's `Some(..)` taken off (`|acc, &v| { *acc += v;
+/// Some(*acc) }` gives `*acc` as the item); `None` if its value is not `Some(..)` or it names
+/// `None` (a scan that stops).
+fn scan_closure(f: &Expr) -> Option<Expr> {
+    let Expr::Closure(c) = strip(f) else { return None };
+    fn names_none(ts: TokenStream) -> bool {
+        ts.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == "None",
+            proc_macro2::TokenTree::Group(g) => names_none(g.stream()),
+            _ => false,
+        })
+    }
+    let body = &c.body;
+    if c.inputs.len() != 2 || names_none(quote!(#body)) {
+        return None;
+    }
+    fn unwrap_some(e: &Expr) -> Option<Expr> {
+        match strip(e) {
+            Expr::Call(call)
+                if call.args.len() == 1
+                    && matches!(&*call.func, Expr::Path(p) if p.path.is_ident("Some")) =>
+            {
+                Some(call.args[0].clone())
+            }
+            _ => None,
+        }
+    }
+    let mut c = c.clone();
+    let body = match &*c.body {
+        Expr::Block(b) => {
+            let mut b = b.clone();
+            let Some(syn::Stmt::Expr(last, None)) = b.block.stmts.last_mut() else { return None };
+            *last = unwrap_some(last)?;
+            Expr::Block(b)
+        }
+        other => unwrap_some(other)?,
+    };
+    c.body = Box::new(body);
+    Some(Expr::Closure(c))
+}
+
 /// Whether the consumer `m` (`max_by`, `min_by`, `find`, `reduce`) keeps an item that Rust
 /// types as a tuple holding references (`x.iter().enumerate()`'s `(usize, &f64)`), which the
 /// lowering keeps as a tuple of values (see `tuple_values`): no `map` or `copied` makes the
@@ -1557,7 +1622,7 @@ pub(super) fn keeps_tuple_of_refs(m: &syn::ExprMethodCall) -> bool {
     let mut e: &Expr = &m.receiver;
     while let Expr::MethodCall(a) = strip(e) {
         match a.method.to_string().as_str() {
-            "map" | "copied" | "cloned" => return false,
+            "map" | "scan" | "copied" | "cloned" => return false,
             "filter" | "take_while" | "skip_while" => e = &a.receiver,
             _ => break,
         }
