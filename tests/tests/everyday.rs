@@ -243,3 +243,91 @@ fn models_losses_and_scans() {
     let h: f64 = d.iter().rev().fold(0.0, |acc, &c| acc * 0.7 + c);
     assert_eq!(value_and_gradient!(horner(&d, 0.7)).0, h);
 }
+
+/// A layer as a struct with a method returning its output `Vec` (rows as sub-slices zipped with
+/// the input), two of them composed; softplus; a clipped gradient step; an RK4 step through a
+/// closure; rows of `&[Vec<f64>]` mapped; the mean of the positive entries (`is_empty`).
+#[derive(Tangent, Clone, Debug)]
+struct Layer {
+    w: Vec<f64>,
+    b: Vec<f64>,
+    n_in: usize,
+}
+
+#[differentiable]
+impl Layer {
+    fn forward(&self, x: &[f64]) -> Vec<f64> {
+        let n_out = self.b.len();
+        let mut y = vec![0.0; n_out];
+        for o in 0..n_out {
+            let row = &self.w[o * self.n_in..(o + 1) * self.n_in];
+            y[o] = row.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() + self.b[o];
+        }
+        y
+    }
+}
+
+#[differentiable]
+fn two_layers(l1: &Layer, l2: &Layer, x: &[f64]) -> f64 {
+    let h: Vec<f64> = l1.forward(x).iter().map(|v| v.tanh()).collect();
+    let y = l2.forward(&h);
+    y.iter().map(|v| v * v).sum()
+}
+
+#[differentiable]
+fn softplus_sum(x: &[f64]) -> f64 {
+    x.iter().map(|&v| if v > 20.0 { v } else { v.exp().ln_1p() }).sum()
+}
+
+#[differentiable]
+fn clipped_step(theta: &mut [f64], grad: &[f64], lr: f64) -> f64 {
+    let norm = grad.iter().map(|g| g * g).sum::<f64>().sqrt();
+    let scale = if norm > 1.0 { 1.0 / norm } else { 1.0 };
+    for (t, g) in theta.iter_mut().zip(grad.iter()) {
+        *t -= lr * scale * g;
+    }
+    theta.iter().sum()
+}
+
+#[differentiable]
+fn rk4_step(y: &[f64], h: f64, k: f64) -> f64 {
+    let f = |v: f64| -k * v;
+    let mut out = 0.0;
+    for &v in y {
+        let k1 = f(v);
+        let k2 = f(v + 0.5 * h * k1);
+        let k3 = f(v + 0.5 * h * k2);
+        let k4 = f(v + h * k3);
+        out += v + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+    }
+    out
+}
+
+#[differentiable]
+fn matvec_rows(a: &[Vec<f64>], x: &[f64]) -> f64 {
+    a.iter().map(|row| row.iter().zip(x).map(|(r, v)| r * v).sum::<f64>()).map(|s| s * s).sum()
+}
+
+#[differentiable]
+fn count_and_mean(x: &[f64]) -> f64 {
+    let pos: Vec<f64> = x.iter().copied().filter(|v| *v > 0.0).collect();
+    if pos.is_empty() { 0.0 } else { pos.iter().sum::<f64>() / pos.len() as f64 }
+}
+
+#[test]
+fn layers_steps_and_filters() {
+    let l1 = Layer { w: vec![0.1, -0.2, 0.3, 0.4, 0.5, -0.6], b: vec![0.01, 0.02], n_in: 3 };
+    let l2 = Layer { w: vec![0.7, -0.8], b: vec![0.05], n_in: 2 };
+    let x = vec![0.3, -0.1, 0.8];
+    test_rule!(two_layers(&l1, &l2, &*x));
+    test_rule!(softplus_sum(&*x));
+    let theta = vec![0.5, 0.5, -0.5];
+    test_rule!(clipped_step(&mut theta.clone(), &*x, 0.1));
+    test_rule!(rk4_step(&*x, 0.1, 0.7));
+    let a = vec![vec![0.1, 0.2, 0.3], vec![-0.4, 0.5, 0.6]];
+    test_rule!(matvec_rows(&*a, &*x));
+    test_rule!(count_and_mean(&*x));
+    assert_eq!(value_and_gradient!(count_and_mean(&x)).0, (0.3 + 0.8) / 2.0);
+    let none = vec![-1.0, -2.0];
+    assert_eq!(value_and_gradient!(count_and_mean(&none)), (0.0, (vec![0.0, 0.0],)));
+}

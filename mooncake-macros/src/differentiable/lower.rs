@@ -1189,6 +1189,15 @@ impl Lower<'_> {
             }
             _ => {}
         }
+        // `x.is_empty()`: `x.len() == 0` (no derivative, as `len`).
+        if name == "is_empty" && m.args.is_empty() {
+            let len = syn::ExprMethodCall {
+                method: syn::Ident::new("len", m.method.span()),
+                ..m.clone()
+            };
+            let n = self.lower_method_call(&len);
+            return self.emit(Rvalue::Binary(BinOp::Eq, n, Operand::Const(quote!(0usize))), span);
+        }
         // `x[a..b].len()`: no copy.
         if name == "len"
             && m.args.is_empty()
