@@ -331,3 +331,105 @@ fn layers_steps_and_filters() {
     let none = vec![-1.0, -2.0];
     assert_eq!(value_and_gradient!(count_and_mean(&none)), (0.0, (vec![0.0, 0.0],)));
 }
+
+/// An Adam optimiser as a struct with a `&mut self` method run twice on `&mut` parameters;
+/// Newton's iteration in a `while` loop with a convergence test; an early `return` out of an
+/// enumerated loop; chunk means through `chunks(k).enumerate()`; `match` on integer ranges;
+/// `rev().enumerate()`.
+#[derive(Tangent, Clone, Debug)]
+struct Adam {
+    m: Vec<f64>,
+    v: Vec<f64>,
+    t: usize,
+}
+
+#[differentiable]
+impl Adam {
+    fn step(&mut self, theta: &mut [f64], g: &[f64], lr: f64) {
+        self.t += 1;
+        let (b1, b2) = (0.9, 0.999);
+        for i in 0..theta.len() {
+            self.m[i] = b1 * self.m[i] + (1.0 - b1) * g[i];
+            self.v[i] = b2 * self.v[i] + (1.0 - b2) * g[i] * g[i];
+            let mh = self.m[i] / (1.0 - b1.powi(self.t as i32));
+            let vh = self.v[i] / (1.0 - b2.powi(self.t as i32));
+            theta[i] -= lr * mh / (vh.sqrt() + 1e-8);
+        }
+    }
+}
+
+#[differentiable]
+fn adam_two_steps(theta: &mut Vec<f64>, g: &[f64]) -> f64 {
+    let mut opt = Adam { m: vec![0.0; theta.len()], v: vec![0.0; theta.len()], t: 0 };
+    opt.step(theta, g, 0.1);
+    opt.step(theta, g, 0.1);
+    theta.iter().map(|t| t * t).sum()
+}
+
+#[differentiable]
+fn newton_sqrt(a: f64) -> f64 {
+    let mut x = a;
+    let mut it = 0;
+    while (x * x - a).abs() > 1e-12 && it < 50 {
+        x = 0.5 * (x + a / x);
+        it += 1;
+    }
+    x
+}
+
+#[differentiable]
+fn first_over(x: &[f64], t: f64) -> f64 {
+    for (i, &v) in x.iter().enumerate() {
+        if v > t {
+            return v * i as f64;
+        }
+    }
+    0.0
+}
+
+#[differentiable]
+fn block_means(x: &[f64], k: usize) -> f64 {
+    let mut s = 0.0;
+    for (b, chunk) in x.chunks(k).enumerate() {
+        let m = chunk.iter().sum::<f64>() / chunk.len() as f64;
+        s += m * (b + 1) as f64;
+    }
+    s
+}
+
+#[differentiable]
+fn piecewise(x: f64, n: u32) -> f64 {
+    match n {
+        0 => x,
+        1..=3 => x.powf(1.5),
+        _ => x.sqrt() * n as f64,
+    }
+}
+
+#[differentiable]
+fn weighted_rev(x: &[f64]) -> f64 {
+    x.iter().rev().enumerate().map(|(i, v)| v * (i as f64 + 1.0)).sum()
+}
+
+#[test]
+fn optimisers_iterations_and_early_exits() {
+    let x = vec![0.3, -0.1, 0.8, 0.5];
+    let th = vec![0.5, -0.2, 0.1, 0.4];
+    test_rule!(adam_two_steps(&mut th.clone(), &*x));
+    test_rule!(newton_sqrt(2.0));
+    test_rule!(first_over(&*x, 0.4));
+    test_rule!(block_means(&*x, 3));
+    test_rule!(piecewise(1.3, 2));
+    test_rule!(piecewise(1.3, 7));
+    test_rule!(weighted_rev(&*x));
+    let (r, (d,)) = value_and_gradient!(newton_sqrt(2.0));
+    assert!((r - 2f64.sqrt()).abs() < 1e-12 && (d - 0.5 / 2f64.sqrt()).abs() < 1e-9);
+    let w: f64 = x.iter().rev().enumerate().map(|(i, v)| v * (i as f64 + 1.0)).sum();
+    assert_eq!(value_and_gradient!(weighted_rev(&x)).0, w);
+    let b: f64 = x
+        .chunks(3)
+        .enumerate()
+        .map(|(b, c)| c.iter().sum::<f64>() / c.len() as f64 * (b + 1) as f64)
+        .sum();
+    assert_eq!(value_and_gradient!(block_means(&x, 3)).0, b);
+}

@@ -94,3 +94,39 @@ fn views_compute_what_they_say() {
     let one = vec![2.0];
     assert_eq!(value_and_gradient!(total_variation(&one)).0, 0.0);
 }
+
+/// A window sub-sliced (`w[1..]`), iterated and passed on whole (`dot3(w)`); rows of
+/// `chunks_mut(k).enumerate()` iterated mutably.
+#[differentiable]
+fn window_tails(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for w in x.windows(3) {
+        s += w[1..].iter().sum::<f64>() * w[0] + dot3(w);
+    }
+    s
+}
+
+#[differentiable]
+fn dot3(w: &[f64]) -> f64 {
+    w[0] * w[1] + w[2]
+}
+
+#[differentiable]
+fn scale_rows(m: &mut [f64], k: usize) -> f64 {
+    for (r, row) in m.chunks_mut(k).enumerate() {
+        for v in row.iter_mut() {
+            *v *= (r + 1) as f64;
+        }
+    }
+    m.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn views_passed_on_sliced_and_enumerated() {
+    let x = vec![0.3, -0.1, 0.8, 0.5, 0.2];
+    test_rule!(window_tails(&*x));
+    test_rule!(scale_rows(&mut x.clone(), 2));
+    assert_eq!(value_and_gradient!(window_tails(&x)).0, window_tails(&x));
+    let (mut a, mut b) = (x.clone(), x.clone());
+    assert_eq!(value_and_gradient!(scale_rows(&mut a, 2)).0, scale_rows(&mut b, 2));
+}

@@ -181,7 +181,10 @@ impl Lower<'_> {
                 ("copied" | "cloned", 0) => Adaptor::Copied,
                 // `x.iter().map(..).enumerate()`: counts the items an adaptor made (an
                 // `enumerate` with no adaptor inside is the source's).
-                ("enumerate", 0) if has_adaptor(&a.receiver) => Adaptor::Enumerate,
+                // After `rev`, `skip`, `take`, `step_by` too: the count of the items visited.
+                ("enumerate", 0) if has_adaptor(&a.receiver) || narrowed(&a.receiver) => {
+                    Adaptor::Enumerate
+                }
                 _ => break,
             };
             adaptors.push(adaptor);
@@ -716,7 +719,7 @@ impl Lower<'_> {
     pub(super) fn lower_adapted_for(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
         let Expr::MethodCall(m) = strip(&f.expr) else { return None };
         let adapted = ADAPTORS.contains(&m.method.to_string().as_str())
-            || (m.method == "enumerate" && has_adaptor(&m.receiver));
+            || (m.method == "enumerate" && (has_adaptor(&m.receiver) || narrowed(&m.receiver)));
         if !adapted || !is_iterator(&m.receiver) {
             return None;
         }
@@ -1037,6 +1040,20 @@ fn has_adaptor(e: &Expr) -> bool {
         Expr::MethodCall(m) => {
             ADAPTORS.contains(&m.method.to_string().as_str()) || has_adaptor(&m.receiver)
         }
+        _ => false,
+    }
+}
+
+/// Whether the source `e` visits a part of its elements or visits them out of order (`rev`,
+/// `skip`, `take`, `step_by`, `chain`), so that an `enumerate` after it counts the items it
+/// visits rather than their indices.
+fn narrowed(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "rev" | "skip" | "take" | "step_by" | "chain" => true,
+            "zip" => narrowed(&m.receiver) || m.args.iter().any(narrowed),
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -1437,6 +1454,15 @@ impl Lower<'_> {
     /// a name or a field; `None` if `f` is not such a loop.
     pub(super) fn lower_views(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
         let Expr::MethodCall(m) = strip(&f.expr) else { return None };
+        // `for (b, w) in x.chunks(k).enumerate()`: the view's index is the count.
+        let (m, pat, counter) = match (strip(&m.receiver), &*f.pat) {
+            (Expr::MethodCall(inner), Pat::Tuple(t))
+                if m.method == "enumerate" && m.args.is_empty() && t.elems.len() == 2 =>
+            {
+                (inner, &t.elems[1], Some(&t.elems[0]))
+            }
+            _ => (m, &*f.pat, None),
+        };
         let view = match m.method.to_string().as_str() {
             "windows" => View::Windows,
             "chunks" | "chunks_mut" => View::Chunks,
@@ -1449,8 +1475,9 @@ impl Lower<'_> {
                 at,
                 &format!(
                     "`.{}(k)` is supported as the iterator of a `for` loop (or the source of a \
-                     chain) whose view is only indexed (`w[j]`) and measured (`w.len()`), over a \
-                     buffer named by a variable or a field; {what}",
+                     chain) whose view is indexed (`w[j]`, `w[a..b]`), measured (`w.len()`), \
+                     iterated or passed on, not rebound or named in a macro, over a buffer named \
+                     by a variable or a field; {what}",
                     m.method
                 ),
             ))
@@ -1458,8 +1485,8 @@ impl Lower<'_> {
         if m.args.len() != 1 {
             return refuse(self, &m.method, "give one length");
         }
-        let Pat::Ident(pi) = &*f.pat else {
-            return refuse(self, &f.pat, "bind the view to a name");
+        let Pat::Ident(pi) = pat else {
+            return refuse(self, pat, "bind the view to a name");
         };
         if !matches!(strip(&m.receiver), Expr::Path(_) | Expr::Field(_)) {
             return refuse(self, &m.receiver, "bind the buffer to a variable first");
@@ -1468,7 +1495,8 @@ impl Lower<'_> {
         let start = syn::Ident::new("__mooncake_start", Span::mixed_site());
         let len = syn::Ident::new("__mooncake_len", Span::mixed_site());
         let mut body = f.body.clone();
-        let mut rw = ViewUses { view: w, x, start: &start, len: &len, bad: None };
+        let mutable = m.method.to_string().ends_with("_mut");
+        let mut rw = ViewUses { view: w, x, start: &start, len: &len, mutable, bad: None };
         syn::visit_mut::VisitMut::visit_block_mut(&mut rw, &mut body);
         if let Some(bad) = rw.bad {
             return refuse(self, &bad, "here it is used otherwise");
@@ -1495,6 +1523,10 @@ impl Lower<'_> {
         };
         let label = &f.label;
         let stmts = &body.stmts;
+        let count_binding = match counter {
+            Some(c) => quote_spanned!(span=> let #c = #s;),
+            None => quote!(),
+        };
         let tokens = quote_spanned!(span=> {
             let #kk: usize = #k;
             assert!(#kk != 0, "window or chunk size must be non-zero");
@@ -1502,6 +1534,7 @@ impl Lower<'_> {
             #label for #s in 0..#count {
                 let #start: usize = #start_of;
                 let #len: usize = #len_of;
+                #count_binding
                 #(#stmts)*
             }
         });
@@ -1519,6 +1552,8 @@ struct ViewUses<'a> {
     x: &'a Expr,
     start: &'a syn::Ident,
     len: &'a syn::Ident,
+    /// Whether the views are `&mut` (`chunks_mut`).
+    mutable: bool,
     bad: Option<TokenStream>,
 }
 
@@ -1534,8 +1569,24 @@ impl syn::visit_mut::VisitMut for ViewUses<'_> {
             && self.is_view(&ix.expr)
         {
             self.visit_expr_mut(&mut ix.index);
-            let (x, start, j) = (self.x, self.start, &ix.index);
-            *e = syn::parse_quote_spanned!(ix.bracket_token.span.join()=> #x[#start + (#j)]);
+            let (x, start, len, j) = (self.x, self.start, self.len, &ix.index);
+            let span = ix.bracket_token.span.join();
+            *e = match strip(j) {
+                // `w[a..b]`: the same range of `x`, shifted.
+                Expr::Range(r) => {
+                    let lo = match &r.start {
+                        Some(lo) => quote!(#start + (#lo)),
+                        None => quote!(#start),
+                    };
+                    let hi = match (&r.end, &r.limits) {
+                        (Some(hi), syn::RangeLimits::Closed(_)) => quote!(#start + (#hi) + 1),
+                        (Some(hi), _) => quote!(#start + (#hi)),
+                        (None, _) => quote!(#start + #len),
+                    };
+                    syn::parse_quote_spanned!(span=> #x[(#lo)..(#hi)])
+                }
+                _ => syn::parse_quote_spanned!(span=> #x[#start + (#j)]),
+            };
             return;
         }
         if let Expr::MethodCall(mc) = e
@@ -1547,8 +1598,24 @@ impl syn::visit_mut::VisitMut for ViewUses<'_> {
             *e = syn::parse_quote!(#len);
             return;
         }
+        let (x, start, len) = (self.x, self.start, self.len);
+        // Any other method (`w.iter().sum()`): on the sub-slice the view is.
+        if let Expr::MethodCall(mc) = e
+            && self.is_view(&mc.receiver)
+        {
+            for a in mc.args.iter_mut() {
+                self.visit_expr_mut(a);
+            }
+            *mc.receiver = syn::parse_quote!(#x[#start..(#start + #len)]);
+            return;
+        }
+        // Passed on (`g(w)`, `&w[..]` is indexed above): the sub-slice, borrowed as the view is.
         if self.is_view(e) {
-            self.bad.get_or_insert_with(|| quote!(#e));
+            *e = if self.mutable {
+                syn::parse_quote!((&mut #x[#start..(#start + #len)]))
+            } else {
+                syn::parse_quote!((&#x[#start..(#start + #len)]))
+            };
             return;
         }
         syn::visit_mut::visit_expr_mut(self, e);
@@ -1560,8 +1627,15 @@ impl syn::visit_mut::VisitMut for ViewUses<'_> {
         }
     }
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        // Named as an argument, or captured by a format string (`"{w:?}"`).
+        let open = format!("{{{}", self.view);
         let mentions = m.tokens.clone().into_iter().any(|t| match t {
             proc_macro2::TokenTree::Ident(i) => i == *self.view,
+            proc_macro2::TokenTree::Literal(l) => {
+                let text = l.to_string();
+                text.match_indices(&open)
+                    .any(|(k, _)| matches!(text[k + open.len()..].chars().next(), Some('}' | ':')))
+            }
             _ => false,
         });
         if mentions {
