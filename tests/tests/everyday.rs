@@ -433,3 +433,158 @@ fn optimisers_iterations_and_early_exits() {
         .sum();
     assert_eq!(value_and_gradient!(block_means(&x, 3)).0, b);
 }
+
+/// A `Copy` point with methods taking `self` and `&self` (springs over `windows(2)` of points,
+/// a centroid's spread), logistic regression over `&[Vec<f64>]` rows, an array by value, a
+/// tuple returned and taken apart.
+#[derive(Tangent, Clone, Copy, Debug)]
+struct Vec2 {
+    x: f64,
+    y: f64,
+}
+
+#[differentiable]
+impl Vec2 {
+    fn dot(self, o: Vec2) -> f64 {
+        self.x * o.x + self.y * o.y
+    }
+    fn scale(self, k: f64) -> Vec2 {
+        Vec2 { x: self.x * k, y: self.y * k }
+    }
+    fn norm(&self) -> f64 {
+        self.dot(*self).sqrt()
+    }
+}
+
+#[differentiable]
+fn spring(ps: &[Vec2], k: f64) -> f64 {
+    let mut e = 0.0;
+    for w in ps.windows(2) {
+        let d = Vec2 { x: w[1].x - w[0].x, y: w[1].y - w[0].y };
+        e += 0.5 * k * (d.norm() - 1.0).powi(2);
+    }
+    e
+}
+
+#[differentiable]
+fn centroid(ps: &[Vec2]) -> f64 {
+    let n = ps.len() as f64;
+    let cx = ps.iter().map(|p| p.x).sum::<f64>() / n;
+    let cy = ps.iter().map(|p| p.y).sum::<f64>() / n;
+    ps.iter().map(|p| (p.x - cx).powi(2) + (p.y - cy).powi(2)).sum()
+}
+
+#[differentiable]
+fn logistic_loss(w: &[f64], xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+    let mut l = 0.0;
+    for (x, &y) in xs.iter().zip(ys) {
+        let z: f64 = w.iter().zip(x).map(|(a, b)| a * b).sum();
+        let p = 1.0 / (1.0 + (-z).exp());
+        l -= y * p.ln() + (1.0 - y) * (1.0 - p).ln();
+    }
+    l / ys.len() as f64
+}
+
+#[differentiable]
+fn arr_fn(a: [f64; 3]) -> f64 {
+    let b = [a[0] * 2.0, a[1] + a[2], a[2].sin()];
+    b.iter().sum::<f64>() + a.iter().map(|v| v * v).sum::<f64>()
+}
+
+#[differentiable]
+fn tuple_ret(x: &[f64]) -> (f64, f64) {
+    let m = x.iter().sum::<f64>() / x.len() as f64;
+    (m, x.iter().map(|v| (v - m).powi(2)).sum::<f64>())
+}
+
+#[differentiable]
+fn use_tuple(x: &[f64]) -> f64 {
+    let (m, v) = tuple_ret(x);
+    m * v
+}
+
+#[test]
+fn points_rows_arrays_and_tuples() {
+    let ps = vec![Vec2 { x: 0.0, y: 0.1 }, Vec2 { x: 1.1, y: 0.3 }, Vec2 { x: 1.9, y: 1.2 }];
+    test_rule!(spring(&*ps, 2.0));
+    test_rule!(centroid(&*ps));
+    let w = vec![0.2, -0.3];
+    let xs = vec![vec![1.0, 0.5], vec![-0.3, 0.8], vec![0.4, -1.2]];
+    let ys = vec![1.0, 0.0, 1.0];
+    test_rule!(logistic_loss(&*w, &*xs, &*ys));
+    test_rule!(arr_fn([0.3, 0.4, 0.5]));
+    test_rule!(use_tuple(&*w));
+}
+
+/// Linear interpolation in a table (an index from `floor`), cross-entropy through a max by
+/// `fold(f64::NEG_INFINITY, f64::max)`, a ReLU convolution built by `push`, a symmetric Gram
+/// matrix, an integrator over a `[p, v]` state taken apart by an array pattern.
+#[differentiable]
+fn lerp_table(t: f64, table: &[f64]) -> f64 {
+    let n = table.len() - 1;
+    let u = (t.clamp(0.0, 1.0) * n as f64).min(n as f64 - 1e-9);
+    let i = u.floor() as usize;
+    let f = u - i as f64;
+    table[i] * (1.0 - f) + table[i + 1] * f
+}
+
+#[differentiable]
+fn cross_entropy(logits: &[f64], target: usize) -> f64 {
+    let m = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let lse = logits.iter().map(|z| (z - m).exp()).sum::<f64>().ln() + m;
+    lse - logits[target]
+}
+
+#[differentiable]
+fn conv1d(x: &[f64], k: &[f64]) -> f64 {
+    let n = x.len() - k.len() + 1;
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut s = 0.0;
+        for j in 0..k.len() {
+            s += x[i + j] * k[j];
+        }
+        y.push(s.max(0.0));
+    }
+    y.iter().sum()
+}
+
+#[differentiable]
+fn gram(x: &[f64], n: usize) -> f64 {
+    let d = x.len() / n;
+    let mut g = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            let mut s = 0.0;
+            for k in 0..d {
+                s += x[i * d + k] * x[j * d + k];
+            }
+            g[i * n + j] = s;
+            g[j * n + i] = s;
+        }
+    }
+    g.iter().map(|v| v.abs().sqrt()).sum()
+}
+
+#[differentiable]
+fn integrate(f0: f64, steps: usize, dt: f64) -> f64 {
+    let mut state = [f0, 0.0];
+    for _ in 0..steps {
+        let [p, v] = state;
+        state = [p + dt * v, v - dt * p.sin()];
+    }
+    state[0] + state[1]
+}
+
+#[test]
+fn tables_convolutions_and_array_patterns() {
+    let table = vec![0.0, 0.5, 0.7, 1.4];
+    test_rule!(lerp_table(0.4, &*table));
+    let z = vec![0.3, 1.2, -0.4];
+    test_rule!(cross_entropy(&*z, 1));
+    let x = vec![0.3, -0.1, 0.8, 0.5, 0.2, 0.9];
+    let k = vec![0.5, -0.25];
+    test_rule!(conv1d(&*x, &*k));
+    test_rule!(gram(&*x, 3));
+    test_rule!(integrate(0.7, 20, 0.05));
+}

@@ -540,10 +540,35 @@ impl Lower<'_> {
                     self.bind_pattern(elem, None, Operand::Use(place), span);
                 }
             }
-            other => self.errors.error_spanned(
-                other,
-                "this pattern is not supported in `let` or `for`; bind a name, a tuple or a struct",
-            ),
+            // `let [p, v] = state;`: each element read by its index.
+            Pat::Slice(ps) if !ps.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
+                let base = self.operand_place(value, ty, span);
+                for (i, elem) in ps.elems.iter().enumerate() {
+                    let k = self.temp(elem.span());
+                    self.assign(
+                        Place::local(k),
+                        Rvalue::Use(Operand::Const(quote!(#i))),
+                        elem.span(),
+                    );
+                    let mut place = base.clone();
+                    place.projections.push(Projection::Index(k));
+                    self.bind_pattern(elem, None, Operand::Use(place), span);
+                }
+            }
+            other => {
+                self.errors.error_spanned(
+                    other,
+                    "this pattern is not supported in `let` or `for`; bind a name, a tuple, an \
+                     array of names (`[a, b]`) or a struct",
+                );
+                // The names it binds stay known, so that their uses report nothing more.
+                let mut names = Vec::new();
+                super::chains::pattern_names(other, &mut names);
+                for n in names {
+                    let l = self.new_local(Some(n.clone()), None, n.span());
+                    self.bind(n, l);
+                }
+            }
         }
     }
 
