@@ -588,3 +588,48 @@ fn tables_convolutions_and_array_patterns() {
     test_rule!(gram(&*x, 3));
     test_rule!(integrate(0.7, 20, 0.05));
 }
+
+/// A backward recurrence over `(0..n - 1).rev()` then a product; a generic norm with `T::zero()`
+/// and `T::EPSILON`; a nested `fn`, a `const` and `as` conversions in the body.
+#[differentiable]
+fn backward_recurrence(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut b = vec![0.0; n];
+    b[n - 1] = x[n - 1];
+    for i in (0..n - 1).rev() {
+        b[i] = x[i] + 0.5 * b[i + 1].tanh();
+    }
+    b.iter().product::<f64>()
+}
+
+#[differentiable]
+fn generic_norm<T: Float>(x: &[T]) -> T {
+    let mut s = T::zero();
+    for &v in x {
+        s += v * v;
+    }
+    s.sqrt() + T::EPSILON
+}
+
+#[differentiable]
+fn with_helpers(x: f64) -> f64 {
+    fn sq(v: f64) -> f64 {
+        v * v
+    }
+    const SCALE: f64 = std::f64::consts::E;
+    let k = (x * 3.0) as i32;
+    let y = sq(x) * SCALE;
+    let y = y + k as f64 * x;
+    y * 1.0
+}
+
+#[test]
+fn recurrences_generics_and_items() {
+    let x = vec![0.3, -0.1, 0.8, 0.5];
+    test_rule!(backward_recurrence(&*x));
+    test_rule!(generic_norm(&*x));
+    test_rule!(with_helpers(0.45));
+    let xf: Vec<f32> = x.iter().map(|v| *v as f32).collect();
+    let (n32, _) = value_and_gradient!(generic_norm(&xf));
+    assert!((f64::from(n32) - generic_norm(&x)).abs() < 1e-5);
+}
