@@ -630,6 +630,10 @@ pub mod unsupported {
     /// An element of an element, `a[i][j]` (arrays of arrays, `Vec<Vec<f64>>`): nested
     /// buffers are not covered yet; a flat buffer indexed `a[i * n + j]` is.
     pub struct NestedIndexing;
+    /// A method of a user type called on an element of a buffer (`bodies[i].energy()`, a
+    /// `&[S]` of `#[derive(Tangent)]` structs): bind the element's fields, or pass the buffer
+    /// and the index to a function; forward mode covers it.
+    pub struct MethodsOfElements;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -632,7 +632,9 @@ fn generate(
         }
     );
     let rbody = reverse::normalise(body);
-    let rrule = match reverse::unsupported(&rbody, sig) {
+    let why =
+        reverse::unsupported_before_normalise(body).or_else(|| reverse::unsupported(&rbody, sig));
+    let rrule = match why {
         _ if args.forward_only => quote!(),
         None => {
             *derived_rrule = true;

@@ -60,6 +60,24 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::BTreeSet;
 
+/// Why a body, before it is normalised, is outside the slice reverse mode covers so far: a
+/// method of a user type on an element of a buffer (`xs[i].m()`), which normalising would read
+/// as a row of a nested buffer (a type error in the expansion); the name of a type in the
+/// runtime's `reverse::unsupported`.
+pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str, Span)> {
+    for b in &body.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(_, Rvalue::Method { receiver, method, .. }) = &s.kind
+                && !reverse_method(&method.to_string())
+                && matches!(receiver.projections.last(), Some(Projection::Index(_)))
+            {
+                return Some(("MethodsOfElements", method.span()));
+            }
+        }
+    }
+    None
+}
+
 /// Why a (normalised) body is outside the slice reverse mode covers so far, if it is: the name
 /// of a type in the runtime's `reverse::unsupported`.
 pub(crate) fn unsupported(body: &Body, sig: &parse::Sig) -> Option<(&'static str, Span)> {
