@@ -633,3 +633,73 @@ fn recurrences_generics_and_items() {
     let (n32, _) = value_and_gradient!(generic_norm(&xf));
     assert!((f64::from(n32) - generic_norm(&x)).abs() < 1e-5);
 }
+
+/// A linear model with `predict` and `loss` methods (the loss calling `predict` over rows), its
+/// loss through a function, an SGD pass through `m.w.iter_mut().zip(..)` on a `&mut` model then
+/// its loss; `any`, `all` and a filtered `count` steering the result; a range by
+/// `fold(f64::MIN, f64::max)` and `fold(f64::MAX, f64::min)`.
+#[derive(Tangent, Clone, Debug)]
+struct LinearModel {
+    w: Vec<f64>,
+    b: f64,
+}
+
+#[differentiable]
+impl LinearModel {
+    fn predict(&self, x: &[f64]) -> f64 {
+        self.w.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() + self.b
+    }
+    fn loss(&self, xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+        let mut l = 0.0;
+        for (x, y) in xs.iter().zip(ys.iter()) {
+            let r = self.predict(x) - y;
+            l += r * r;
+        }
+        l / xs.len() as f64 + 0.01 * self.w.iter().map(|w| w * w).sum::<f64>()
+    }
+}
+
+#[differentiable]
+fn fit_loss(m: &LinearModel, xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+    m.loss(xs, ys)
+}
+
+#[differentiable]
+fn sgd_then_loss(m: &mut LinearModel, xs: &[Vec<f64>], ys: &[f64], lr: f64) -> f64 {
+    for (x, y) in xs.iter().zip(ys) {
+        let r = m.predict(x) - y;
+        for (w, v) in m.w.iter_mut().zip(x.iter()) {
+            *w -= lr * r * v;
+        }
+        m.b -= lr * r;
+    }
+    m.loss(xs, ys)
+}
+
+#[differentiable]
+fn any_all(x: &[f64]) -> f64 {
+    let pos = x.iter().all(|v| *v > -1.0);
+    let big = x.iter().any(|&v| v > 0.7);
+    let n = x.iter().filter(|v| v.abs() < 0.5).count();
+    let s: f64 = x.iter().sum();
+    if pos && !big { s } else { s * n as f64 }
+}
+
+#[differentiable]
+fn minmax(x: &[f64]) -> f64 {
+    let mx = x.iter().cloned().fold(f64::MIN, f64::max);
+    let mn = x.iter().copied().fold(f64::MAX, f64::min);
+    (mx - mn) / (mx + mn).abs().max(1e-3)
+}
+
+#[test]
+fn models_fitted_and_summaries() {
+    let m = LinearModel { w: vec![0.3, -0.2], b: 0.1 };
+    let xs = vec![vec![1.0, 0.5], vec![-0.3, 0.8], vec![0.4, -1.2]];
+    let ys = vec![0.4, 0.1, -0.2];
+    test_rule!(fit_loss(&m, &*xs, &*ys));
+    test_rule!(sgd_then_loss(&mut m.clone(), &*xs, &*ys, 0.1));
+    let x = vec![0.3, -0.1, 0.8, 0.45];
+    test_rule!(any_all(&*x));
+    test_rule!(minmax(&*x));
+}
