@@ -350,6 +350,10 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         // No gradient for a constant.
         grads.push(if *constant { quote!(#rt::NoTangent) } else { friendly(&grad) });
     }
+    let with_gradient = match &input.ybar {
+        None => quote!(#rt::api::with_gradient(#y.primal, (#(#grads,)*))),
+        Some(_) => quote!((#y.primal, (#(#grads,)*))),
+    };
     let seed = match &input.ybar {
         None => quote!(
             let #ybar_name = #rt::api::seed_one(&#y.primal);
@@ -366,7 +370,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         let #r = __pb(#ybar_name);
         let _ = &#r;
         #(#restores)*
-        (#y.primal, (#(#grads,)*))
+        #with_gradient
     })
 }
 
@@ -448,6 +452,6 @@ fn value_and_gradient_cached(
         let _ = &#r;
         #(#done)*
         let #c: &#rt::GradientCache = #c;
-        (__y.primal, (#(#grads,)*))
+        #rt::api::with_gradient(__y.primal, (#(#grads,)*))
     })
 }

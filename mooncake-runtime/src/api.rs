@@ -5,28 +5,70 @@ use crate::dual::CoDual;
 use crate::float::Float;
 use crate::tangent::{FData, Primal, TangentSpace};
 
-/// A scalar result: what `value_and_gradient!` seeds with one.
+/// A scalar result: what `value_and_gradient!` seeds with one. A function returning an
+/// `Option` or a `Result` of a scalar has its gradient taken at the `Some` / `Ok` value; for
+/// `None` or an error, `value_and_gradient!` returns that `None` or that error unchanged.
 #[diagnostic::on_unimplemented(
-    message = "`value_and_gradient!` needs a function with an `f64` or `f32` result, not `{Self}`",
+    message = "`value_and_gradient!` needs a function with an `f64` or `f32` result (or an `Option` or `Result` of one), not `{Self}`",
     label = "this result is not a scalar",
     note = "for any other result, use `value_and_pullback!(f(..), ybar)` with `ybar` a cotangent of the result"
 )]
 pub trait ScalarResult: Primal {
-    /// The rdata `1`.
-    fn one() -> Self::RData;
+    /// What `value_and_gradient!` returns for this result and the gradients `G`: `(y, G)` for
+    /// a scalar `y`, `Option<(y, G)>` / `Result<(y, G), E>` for an `Option` / a `Result`.
+    type WithGradient<G>;
+    /// The rdata `1` (zero for `None` or an error).
+    fn one(&self) -> Self::RData;
+    /// The result paired with the gradients (which are dropped for `None` or an error).
+    fn with_gradient<G>(self, g: G) -> Self::WithGradient<G>;
 }
 
 impl<F: Float> ScalarResult for F {
+    type WithGradient<G> = (F, G);
     #[inline(always)]
-    fn one() -> F {
+    fn one(&self) -> F {
         F::ONE
+    }
+    #[inline(always)]
+    fn with_gradient<G>(self, g: G) -> (F, G) {
+        (self, g)
+    }
+}
+
+impl<T: ScalarResult + Clone> ScalarResult for Option<T> {
+    type WithGradient<G> = Option<T::WithGradient<G>>;
+    #[inline(always)]
+    fn one(&self) -> Option<T::RData> {
+        self.as_ref().map(T::one)
+    }
+    #[inline(always)]
+    fn with_gradient<G>(self, g: G) -> Self::WithGradient<G> {
+        self.map(|y| y.with_gradient(g))
+    }
+}
+
+impl<T: ScalarResult + Clone, E: Clone + std::fmt::Debug + 'static> ScalarResult for Result<T, E> {
+    type WithGradient<G> = Result<T::WithGradient<G>, E>;
+    #[inline(always)]
+    fn one(&self) -> Option<T::RData> {
+        self.as_ref().ok().map(T::one)
+    }
+    #[inline(always)]
+    fn with_gradient<G>(self, g: G) -> Self::WithGradient<G> {
+        self.map(|y| y.with_gradient(g))
     }
 }
 
 /// The seed of `value_and_gradient!`: one, for a scalar result.
 #[inline(always)]
-pub fn seed_one<Y: ScalarResult>(_: &Y) -> Y::RData {
-    Y::one()
+pub fn seed_one<Y: ScalarResult>(y: &Y) -> Y::RData {
+    y.one()
+}
+
+/// What `value_and_gradient!` returns: the result with the gradients (see [`ScalarResult`]).
+#[inline(always)]
+pub fn with_gradient<Y: ScalarResult, G>(y: Y, g: G) -> Y::WithGradient<G> {
+    y.with_gradient(g)
 }
 
 /// The seed of `value_and_pullback!`: the cotangent `ybar`, split into the part that goes into

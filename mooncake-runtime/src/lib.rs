@@ -32,6 +32,7 @@ pub mod api;
 pub mod cache;
 pub mod dual;
 pub mod element;
+pub mod enums;
 pub mod float;
 pub mod forward;
 mod impls;
@@ -351,6 +352,7 @@ pub mod __private {
     pub use crate::api;
     pub use crate::cache::GradientCache;
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+    pub use crate::enums;
     pub use crate::forward as fwd;
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;

@@ -139,7 +139,10 @@ impl<'a> Forward<'a> {
                     quote_spanned!(span=> #rt::Dual::new(&#p, &#t))
                 }
             }
-            Operand::Const(c) => quote_spanned!(span=> #rt::fwd::constant(#c)),
+            Operand::Const(c) => {
+                let c = self.names.substitute_primals(c.clone());
+                quote_spanned!(span=> #rt::fwd::constant(#c))
+            }
         }
     }
 
@@ -258,7 +261,10 @@ impl<'a> Forward<'a> {
     /// The primal value of an operand that [`is_literal_int`] accepts.
     fn literal_primal(&self, op: &Operand, span: Span) -> TokenStream {
         match op {
-            Operand::Const(c) => quote_spanned!(span=> (#c)),
+            Operand::Const(c) => {
+                let c = self.names.substitute_primals(c.clone());
+                quote_spanned!(span=> (#c))
+            }
             Operand::Use(p) => {
                 let l = self.names.local(p.local);
                 quote_spanned!(span=> #l.primal)
@@ -375,8 +381,8 @@ impl<'a> Forward<'a> {
                 })
             }
             Rvalue::Matches(place, pat) => {
-                let p = place_half(self.names, place, "primal");
-                quote_spanned!(span=> #rt::Dual::new(::core::matches!(#p, #pat), #rt::NoTangent))
+                let test = super::ir::matches_tokens(place_half(self.names, place, "primal"), pat);
+                quote_spanned!(span=> #rt::Dual::new(#test, #rt::NoTangent))
             }
         }
     }

@@ -185,6 +185,25 @@ pub(crate) enum Rvalue {
     Convert(Conversion, Operand),
 }
 
+/// The pattern that [`Rvalue::Matches`] uses for "the value is a residual" (`None`, `Err(..)`:
+/// the test of `?`, `unwrap_or`, `is_none`, ...), which no Rust pattern says for both
+/// `Option` and `Result`: written `__mooncake_residual` in the text form, tested through the
+/// runtime's `TryValue` trait.
+pub(crate) fn residual_pattern(span: Span) -> syn::Pat {
+    syn::Pat::Verbatim(quote::quote_spanned!(span=> __mooncake_residual))
+}
+
+/// The test `value` matches `pat` (see [`Rvalue::Matches`] and [`residual_pattern`]), on
+/// primal values.
+pub(crate) fn matches_tokens(value: TokenStream, pat: &syn::Pat) -> TokenStream {
+    match pat {
+        syn::Pat::Verbatim(v) if v.to_string() == "__mooncake_residual" => {
+            quote::quote!(::mooncake_runtime::__private::enums::is_residual(&#value))
+        }
+        _ => quote::quote!(::core::matches!(#value, #pat)),
+    }
+}
+
 /// How reverse mode changes the way a buffer (a `Vec` or an array) is held: by value, as rules
 /// return it, or through a shared handle, which the buffer rules read and write and their
 /// pullbacks restore.

@@ -154,12 +154,12 @@ impl Lower<'_> {
         self.new_local(None, None, span)
     }
 
-    fn new_block(&mut self) -> BlockId {
+    pub(super) fn new_block(&mut self) -> BlockId {
         self.blocks.push(BlockBuilder { statements: Vec::new(), terminator: None });
         BlockId((self.blocks.len() - 1) as u32)
     }
 
-    fn switch_to(&mut self, b: BlockId) {
+    pub(super) fn switch_to(&mut self, b: BlockId) {
         self.current = b;
     }
 
@@ -188,7 +188,7 @@ impl Lower<'_> {
         Operand::Use(Place::local(t))
     }
 
-    fn terminate(&mut self, kind: TerminatorKind, span: Span) {
+    pub(super) fn terminate(&mut self, kind: TerminatorKind, span: Span) {
         if !self.reachable() {
             let b = self.new_block();
             self.switch_to(b);
@@ -196,7 +196,7 @@ impl Lower<'_> {
         self.blocks[self.current.index()].terminator = Some(Terminator { kind, span });
     }
 
-    fn goto(&mut self, target: BlockId, span: Span) {
+    pub(super) fn goto(&mut self, target: BlockId, span: Span) {
         self.terminate(TerminatorKind::Goto(target), span);
     }
 
@@ -372,21 +372,7 @@ impl Lower<'_> {
             self.bind_pattern(&pat, None, value, local.span());
             return;
         }
-        if let Some(init) = &local.init
-            && let Some((else_token, _)) = &init.diverge
-        {
-            self.errors.error_spanned(
-                else_token,
-                "`let ... else` is supported on `x.first()`, `x.last()`, `x.get(i)` and chains ending in \
-                 `max_by`, `min_by` or `reduce`; write other tests with `match` or `if`",
-            );
-            // The names it binds stay known, so that their uses report nothing more.
-            let mut names = Vec::new();
-            super::chains::pattern_names(&local.pat, &mut names);
-            for n in names {
-                let l = self.new_local(Some(n.clone()), None, n.span());
-                self.bind(n, l);
-            }
+        if self.lower_let_else_value(local) {
             return;
         }
         let (pat, ty) = match &local.pat {
@@ -863,10 +849,7 @@ impl Lower<'_> {
             Expr::RawAddr(r) => {
                 self.refuse(r, "raw pointers are not supported in #[differentiable] functions")
             }
-            Expr::Try(t) => self.refuse(
-                t.question_token,
-                "`?` is not supported in #[differentiable] functions; match on the value instead",
-            ),
+            Expr::Try(t) => self.lower_try(t),
             Expr::Let(l) => self.refuse(
                 l.let_token,
                 "`let` expressions (`if let`, `while let`) are not supported yet; use `match`",
@@ -1050,7 +1033,7 @@ impl Lower<'_> {
     }
 
     /// A local holding `value` (the local itself when `value` is a bare local).
-    fn operand_local(&mut self, value: Operand, span: Span) -> Local {
+    pub(super) fn operand_local(&mut self, value: Operand, span: Span) -> Local {
         match value {
             Operand::Use(Place { local, projections }) if projections.is_empty() => local,
             other => {
@@ -1088,14 +1071,12 @@ impl Lower<'_> {
             );
         }
         let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        // `Some(v)`, `Ok(v)`, `Act::Leaky(a)`: an enum's variant.
+        if let Some(ty) = super::variants::variant_type(&func) {
+            return self.lower_variant_new(&func, ty, &c.args, span);
+        }
         if last.chars().next().is_some_and(char::is_uppercase) {
             // `Pair(a, b)`: a tuple struct's constructor.
-            if matches!(last.as_str(), "Some" | "Ok" | "Err") {
-                return self.refuse(
-                    &func,
-                    "enum variants holding data are not supported in #[differentiable] functions yet",
-                );
-            }
             let ops = self.lower_operands(c.args.iter());
             let fields = c
                 .args
@@ -1172,6 +1153,10 @@ impl Lower<'_> {
         // An `Option` made and taken apart at once (`x.get(i).copied().unwrap_or(0.0)`).
         if super::options::is_terminal(m) {
             return self.lower_option_terminal(m);
+        }
+        // `opt.unwrap()`, `res.is_ok()`, ...: an `Option` or `Result` value taken apart.
+        if let Some(op) = self.lower_try_method(m) {
+            return op;
         }
         if super::options::is_misused(m) {
             return self.refuse(&m.method, super::options::MISUSED);
@@ -1333,6 +1318,12 @@ impl Lower<'_> {
                 self.push(StatementKind::Check(tokens), span);
                 unit()
             }
+            "format" => {
+                // A `String` computed on primal values (an error's message): a constant of the
+                // derivative, whose names codegen reads as the variables' primal values.
+                let mac = self.explicit_captures(mac);
+                Operand::Const(self.check_macro(&mac))
+            }
             "dbg" => self.lower_dbg(mac),
             "panic" | "unreachable" | "todo" | "unimplemented" => {
                 let mac = self.explicit_captures(mac);
@@ -1344,8 +1335,8 @@ impl Lower<'_> {
                 &mac.path,
                 "this macro is not supported in #[differentiable] functions (supported: `vec!`, \
                  `assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`, `panic!`, \
-                 `unreachable!`, `println!`, `print!`, `eprintln!`, `eprint!`, `dbg!`); call a \
-                 function instead",
+                 `unreachable!`, `println!`, `print!`, `eprintln!`, `eprint!`, `dbg!`, `format!`); \
+                 call a function instead",
             ),
         }
     }
@@ -1596,12 +1587,8 @@ impl Lower<'_> {
         if let Some(op) = self.lower_if_let(i) {
             return op;
         }
-        if let Expr::Let(l) = &*i.cond {
-            return self.refuse(
-                l.let_token,
-                "`if let` is supported on `x.first()`, `x.last()`, `x.get(i)` and chains ending \
-                 in `max_by`, `min_by` or `reduce`; write other tests with `match` or `if`",
-            );
+        if let Some(op) = self.lower_if_let_value(i) {
+            return op;
         }
         let c = self.lower_expr(&i.cond);
         let cond = self.operand_local(c, i.cond.span());
@@ -1629,7 +1616,7 @@ impl Lower<'_> {
         Operand::Use(Place::local(result))
     }
 
-    fn lower_match(&mut self, m: &syn::ExprMatch) -> Operand {
+    pub(super) fn lower_match(&mut self, m: &syn::ExprMatch) -> Operand {
         if let Some(op) = self.lower_option_match(m) {
             return op;
         }
@@ -1651,6 +1638,8 @@ impl Lower<'_> {
                     None => (None, Some(arm.pat.clone())),
                 },
                 Pat::Wild(_) => (None, None),
+                // `Some(v) =>`, `Ok((a, b)) =>`, `Act::Leaky(k) =>`: a variant's fields bound.
+                p if Self::binds_variant(p) => (None, Some(Self::variant_test(p))),
                 p => {
                     if pattern_binds(p) {
                         self.errors.error_spanned(
@@ -1674,6 +1663,9 @@ impl Lower<'_> {
                 self.switch_to(body);
             }
             self.scoped(|cx| {
+                if Self::binds_variant(&arm.pat) {
+                    cx.bind_variant(&arm.pat, scrutinee.clone(), arm_span);
+                }
                 if let Some(name) = binding {
                     let l = cx.new_local(Some(name.clone()), None, name.span());
                     cx.assign(
@@ -1716,12 +1708,8 @@ impl Lower<'_> {
         if let Some(op) = self.lower_while_let(w) {
             return op;
         }
-        if let Expr::Let(l) = &*w.cond {
-            return self.refuse(
-                l.let_token,
-                "`while let` is supported on `v.pop()`, `x.get(i)`, `x.first()`, `x.last()` and \
-                 the chains of `if let`; write other loops with `loop` and `match`",
-            );
+        if let Some(op) = self.lower_while_let_value(w) {
+            return op;
         }
         let header = self.new_block();
         let body = self.new_block();
@@ -2354,7 +2342,7 @@ fn is_binding_name(ident: &syn::Ident) -> bool {
 }
 
 /// Whether a pattern binds any name.
-fn pattern_binds(p: &Pat) -> bool {
+pub(super) fn pattern_binds(p: &Pat) -> bool {
     match p {
         Pat::Ident(pi) => is_binding_name(&pi.ident) || pi.subpat.is_some(),
         Pat::Or(o) => o.cases.iter().any(pattern_binds),

@@ -345,3 +345,95 @@ impl<T: Primal + Clone> crate::tangent::FromHandle for Option<T> {
         handle.with(Option::clone)
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Result: the tangent of the `Ok` value, if there is one. An error carries no derivative (a
+// gradient of a function that failed is the error itself), so `E` needs no tangent: any error
+// type will do.
+
+impl<T: Primal + Clone, E: Clone + std::fmt::Debug + 'static> Primal for Result<T, E> {
+    type Tangent = Option<T::Tangent>;
+    type TangentRef = Option<T::Tangent>;
+    type FData = Option<T::FData>;
+    type RData = Option<T::RData>;
+    type Shadow = Option<T::Shadow>;
+    type Handle = SharedRef<Result<T, E>>;
+
+    fn zero_tangent(&self) -> Self::Tangent {
+        self.as_ref().ok().map(Primal::zero_tangent)
+    }
+    fn random_tangent(&self, rng: &mut TestRng) -> Self::Tangent {
+        self.as_ref().ok().map(|x| x.random_tangent(rng))
+    }
+    fn zero_fdata(&self) -> Self::FData {
+        self.as_ref().ok().map(Primal::zero_fdata)
+    }
+    fn zero_rdata(&self) -> Self::RData {
+        self.as_ref().ok().map(Primal::zero_rdata)
+    }
+    fn zero_shadow(&self) -> Self::Shadow {
+        self.as_ref().ok().map(Primal::zero_shadow)
+    }
+    fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData) {
+        tangent.map(T::split_tangent).unzip()
+    }
+    fn join_tangent(fdata: &Self::FData, rdata: Self::RData) -> Self::Tangent {
+        match (fdata, rdata) {
+            (Some(f), Some(r)) => Some(T::join_tangent(f, r)),
+            _ => None,
+        }
+    }
+    fn tangent_to_shadow(tangent: Self::Tangent) -> Self::Shadow {
+        tangent.map(T::tangent_to_shadow)
+    }
+    fn shadow_to_tangent(shadow: &Self::Shadow) -> Self::Tangent {
+        shadow.as_ref().map(T::shadow_to_tangent)
+    }
+    #[inline(always)]
+    fn tangent_ref(tangent: &Self::Tangent) -> &Self::Tangent {
+        tangent
+    }
+    #[inline(always)]
+    fn tangent_mut(tangent: &mut Self::Tangent) -> &mut Self::Tangent {
+        tangent
+    }
+    fn to_handle(&self) -> Self::Handle {
+        SharedRef::new(self.clone())
+    }
+    fn load_handle(&mut self, handle: &Self::Handle) {
+        handle.with(|v| self.clone_from(v))
+    }
+    fn perturb(&mut self, tangent: &Self::Tangent, h: f64) {
+        if let (Ok(x), Some(t)) = (self, tangent) {
+            x.perturb(t, h)
+        }
+    }
+    fn inner_difference(tangent: &Self::Tangent, a: &Self, b: &Self) -> f64 {
+        match (tangent, a, b) {
+            (Some(t), Ok(a), Ok(b)) => T::inner_difference(t, a, b),
+            (_, Err(a), Err(b)) if same_error(a, b) => 0.0,
+            _ => f64::NAN,
+        }
+    }
+    fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool {
+        match (self, other) {
+            (Ok(a), Ok(b)) => a.approx_eq(b, rtol, atol),
+            (Err(a), Err(b)) => same_error(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl<T: Primal + Clone, E: Clone + std::fmt::Debug + 'static> crate::tangent::FromHandle
+    for Result<T, E>
+{
+    fn from_handle(handle: &SharedRef<Result<T, E>>) -> Result<T, E> {
+        handle.with(Result::clone)
+    }
+}
+
+/// Two errors are the same when they print the same (`Debug`): error types need not be
+/// `PartialEq`.
+fn same_error<E: std::fmt::Debug>(a: &E, b: &E) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}

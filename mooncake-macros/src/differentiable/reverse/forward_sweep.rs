@@ -133,7 +133,10 @@ impl Reverse<'_> {
                 let l = self.names.local(p.local);
                 quote_spanned!(span=> #l)
             }
-            Operand::Const(c) => quote_spanned!(span=> #rt::rev::constant(#c)),
+            Operand::Const(c) => {
+                let c = self.substitute_primals(c.clone());
+                quote_spanned!(span=> #rt::rev::constant(#c))
+            }
             Operand::Ref(..) => quote!(::core::unreachable!()),
         }
     }
@@ -157,7 +160,10 @@ impl Reverse<'_> {
                 let l = self.names.local(p.local);
                 quote_spanned!(span=> #l.primal)
             }
-            Operand::Const(c) => quote_spanned!(span=> (#c)),
+            Operand::Const(c) => {
+                let c = self.substitute_primals(c.clone());
+                quote_spanned!(span=> (#c))
+            }
             Operand::Ref(..) => quote!(::core::unreachable!()),
         }
     }
@@ -198,7 +204,7 @@ impl Reverse<'_> {
         let op = |o: &Operand| self.primal_operand(o, span);
         // An argument needs no parentheses around a constant (they would draw `unused_parens`).
         let arg = |o: &Operand| match o {
-            Operand::Const(c) => c.clone(),
+            Operand::Const(c) => self.substitute_primals(c.clone()),
             other => op(other),
         };
         let value = match rv {
@@ -418,7 +424,7 @@ impl Reverse<'_> {
             }
             Rvalue::Matches(p, pat) => {
                 let y = self.names.local(p.local);
-                return no_derivative(quote!(::core::matches!(#y.primal, #pat)));
+                return no_derivative(crate::differentiable::ir::matches_tokens(quote!(#y.primal), pat));
             }
             Rvalue::Convert(c, o) => {
                 let v = self.codual_operand(o, span);
@@ -583,7 +589,10 @@ impl Reverse<'_> {
                     let (args, loans) = self.call_arguments(args, span);
                     has_loans = gives_back(&loans);
                     let call = lend(quote_spanned!(span=> #rule(#(#args),*)), loans, span);
-                    self.calls_out.set(true);
+                    // The runtime's own rules (enum variants, `T::from_f64`) call nothing back.
+                    if func.segments.first().is_none_or(|s| s.ident != "mooncake_runtime") {
+                        self.calls_out.set(true);
+                    }
                     // A call of itself needs no box here: the rule boxes its own pullback.
                     (call, self.box_all_calls)
                 }

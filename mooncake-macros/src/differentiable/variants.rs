@@ -1,0 +1,293 @@
+//! Enum values in the body (issue 14, items 6 and 7): `Option`, `Result` and
+//! `#[derive(Tangent)]` enums with data, kept in variables, passed, returned, built
+//! (`Some(v)`, `Ok(v)`, `Err(e)`, `Act::Leaky(a)`) and taken apart (`match` arms binding a
+//! variant's fields, `if let`, `let .. else`, `while let`, `?`, `unwrap`, `expect`,
+//! `unwrap_or`, `is_some`, `is_none`, `is_ok`, `is_err`).
+//!
+//! Nothing here needs the enum's type: a variant is built by the runtime's
+//! `enums::variant_new::<E, KEY>` from the tuple of its fields (`E` is `Option<_>`,
+//! `Result<_, _>`, or the path before the variant's name), and taken apart by
+//! `enums::variant_fields::<_, KEY>`, which the scrutinee's type dispatches (`KEY` is the
+//! variant's name as a number, as for methods). Both are calls of rules, so their derivatives
+//! need nothing more of the transforms. The tests (which variant, `None` or `Err`) are
+//! [`Rvalue::Matches`] on primal values; "is a residual" is [`residual_pattern`].
+//!
+//! `Option`s that are made and taken apart at once (`x.first()`, chains ending in `max_by`)
+//! keep their own lowering (`options.rs`), which computes no `Option` at all.
+
+use super::forward::method_key;
+use super::ir::{Local, Operand, Place, Projection, Rvalue, TerminatorKind, residual_pattern};
+use super::lower::Lower;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat};
+
+/// The methods of `Option` and `Result` taken apart here (on values that `options.rs` does
+/// not know).
+pub(super) const METHODS: &[&str] =
+    &["unwrap", "expect", "unwrap_or", "is_some", "is_none", "is_ok", "is_err"];
+
+/// The enum a call `path(..)` builds a variant of, if the path names a variant by its syntax:
+/// `Some` (`Option<_>`), `Ok` / `Err` (`Result<_, _>`), or `Enum::Variant` (a path of two or
+/// more segments whose last two both start with a capital letter, as Rust style has enums and
+/// their variants; `Self::Variant` too).
+pub(super) fn variant_type(path: &syn::Path) -> Option<TokenStream> {
+    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let last = names.last()?;
+    let std_prefix = |ty: &str| {
+        let head = &names[..names.len() - 1];
+        head.is_empty()
+            || head.last().is_some_and(|h| h == ty)
+                && head[..head.len() - 1].iter().all(|s| matches!(s.as_str(), "std" | "core" | "option" | "result"))
+    };
+    match last.as_str() {
+        "Some" if std_prefix("Option") => return Some(quote!(::core::option::Option<_>)),
+        "Ok" | "Err" if std_prefix("Result") => return Some(quote!(::core::result::Result<_, _>)),
+        _ => {}
+    }
+    let capital = |s: &String| s.starts_with(|c: char| c.is_ascii_uppercase());
+    if names.len() >= 2 && capital(last) && capital(&names[names.len() - 2]) {
+        let mut ty = path.clone();
+        ty.segments.pop();
+        // The punctuation left after the last segment goes too.
+        let ty_segments = ty.segments.iter();
+        let leading = ty.leading_colon;
+        return Some(quote!(#leading #(#ty_segments)::*));
+    }
+    None
+}
+
+/// Whether a pattern `Path(..)` is a variant of an enum (rather than a tuple struct) by its
+/// syntax: the paths [`variant_type`] knows.
+fn is_variant_pattern(path: &syn::Path) -> bool {
+    variant_type(path).is_some()
+}
+
+/// `pat` with every binding replaced by `_` (`Some(v)` is `Some(_)`, `n @ 1..=3` is `1..=3`):
+/// the test of a pattern whose bindings are made apart.
+fn without_bindings(pat: &Pat) -> Pat {
+    struct Strip;
+    impl VisitMut for Strip {
+        fn visit_pat_mut(&mut self, p: &mut Pat) {
+            if let Pat::Ident(pi) = p
+                && pi.ident.to_string().starts_with(|c: char| c.is_lowercase() || c == '_')
+            {
+                *p = match pi.subpat.take() {
+                    Some((_, sub)) => *sub,
+                    None => Pat::Wild(syn::PatWild {
+                        attrs: Vec::new(),
+                        underscore_token: syn::Token![_](pi.ident.span()),
+                    }),
+                };
+            }
+            syn::visit_mut::visit_pat_mut(self, p);
+        }
+    }
+    let mut p = pat.clone();
+    Strip.visit_pat_mut(&mut p);
+    p
+}
+
+impl Lower<'_> {
+    /// `Some(a)`, `Ok(a)`, `Act::Leaky(a, b)` of the enum `ty`: the variant built from the
+    /// tuple of its fields.
+    pub(super) fn lower_variant_new(
+        &mut self,
+        func: &syn::Path,
+        ty: TokenStream,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+        span: Span,
+    ) -> Operand {
+        let ops = self.lower_operands(args.iter());
+        let fields = self.emit(Rvalue::Tuple(ops), span);
+        let name = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let key = method_key(&name);
+        let rule: syn::Path = syn::parse_quote_spanned!(span=>
+            ::mooncake_runtime::__private::enums::variant_new::<#ty, #key>);
+        self.emit(Rvalue::Call { func: rule, args: vec![fields] }, span)
+    }
+
+    /// Whether `pat` (an arm's pattern, or that of `if let`) takes a variant apart, binding
+    /// its fields: a tuple-struct pattern (`Some(v)`, `Ok((a, b))`, `Leaky(k)`) that binds.
+    pub(super) fn binds_variant(pat: &Pat) -> bool {
+        matches!(pat, Pat::TupleStruct(_)) && super::lower::pattern_binds(pat)
+    }
+
+    /// The test of an arm's pattern that binds a variant's fields: the pattern without its
+    /// bindings.
+    pub(super) fn variant_test(pat: &Pat) -> Pat {
+        without_bindings(pat)
+    }
+
+    /// Binds the fields of the variant `pat` (a tuple-struct pattern) of the value in
+    /// `scrutinee`, which matched it: the fields taken out as a tuple, each element bound to
+    /// its sub-pattern (a variant again, `Some(Ok(v))`, is taken apart the same way).
+    pub(super) fn bind_variant(&mut self, pat: &Pat, scrutinee: Place, span: Span) {
+        let Pat::TupleStruct(ps) = pat else {
+            self.bind_pattern(pat, None, Operand::Use(scrutinee), span);
+            return;
+        };
+        if ps.elems.iter().any(|e| matches!(e, Pat::Rest(_))) {
+            self.refuse(
+                ps,
+                "`..` in a pattern that binds a variant's fields is not supported; name each \
+                 field (`_` for those not used)",
+            );
+            return;
+        }
+        let name = ps.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let key = method_key(&name);
+        let rule: syn::Path = syn::parse_quote_spanned!(span=>
+            ::mooncake_runtime::__private::enums::variant_fields::<_, #key>);
+        let fields = self.emit(Rvalue::Call { func: rule, args: vec![Operand::Use(scrutinee)] }, span);
+        let Operand::Use(base) = fields else { return };
+        for (i, elem) in ps.elems.iter().enumerate() {
+            if !super::lower::pattern_binds(elem) {
+                continue;
+            }
+            let mut place = base.clone();
+            place.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
+                index: i as u32,
+                span: elem.span(),
+            })));
+            match elem {
+                Pat::TupleStruct(inner) if is_variant_pattern(&inner.path) => {
+                    let l = self.temp(elem.span());
+                    self.assign(Place::local(l), Rvalue::Use(Operand::Use(place)), span);
+                    self.bind_variant(elem, Place::local(l), span);
+                }
+                _ => self.bind_pattern(elem, None, Operand::Use(place), span),
+            }
+        }
+    }
+
+    /// `if let PAT = e { a } else { b }` on a value `options.rs` does not know: the `match`
+    /// `match e { PAT => a, _ => b }`.
+    pub(super) fn lower_if_let_value(&mut self, i: &syn::ExprIf) -> Option<Operand> {
+        let Expr::Let(l) = &*i.cond else { return None };
+        let (pat, e, then) = (&l.pat, &l.expr, &i.then_branch);
+        let otherwise = match &i.else_branch {
+            Some((_, e)) => quote!(#e),
+            None => quote!({}),
+        };
+        let m: syn::ExprMatch = syn::parse_quote_spanned!(i.span()=>
+            match #e { #pat => #then, _ => #otherwise });
+        Some(self.lower_match(&m))
+    }
+
+    /// `while let PAT = e { body }` on a value `options.rs` does not know: `loop { match e {
+    /// PAT => body, _ => break } }`, with the loop's label.
+    pub(super) fn lower_while_let_value(&mut self, w: &syn::ExprWhile) -> Option<Operand> {
+        let Expr::Let(l) = &*w.cond else { return None };
+        let (pat, e, body, label) = (&l.pat, &l.expr, &w.body, &w.label);
+        let brk = match label {
+            Some(lb) => {
+                let name = &lb.name;
+                quote!(break #name)
+            }
+            None => quote!(break),
+        };
+        let lp: syn::ExprLoop = syn::parse_quote_spanned!(w.span()=>
+            #label loop { match #e { #pat => #body, _ => { #brk; } } });
+        Some(self.lower_expr(&Expr::Loop(lp)))
+    }
+
+    /// `let PAT = e else { .. };` on a value `options.rs` does not know: the names `PAT` binds,
+    /// bound to `match e { PAT => (names..), _ => { .. } }`.
+    pub(super) fn lower_let_else_value(&mut self, local: &syn::Local) -> bool {
+        let Some(init) = &local.init else { return false };
+        let Some((_, diverge)) = &init.diverge else { return false };
+        let mut names = Vec::new();
+        super::chains::pattern_names(&local.pat, &mut names);
+        let (pat, e) = (&local.pat, &init.expr);
+        let span = local.span();
+        let m: syn::ExprMatch = syn::parse_quote_spanned!(span=>
+            match #e { #pat => (#(#names,)*), _ => #diverge });
+        let value = self.lower_match(&m);
+        let tuple: Pat = syn::parse_quote_spanned!(span=> (#(#names,)*));
+        self.bind_pattern(&tuple, None, value, span);
+        true
+    }
+
+    /// `e?`: the output of `e`, or, if `e` is a residual (`None`, `Err(..)`), a return of
+    /// that residual converted into the function's result (`None`, `Err(From::from(e))`).
+    pub(super) fn lower_try(&mut self, t: &syn::ExprTry) -> Operand {
+        let span = t.question_token.span();
+        let v = self.lower_expr(&t.expr);
+        let s = self.operand_local(v, t.expr.span());
+        let test = self.temp(span);
+        self.assign(Place::local(test), Rvalue::Matches(Place::local(s), residual_pattern(span)), span);
+        let residual = self.new_block();
+        let output = self.new_block();
+        self.terminate(TerminatorKind::Branch { cond: test, then: residual, otherwise: output }, span);
+        self.switch_to(residual);
+        let rule: syn::Path =
+            syn::parse_quote_spanned!(span=> ::mooncake_runtime::__private::enums::try_residual);
+        let r = self.emit(Rvalue::Call { func: rule, args: vec![Operand::Use(Place::local(s))] }, span);
+        self.assign(Place::local(Local::RETURN), Rvalue::Use(r), span);
+        self.terminate(TerminatorKind::Return, span);
+        self.switch_to(output);
+        self.try_output(s, quote!(""), span)
+    }
+
+    /// The output of the `Option` or `Result` in `s`, panicking with `message` if there is none.
+    fn try_output(&mut self, s: Local, message: TokenStream, span: Span) -> Operand {
+        let rule: syn::Path =
+            syn::parse_quote_spanned!(span=> ::mooncake_runtime::__private::enums::try_output);
+        let args = vec![Operand::Use(Place::local(s)), Operand::Const(message)];
+        self.emit(Rvalue::Call { func: rule, args }, span)
+    }
+
+    /// `e.unwrap()`, `e.expect(m)`, `e.unwrap_or(d)`, `e.is_some()`, `e.is_none()`, `e.is_ok()`,
+    /// `e.is_err()` on an `Option` or `Result` value; `None` for other methods.
+    pub(super) fn lower_try_method(&mut self, m: &syn::ExprMethodCall) -> Option<Operand> {
+        let name = m.method.to_string();
+        if !METHODS.contains(&name.as_str()) {
+            return None;
+        }
+        let span = m.span();
+        let arity = if matches!(name.as_str(), "expect" | "unwrap_or") { 1 } else { 0 };
+        if m.args.len() != arity {
+            return None;
+        }
+        let v = self.lower_expr(&m.receiver);
+        let s = self.operand_local(v, m.receiver.span());
+        let residual = || Rvalue::Matches(Place::local(s), residual_pattern(m.method.span()));
+        Some(match name.as_str() {
+            "unwrap" => self.try_output(
+                s,
+                quote_spanned!(span=> "called `unwrap()` on a `None` or `Err` value"),
+                span,
+            ),
+            "expect" => {
+                let msg = &m.args[0];
+                self.try_output(s, quote!(#msg), span)
+            }
+            "is_none" | "is_err" => self.emit(residual(), span),
+            "is_some" | "is_ok" => {
+                let r = self.emit(residual(), span);
+                self.emit(Rvalue::Unary(super::ir::UnOp::Not, r), span)
+            }
+            _ => {
+                // `unwrap_or(d)`: `d` is evaluated first, as an argument is.
+                let d = self.lower_expr(&m.args[0]);
+                let test = self.temp(span);
+                self.assign(Place::local(test), residual(), span);
+                let result = self.temp(span);
+                let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
+                self.terminate(TerminatorKind::Branch { cond: test, then: yes, otherwise: no }, span);
+                self.switch_to(yes);
+                self.assign(Place::local(result), Rvalue::Use(d), span);
+                self.goto(join, span);
+                self.switch_to(no);
+                let out = self.try_output(s, quote!(""), span);
+                self.assign(Place::local(result), Rvalue::Use(out), span);
+                self.goto(join, span);
+                self.switch_to(join);
+                Operand::Use(Place::local(result))
+            }
+        })
+    }
+}
