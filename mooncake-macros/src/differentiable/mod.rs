@@ -16,6 +16,7 @@ mod options;
 pub(crate) mod parse;
 pub(crate) mod reverse;
 mod slices;
+mod variants;
 pub(crate) mod structure;
 pub(crate) mod verify;
 
