@@ -72,8 +72,7 @@ pub trait Variant<const KEY: u64>: Primal + Sized {
     /// The fdata of the variant holding fields with fdata `f`.
     fn fdata_from_fields(f: <Self::Fields as Primal>::FData) -> Self::FData;
     /// The fields' part of the fdata `f` of this variant (fresh zero fdata if `f` has none).
-    fn fdata_into_fields(f: Self::FData, fields: &Self::Fields)
-    -> <Self::Fields as Primal>::FData;
+    fn fdata_into_fields(f: Self::FData, fields: &Self::Fields) -> <Self::Fields as Primal>::FData;
     /// The rdata of the variant holding fields with rdata `r`.
     fn rdata_from_fields(r: <Self::Fields as Primal>::RData) -> Self::RData;
     /// The fields' part of the rdata `r` (zero if `r` is of another variant or zero).
@@ -405,7 +404,9 @@ pub fn try_output_rrule<T: TryValue, S: Primal<RData: ZeroRData> + AsRef<str>, S
 /// What `?` returns for the residual `t`, as the function's result type `R`, in forward mode
 /// (a constant: an error has no derivative).
 #[inline(always)]
-pub fn try_residual_frule<R: FromResidual<T>, T: Primal>(t: Dual<T, T::Tangent>) -> Dual<R, R::Tangent> {
+pub fn try_residual_frule<R: FromResidual<T>, T: Primal>(
+    t: Dual<T, T::Tangent>,
+) -> Dual<R, R::Tangent> {
     crate::forward::constant(R::from_residual(t.primal))
 }
 

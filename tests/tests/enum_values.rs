@@ -41,3 +41,207 @@ fn results_and_options() {
     assert!((dx - 1.0).abs() < 1e-12);
     assert_eq!(value_and_gradient!(twice_log(-1.0)).unwrap_err(), "log of -1");
 }
+
+/// A custom error converted by `?` through `From`. An error built in the body is a value of
+/// the function, so its type needs a (zero) tangent: `#[derive(Tangent)]`.
+#[derive(Tangent, Clone, Debug, PartialEq)]
+enum FitError {
+    Empty,
+    Negative,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Wrapped(FitError);
+
+impl From<FitError> for Wrapped {
+    fn from(e: FitError) -> Self {
+        Wrapped(e)
+    }
+}
+
+#[differentiable]
+fn checked_mean(x: &[f64]) -> Result<f64, FitError> {
+    if x.is_empty() {
+        return Err(FitError::Empty);
+    }
+    let mut s = 0.0;
+    for (i, v) in x.iter().enumerate() {
+        if *v < 0.0 {
+            assert!(i < x.len());
+            return Err(FitError::Negative);
+        }
+        s += v.sqrt();
+    }
+    Ok(s / x.len() as f64)
+}
+
+#[differentiable]
+fn scaled_mean(x: &[f64], k: f64) -> Result<f64, Wrapped> {
+    let m = checked_mean(x)?;
+    Ok(k * m * m)
+}
+
+#[differentiable]
+fn first_positive(x: &[f64]) -> Option<f64> {
+    for v in x.iter() {
+        if *v > 0.0 {
+            return Some(*v);
+        }
+    }
+    None
+}
+
+/// `?` on an `Option`, an `Option` kept in a variable and tested.
+#[differentiable]
+fn product_of_firsts(x: &[f64], y: &[f64]) -> Option<f64> {
+    let a = first_positive(x)?;
+    let b = first_positive(y);
+    if b.is_none() {
+        return Some(a);
+    }
+    Some(a * b.unwrap())
+}
+
+/// `if let`, `let .. else` and `unwrap_or` on values returned by calls.
+#[differentiable]
+fn branches(x: &[f64], w: f64) -> f64 {
+    let mut s = 0.0;
+    if let Some(v) = first_positive(x) {
+        s += v.exp() * w;
+    } else {
+        s -= w;
+    }
+    let Some(m) = ratio(w, x[0]) else {
+        return s;
+    };
+    s + m + ratio(x[1], w).unwrap_or(1.0) + first_positive(x).expect("a positive entry")
+}
+
+/// A `Result` matched with both arms binding, and `is_ok` / `is_err`.
+#[differentiable]
+fn recovered(x: f64, y: f64) -> f64 {
+    let r = safe_log(x);
+    let bonus = if r.is_ok() { 1.0 } else { 0.0 };
+    let penalty = if safe_log(y).is_err() { y * y } else { 0.0 };
+    match r {
+        Ok(v) => v * y + bonus - penalty,
+        Err(msg) => {
+            assert!(!msg.is_empty());
+            -y - penalty
+        }
+    }
+}
+
+/// An `Option` argument, tuples inside variants, and a guard on a bound field.
+#[differentiable]
+fn weighted(p: Option<(f64, f64)>, x: f64) -> f64 {
+    match p {
+        Some((a, b)) if a > 0.0 => a * x + b,
+        Some((a, _)) => a * x * x,
+        None => x,
+    }
+}
+
+/// `while let` over values a function returns (a bisection-like shrinking step).
+#[differentiable]
+fn halve_above(x: f64, limit: f64) -> Option<f64> {
+    if x > limit { Some(0.5 * x) } else { None }
+}
+
+#[differentiable]
+fn shrink(x: f64, limit: f64) -> f64 {
+    let mut v = x;
+    let mut steps = 0;
+    while let Some(h) = halve_above(v, limit) {
+        v = h + 0.1 * limit;
+        steps += 1;
+        if steps > 50 {
+            break;
+        }
+    }
+    v
+}
+
+/// A `Some` built from a local and passed on to a call taking an `Option`.
+#[differentiable]
+fn passes_options(x: f64, flag: bool) -> f64 {
+    let p = if flag { Some((x, 2.0 * x)) } else { None };
+    weighted(p, x.sin()) + weighted(Some((x, 1.0)), 0.5)
+}
+
+#[test]
+fn errors_pass_through_question_marks() {
+    let x = vec![1.0, 4.0, 9.0];
+    test_rule!(checked_mean(&x));
+    test_rule!(scaled_mean(&x, 1.5));
+    let (y, (g, dk)) = value_and_gradient!(scaled_mean(&x, 1.5)).unwrap();
+    let m = (1.0 + 2.0 + 3.0) / 3.0;
+    assert!((y - 1.5 * m * m).abs() < 1e-12);
+    assert!((dk - m * m).abs() < 1e-12);
+    for (gi, xi) in g.iter().zip(&x) {
+        let want = 1.5 * 2.0 * m / (3.0 * 2.0 * xi.sqrt());
+        assert!((gi - want).abs() < 1e-12, "{gi} against {want}");
+    }
+    let (bad, empty) = (vec![1.0, -1.0], Vec::<f64>::new());
+    test_rule!(scaled_mean(&bad, 1.0));
+    assert_eq!(
+        value_and_gradient!(scaled_mean(&bad, 1.0)).unwrap_err(),
+        Wrapped(FitError::Negative)
+    );
+    assert_eq!(
+        value_and_gradient!(scaled_mean(&empty, 1.0)).unwrap_err(),
+        Wrapped(FitError::Empty)
+    );
+    // The forward rule gives the same error.
+    let d = scaled_mean_frule(Dual::new(&[2.0, -3.0][..], &[1.0, 1.0][..]), Dual::new(1.0, 0.0));
+    assert_eq!(d.primal, Err(Wrapped(FitError::Negative)));
+}
+
+#[test]
+fn options_kept_passed_and_returned() {
+    let x = vec![-1.0, 0.3, 2.0];
+    let y = vec![-2.0, -0.5, 1.7];
+    test_rule!(first_positive(&x));
+    test_rule!(product_of_firsts(&x, &y));
+    test_rule!(product_of_firsts(&x, &[-1.0][..]));
+    test_rule!(product_of_firsts(&[-1.0][..], &y));
+    let negative = vec![-1.0];
+    assert_eq!(value_and_gradient!(product_of_firsts(&negative, &y)), None);
+    let (v, (gx, gy)) = value_and_gradient!(product_of_firsts(&x, &y)).unwrap();
+    assert!((v - 0.3 * 1.7).abs() < 1e-12);
+    assert_eq!(gx, vec![0.0, 1.7, 0.0]);
+    assert_eq!(gy, vec![0.0, 0.0, 0.3]);
+    test_rule!(branches(&x, 0.8));
+    test_rule!(branches(&[-1.0, 0.5][..], 0.8));
+    test_rule!(recovered(2.5, 0.7));
+    test_rule!(recovered(-2.5, 0.7));
+    test_rule!(recovered(2.5, -0.7));
+    test_rule!(weighted(Some((0.5, 2.0)), 1.3));
+    test_rule!(weighted(Some((-0.5, 2.0)), 1.3));
+    test_rule!(weighted(None, 1.3));
+    test_rule!(shrink(37.0, 2.0));
+    test_rule!(passes_options(0.9, true));
+    test_rule!(passes_options(0.9, false));
+}
+
+#[test]
+fn prepared_and_pullback_forms_take_options() {
+    let x = vec![1.0, 4.0, 9.0];
+    let mut cache = GradientCache::new();
+    for _ in 0..3 {
+        let (y, (g, dk)) = value_and_gradient!(scaled_mean(&x, 2.0), cache = &mut cache).unwrap();
+        let (y2, (g2, dk2)) = value_and_gradient!(scaled_mean(&x, 2.0)).unwrap();
+        assert_eq!((y, *dk), (y2, dk2));
+        assert_eq!(g, &g2);
+    }
+    let (y, (g,)) = value_and_pullback!(first_positive(&x), Some(3.0));
+    assert_eq!(y, Some(1.0));
+    assert_eq!(g, vec![3.0, 0.0, 0.0]);
+}
+
+#[test]
+#[should_panic(expected = "a positive entry")]
+fn expect_panics_with_its_message() {
+    let x = vec![-1.0, -0.5];
+    let _ = value_and_gradient!(branches(&x, 0.8));
+}

@@ -16,8 +16,8 @@ mod options;
 pub(crate) mod parse;
 pub(crate) mod reverse;
 mod slices;
-mod variants;
 pub(crate) mod structure;
+mod variants;
 pub(crate) mod verify;
 
 #[cfg(test)]

@@ -40,7 +40,9 @@ pub(super) fn variant_type(path: &syn::Path) -> Option<TokenStream> {
         let head = &names[..names.len() - 1];
         head.is_empty()
             || head.last().is_some_and(|h| h == ty)
-                && head[..head.len() - 1].iter().all(|s| matches!(s.as_str(), "std" | "core" | "option" | "result"))
+                && head[..head.len() - 1]
+                    .iter()
+                    .all(|s| matches!(s.as_str(), "std" | "core" | "option" | "result"))
     };
     match last.as_str() {
         "Some" if std_prefix("Option") => return Some(quote!(::core::option::Option<_>)),
@@ -141,7 +143,8 @@ impl Lower<'_> {
         let key = method_key(&name);
         let rule: syn::Path = syn::parse_quote_spanned!(span=>
             ::mooncake_runtime::__private::enums::variant_fields::<_, #key>);
-        let fields = self.emit(Rvalue::Call { func: rule, args: vec![Operand::Use(scrutinee)] }, span);
+        let fields =
+            self.emit(Rvalue::Call { func: rule, args: vec![Operand::Use(scrutinee)] }, span);
         let Operand::Use(base) = fields else { return };
         for (i, elem) in ps.elems.iter().enumerate() {
             if !super::lower::pattern_binds(elem) {
@@ -218,14 +221,22 @@ impl Lower<'_> {
         let v = self.lower_expr(&t.expr);
         let s = self.operand_local(v, t.expr.span());
         let test = self.temp(span);
-        self.assign(Place::local(test), Rvalue::Matches(Place::local(s), residual_pattern(span)), span);
+        self.assign(
+            Place::local(test),
+            Rvalue::Matches(Place::local(s), residual_pattern(span)),
+            span,
+        );
         let residual = self.new_block();
         let output = self.new_block();
-        self.terminate(TerminatorKind::Branch { cond: test, then: residual, otherwise: output }, span);
+        self.terminate(
+            TerminatorKind::Branch { cond: test, then: residual, otherwise: output },
+            span,
+        );
         self.switch_to(residual);
         let rule: syn::Path =
             syn::parse_quote_spanned!(span=> ::mooncake_runtime::__private::enums::try_residual);
-        let r = self.emit(Rvalue::Call { func: rule, args: vec![Operand::Use(Place::local(s))] }, span);
+        let r =
+            self.emit(Rvalue::Call { func: rule, args: vec![Operand::Use(Place::local(s))] }, span);
         self.assign(Place::local(Local::RETURN), Rvalue::Use(r), span);
         self.terminate(TerminatorKind::Return, span);
         self.switch_to(output);
@@ -277,7 +288,10 @@ impl Lower<'_> {
                 self.assign(Place::local(test), residual(), span);
                 let result = self.temp(span);
                 let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
-                self.terminate(TerminatorKind::Branch { cond: test, then: yes, otherwise: no }, span);
+                self.terminate(
+                    TerminatorKind::Branch { cond: test, then: yes, otherwise: no },
+                    span,
+                );
                 self.switch_to(yes);
                 self.assign(Place::local(result), Rvalue::Use(d), span);
                 self.goto(join, span);

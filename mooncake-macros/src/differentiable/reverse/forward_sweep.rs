@@ -424,7 +424,10 @@ impl Reverse<'_> {
             }
             Rvalue::Matches(p, pat) => {
                 let y = self.names.local(p.local);
-                return no_derivative(crate::differentiable::ir::matches_tokens(quote!(#y.primal), pat));
+                return no_derivative(crate::differentiable::ir::matches_tokens(
+                    quote!(#y.primal),
+                    pat,
+                ));
             }
             Rvalue::Convert(c, o) => {
                 let v = self.codual_operand(o, span);
