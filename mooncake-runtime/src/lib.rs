@@ -88,7 +88,8 @@ pub use mooncake_macros::Tangent;
 /// `loop` with `break value`, labelled `break`/`continue`, early `return`, `vec!`,
 /// `Vec::new`/`with_capacity`/`push`/`pop`, `to_vec`, `clone`, `x.iter().sum()`, calls of other
 /// differentiable functions (any path, any crate, recursion), methods, `assert!`-style macros
-/// and `panic!`. Anything else is a compile error at the offending tokens saying what to do
+/// and `panic!`, `Option` and `Result` values (built, matched, `if let`, `let .. else`,
+/// `while let`, `?`, `unwrap`: see [`enums`]), and much more: the README's subset table. Anything else is a compile error at the offending tokens saying what to do
 /// instead.
 ///
 /// Put it on an `impl` block to make its methods callable with method syntax (`p.loss(x)`)
@@ -244,7 +245,9 @@ pub use mooncake_macros::rrule;
 /// assert!((dy - 3.0 * 0.5 * 1.0_f64.cos()).abs() < 1e-12);
 /// ```
 ///
-/// For a result that is not a scalar, use [`value_and_pullback!`].
+/// For a result that is not a scalar, use [`value_and_pullback!`]. A function returning an
+/// `Option` or a `Result` of a scalar gives `Some((value, gradients))` / `Ok((value,
+/// gradients))`, or its `None` / error unchanged (see [`enums`]).
 ///
 /// The prepared form, `value_and_gradient!(f(a, &b), cache = &mut cache)` with a
 /// [`GradientCache`], reuses the shadows and gradients of the first call, so that repeated

@@ -245,3 +245,44 @@ fn expect_panics_with_its_message() {
     let x = vec![-1.0, -0.5];
     let _ = value_and_gradient!(branches(&x, 0.8));
 }
+
+/// Messages built from literals, `format!` reading locals, and a `Result` of a tuple.
+#[differentiable]
+fn bounded(x: f64, lo: f64, hi: f64) -> Result<(f64, f64), String> {
+    if lo >= hi {
+        return Err("empty interval".to_string());
+    }
+    let width = hi - lo;
+    if x < lo || x > hi {
+        return Err(format!("{x} is outside [{lo}, {hi}] of width {width:.2}"));
+    }
+    let t = (x - lo) / width;
+    Ok((t, t * t * width))
+}
+
+#[differentiable]
+fn bounded_sum(x: f64, lo: f64, hi: f64) -> f64 {
+    match bounded(x, lo, hi) {
+        Ok((t, s)) => t + s,
+        Err(_) => 0.0,
+    }
+}
+
+#[test]
+fn messages_and_tuples_in_results() {
+    test_rule!(bounded_sum(0.3, -1.0, 2.0));
+    test_rule!(bounded_sum(3.0, -1.0, 2.0));
+    test_rule!(bounded(0.3, -1.0, 2.0));
+    let (y, _) = value_and_pullback!(bounded(0.3, -1.0, 2.0), Some((1.0, 0.0)));
+    assert!(y.is_ok());
+    assert_eq!(bounded(5.0, 0.0, 1.0), Err("5 is outside [0, 1] of width 1.00".to_string()));
+    let d = bounded_frule(Dual::new(5.0, 1.0), Dual::new(0.0, 0.0), Dual::new(1.0, 0.0));
+    assert_eq!(d.primal, Err("5 is outside [0, 1] of width 1.00".to_string()));
+    let (r, pb) = bounded_rrule(
+        CoDual::new(2.0, NoFData),
+        CoDual::new(1.0, NoFData),
+        CoDual::new(0.0, NoFData),
+    );
+    assert_eq!(r.primal, Err("empty interval".to_string()));
+    assert_eq!(pb(None), (-0.0, -0.0, -0.0));
+}

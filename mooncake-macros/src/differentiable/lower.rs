@@ -850,10 +850,20 @@ impl Lower<'_> {
                 self.refuse(r, "raw pointers are not supported in #[differentiable] functions")
             }
             Expr::Try(t) => self.lower_try(t),
-            Expr::Let(l) => self.refuse(
-                l.let_token,
-                "`let` expressions (`if let`, `while let`) are not supported yet; use `match`",
-            ),
+            Expr::Let(l) => {
+                // The names it binds stay known, so that their uses report nothing more.
+                let mut names = Vec::new();
+                super::chains::pattern_names(&l.pat, &mut names);
+                for n in names {
+                    let local = self.new_local(Some(n.clone()), None, n.span());
+                    self.bind(n, local);
+                }
+                self.refuse(
+                    l.let_token,
+                    "`let` chains (`if let .. && ..`) are not supported in #[differentiable] \
+                     functions; nest an `if` inside the `if let`",
+                )
+            }
             Expr::Range(r) => {
                 self.refuse(r, "ranges are only supported as the iterator of a `for` loop")
             }
@@ -1153,6 +1163,13 @@ impl Lower<'_> {
         // An `Option` made and taken apart at once (`x.get(i).copied().unwrap_or(0.0)`).
         if super::options::is_terminal(m) {
             return self.lower_option_terminal(m);
+        }
+        // `"message".to_string()` (an error's message): a constant.
+        if let Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }) = &*m.receiver
+            && m.args.is_empty()
+            && matches!(name.as_str(), "to_string" | "to_owned" | "into")
+        {
+            return Operand::Const(quote!(#m));
         }
         // `opt.unwrap()`, `res.is_ok()`, ...: an `Option` or `Result` value taken apart.
         if let Some(op) = self.lower_try_method(m) {

@@ -5,7 +5,7 @@ use mooncake_runtime::prelude::*;
 fn f(x: f64) -> f64 {
     let a = unsafe { x.to_int_unchecked::<i64>() };
     let _b = [|y: f64| y];
-    let _s = format!("{a}");
+    let _s = concat!("a", "b");
     x
 }
 

@@ -1,10 +1,11 @@
 use mooncake_runtime::prelude::*;
 
-// Printing and `dbg!` are supported; a macro that makes a value other than `vec!` is not.
+// Printing, `dbg!` and `format!` are supported; a macro that makes a value other than `vec!`
+// and `format!` is not.
 #[differentiable]
 fn f(x: f64) -> f64 {
     println!("x = {x}");
-    let label = format!("x = {x}");
+    let label = concat!("x", " = ");
     let _ = label;
     x * 2.0
 }
