@@ -39,6 +39,9 @@
 //! assert_eq!(value_and_gradient!(twice_log(-1.0)).unwrap_err(), "log of -1");
 //! ```
 
+// A reverse rule's type is its output and its pullback's signature, written out.
+#![allow(clippy::type_complexity)]
+
 use crate::dual::{CoDual, Dual};
 use crate::keys::method_key;
 use crate::tangent::{Primal, ZeroRData};
@@ -86,87 +89,56 @@ pub const OK: u64 = method_key("Ok");
 /// The key of `Err`.
 pub const ERR: u64 = method_key("Err");
 
-impl<T: Primal<RData: ZeroRData> + Clone> Variant<SOME> for Option<T> {
-    type Fields = (T,);
-    #[inline(always)]
-    fn from_fields(fields: (T,)) -> Self {
-        Some(fields.0)
-    }
-    #[inline(always)]
-    fn into_fields(self) -> (T,) {
-        match self {
-            Some(v) => (v,),
-            None => panic!("mooncake: `Some(..)` taken apart from `None`"),
+/// `Variant` of a variant holding one value `T` whose tangent, fdata and rdata are the enum's
+/// wrapped in an `Option` (`Some` of `Option<T>`, `Ok` of `Result<T, E>`).
+macro_rules! single_value_variant {
+    ($key:ident for $ty:ty, [$($params:tt)*], $variant:path, $other:pat, $what:literal) => {
+        impl<$($params)*> Variant<$key> for $ty {
+            type Fields = (T,);
+            #[inline(always)]
+            fn from_fields(fields: (T,)) -> Self {
+                $variant(fields.0)
+            }
+            #[inline(always)]
+            fn into_fields(self) -> (T,) {
+                match self {
+                    $variant(v) => (v,),
+                    $other => panic!($what),
+                }
+            }
+            #[inline(always)]
+            fn tangent_from_fields(t: (T::Tangent,)) -> Self::Tangent {
+                Some(t.0)
+            }
+            #[inline(always)]
+            fn tangent_into_fields(t: Self::Tangent, fields: &(T,)) -> (T::Tangent,) {
+                (t.unwrap_or_else(|| fields.0.zero_tangent()),)
+            }
+            #[inline(always)]
+            fn fdata_from_fields(f: (T::FData,)) -> Self::FData {
+                Some(f.0)
+            }
+            #[inline(always)]
+            fn fdata_into_fields(f: Self::FData, fields: &(T,)) -> (T::FData,) {
+                (f.unwrap_or_else(|| fields.0.zero_fdata()),)
+            }
+            #[inline(always)]
+            fn rdata_from_fields(r: (T::RData,)) -> Self::RData {
+                Some(r.0)
+            }
+            #[inline(always)]
+            fn rdata_into_fields(r: Self::RData) -> (T::RData,) {
+                (r.unwrap_or_else(T::RData::zero),)
+            }
         }
-    }
-    #[inline(always)]
-    fn tangent_from_fields(t: (T::Tangent,)) -> Self::Tangent {
-        Some(t.0)
-    }
-    #[inline(always)]
-    fn tangent_into_fields(t: Self::Tangent, fields: &(T,)) -> (T::Tangent,) {
-        (t.unwrap_or_else(|| fields.0.zero_tangent()),)
-    }
-    #[inline(always)]
-    fn fdata_from_fields(f: (T::FData,)) -> Self::FData {
-        Some(f.0)
-    }
-    #[inline(always)]
-    fn fdata_into_fields(f: Self::FData, fields: &(T,)) -> (T::FData,) {
-        (f.unwrap_or_else(|| fields.0.zero_fdata()),)
-    }
-    #[inline(always)]
-    fn rdata_from_fields(r: (T::RData,)) -> Self::RData {
-        Some(r.0)
-    }
-    #[inline(always)]
-    fn rdata_into_fields(r: Self::RData) -> (T::RData,) {
-        (r.unwrap_or_else(T::RData::zero),)
-    }
+    };
 }
 
-impl<T, E> Variant<OK> for Result<T, E>
-where
-    T: Primal<RData: ZeroRData> + Clone,
-    E: Clone + std::fmt::Debug + 'static,
-{
-    type Fields = (T,);
-    #[inline(always)]
-    fn from_fields(fields: (T,)) -> Self {
-        Ok(fields.0)
-    }
-    #[inline(always)]
-    fn into_fields(self) -> (T,) {
-        match self {
-            Ok(v) => (v,),
-            Err(_) => panic!("mooncake: `Ok(..)` taken apart from `Err(..)`"),
-        }
-    }
-    #[inline(always)]
-    fn tangent_from_fields(t: (T::Tangent,)) -> Self::Tangent {
-        Some(t.0)
-    }
-    #[inline(always)]
-    fn tangent_into_fields(t: Self::Tangent, fields: &(T,)) -> (T::Tangent,) {
-        (t.unwrap_or_else(|| fields.0.zero_tangent()),)
-    }
-    #[inline(always)]
-    fn fdata_from_fields(f: (T::FData,)) -> Self::FData {
-        Some(f.0)
-    }
-    #[inline(always)]
-    fn fdata_into_fields(f: Self::FData, fields: &(T,)) -> (T::FData,) {
-        (f.unwrap_or_else(|| fields.0.zero_fdata()),)
-    }
-    #[inline(always)]
-    fn rdata_from_fields(r: (T::RData,)) -> Self::RData {
-        Some(r.0)
-    }
-    #[inline(always)]
-    fn rdata_into_fields(r: Self::RData) -> (T::RData,) {
-        (r.unwrap_or_else(T::RData::zero),)
-    }
-}
+single_value_variant!(SOME for Option<T>, [T: Primal<RData: ZeroRData> + Clone], Some, None,
+    "mooncake: `Some(..)` taken apart from `None`");
+single_value_variant!(OK for Result<T, E>,
+    [T: Primal<RData: ZeroRData> + Clone, E: Clone + std::fmt::Debug + 'static], Ok, Err(_),
+    "mooncake: `Ok(..)` taken apart from `Err(..)`");
 
 /// `Err(e)`: the error has no derivative (see the module's documentation), so its tangent,
 /// fdata and rdata are the error type's own zeros, and the `Result`'s are empty.
