@@ -43,11 +43,11 @@ fn results_and_options() {
 }
 
 /// A custom error converted by `?` through `From`. An error built in the body is a value of
-/// the function, so its type needs a (zero) tangent: `#[derive(Tangent)]`.
+/// the function, so its type needs a tangent: `#[derive(Tangent)]` (a `usize` field has none).
 #[derive(Tangent, Clone, Debug, PartialEq)]
 enum FitError {
     Empty,
-    Negative,
+    Negative(usize),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -67,8 +67,7 @@ fn checked_mean(x: &[f64]) -> Result<f64, FitError> {
     let mut s = 0.0;
     for (i, v) in x.iter().enumerate() {
         if *v < 0.0 {
-            assert!(i < x.len());
-            return Err(FitError::Negative);
+            return Err(FitError::Negative(i));
         }
         s += v.sqrt();
     }
@@ -186,7 +185,7 @@ fn errors_pass_through_question_marks() {
     test_rule!(scaled_mean(&bad, 1.0));
     assert_eq!(
         value_and_gradient!(scaled_mean(&bad, 1.0)).unwrap_err(),
-        Wrapped(FitError::Negative)
+        Wrapped(FitError::Negative(1))
     );
     assert_eq!(
         value_and_gradient!(scaled_mean(&empty, 1.0)).unwrap_err(),
@@ -194,7 +193,7 @@ fn errors_pass_through_question_marks() {
     );
     // The forward rule gives the same error.
     let d = scaled_mean_frule(Dual::new(&[2.0, -3.0][..], &[1.0, 1.0][..]), Dual::new(1.0, 0.0));
-    assert_eq!(d.primal, Err(Wrapped(FitError::Negative)));
+    assert_eq!(d.primal, Err(Wrapped(FitError::Negative(1))));
 }
 
 #[test]
@@ -285,4 +284,138 @@ fn messages_and_tuples_in_results() {
     );
     assert_eq!(r.primal, Err("empty interval".to_string()));
     assert_eq!(pb(None), (-0.0, -0.0, -0.0));
+}
+
+/// An activation with a parameter: an enum with data under `#[derive(Tangent)]`.
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+enum Act {
+    Relu,
+    Leaky(f64),
+    Affine(f64, f64),
+}
+
+#[differentiable]
+fn activate(act: Act, z: f64) -> f64 {
+    match act {
+        Act::Relu => z.max(0.0),
+        Act::Leaky(k) => {
+            if z > 0.0 {
+                z
+            } else {
+                k * z
+            }
+        }
+        Act::Affine(a, b) => a * z + b,
+    }
+}
+
+#[differentiable]
+fn layer(w: &[f64], x: &[f64], act: Act) -> f64 {
+    let mut s = 0.0;
+    for (wi, xi) in w.iter().zip(x) {
+        s += activate(act, wi * xi);
+    }
+    s
+}
+
+/// Variants built in the body from computed fields, and `if let` on one.
+#[differentiable]
+fn built(k: f64, z: f64) -> f64 {
+    let a = if k > 1.0 { Act::Affine(k, k * k) } else { Act::Leaky(0.5 * k) };
+    let extra = if let Act::Affine(p, _) = a { p } else { 0.0 };
+    activate(a, z) + activate(Act::Relu, z) + extra
+}
+
+/// A struct holding an enum with data, behind `&`.
+#[derive(Tangent, Clone, Debug)]
+struct Unit {
+    w: f64,
+    act: Act,
+}
+
+#[differentiable]
+fn unit_output(u: &Unit, x: f64) -> f64 {
+    match u.act {
+        Act::Leaky(k) => k * u.w * x,
+        Act::Affine(a, b) => a * u.w * x + b,
+        Act::Relu => (u.w * x).max(0.0),
+    }
+}
+
+#[test]
+fn enums_with_data() {
+    for act in [Act::Relu, Act::Leaky(0.1), Act::Affine(1.5, -0.3)] {
+        test_rule!(activate(act, -0.7));
+        test_rule!(activate(act, 0.4));
+        let (w, x) = (vec![0.5, -1.0, 2.0], vec![1.0, 0.3, -0.8]);
+        test_rule!(layer(&w, &x, act));
+        let u = Unit { w: 0.8, act };
+        test_rule!(unit_output(&u, 1.3));
+    }
+    test_rule!(built(0.6, -0.4));
+    test_rule!(built(1.6, -0.4));
+    // The gradient with respect to the enum is the enum's tangent, variant by variant.
+    let (_, (g, _)) = value_and_gradient!(activate(Act::Leaky(0.1), -2.0));
+    assert_eq!(g, ActTangent::Leaky(-2.0));
+    let (_, (g, _)) = value_and_gradient!(activate(Act::Affine(1.5, -0.3), 2.0));
+    assert_eq!(g, ActTangent::Affine(2.0, 1.0));
+    let (_, (g, _)) = value_and_gradient!(activate(Act::Relu, 2.0));
+    assert_eq!(g, ActTangent::Zero);
+    let u = Unit { w: 0.8, act: Act::Leaky(0.1) };
+    let (_, (gu, _)) = value_and_gradient!(unit_output(&u, 1.3));
+    assert_eq!(gu.act, ActTangent::Leaky(0.8 * 1.3));
+}
+
+/// An enum whose variants hold a buffer and a struct, built and returned by one function and
+/// taken apart by another.
+#[derive(Tangent, Clone, Debug)]
+enum Kernel {
+    Weights(Vec<f64>),
+    Gauss(f64),
+}
+
+#[differentiable]
+fn make_kernel(scale: f64, n: usize) -> Kernel {
+    if n > 0 {
+        let mut w = vec![0.0; n];
+        for (i, wi) in w.iter_mut().enumerate() {
+            *wi = scale / (1.0 + i as f64);
+        }
+        Kernel::Weights(w)
+    } else {
+        Kernel::Gauss(scale)
+    }
+}
+
+#[differentiable]
+fn apply_kernel(scale: f64, x: &[f64], n: usize) -> f64 {
+    let k = make_kernel(scale, n);
+    match k {
+        Kernel::Weights(w) => {
+            let mut s = 0.0;
+            for i in 0..w.len() {
+                s += w[i] * x[i];
+            }
+            s
+        }
+        Kernel::Gauss(h) => {
+            let mut s = 0.0;
+            for v in x.iter() {
+                s += (-v * v / (h * h)).exp();
+            }
+            s
+        }
+    }
+}
+
+#[test]
+fn enums_holding_buffers() {
+    let x = vec![0.3, -1.2, 0.8];
+    test_rule!(apply_kernel(1.7, &x, 3));
+    test_rule!(apply_kernel(1.7, &x, 0));
+    test_rule!(make_kernel(1.7, 2));
+    let (y, (ds, dx, _)) = value_and_gradient!(apply_kernel(2.0, &x, 2));
+    assert!((y - (2.0 * 0.3 + 1.0 * -1.2)).abs() < 1e-12);
+    assert!((ds - (0.3 - 0.6)).abs() < 1e-12);
+    assert_eq!(dx, vec![2.0, 1.0, 0.0]);
 }

@@ -62,6 +62,12 @@ pub(crate) struct Field {
 pub(crate) struct Variant {
     /// The variant's name and its fields (`B(f64)`, `C { x: f64 }`); `None` for a unit variant.
     pub(crate) with_fields: Option<TokenStream>,
+    /// The variant's name.
+    pub(crate) ident: Ident,
+    /// Whether its fields are named (`C { x: f64 }`).
+    pub(crate) named: bool,
+    /// The types of its fields, in order.
+    pub(crate) tys: Vec<syn::Type>,
 }
 
 /// Reads `input`; reports into `cx` and returns `None` if it cannot.
@@ -122,9 +128,16 @@ fn convert(cx: &Ctxt, model: InputModel) -> Option<Container> {
                             Some(quote!(#ident #fields))
                         }
                     };
-                    Variant { with_fields }
+                    let named = matches!(v.fields.style, Style::Struct);
+                    let tys: Option<Vec<syn::Type>> = v
+                        .fields
+                        .fields
+                        .iter()
+                        .map(|f| reparse::<syn::Type>(cx, &f.ty).map(|t| unambiguous_type(&t)))
+                        .collect();
+                    Some(Variant { with_fields, ident: v.ident, named, tys: tys? })
                 })
-                .collect(),
+                .collect::<Option<Vec<_>>>()?,
         },
     };
     Some(Container { ident: model.ident, vis: vis?, generics: generics?, body, repr_packed })

@@ -76,9 +76,9 @@ fn self_in_a_field_type_is_the_struct() {
 fn refusals_emit_only_errors() {
     for input in [
         quote!(
-            enum E {
+            enum E<T> {
                 A,
-                B(f64),
+                B(T),
             }
         ),
         quote!(
@@ -106,7 +106,7 @@ fn refusals_emit_only_errors() {
 }
 
 #[test]
-fn the_enum_error_names_the_first_variant_with_fields() {
+fn the_enum_error_names_the_variant_with_named_fields() {
     let out = expand_str(quote!(
         enum E {
             A,
@@ -114,7 +114,29 @@ fn the_enum_error_names_the_first_variant_with_fields() {
             C { x: f64 },
         }
     ));
-    assert!(out.contains("a variant with fields has no tangent type yet"));
+    assert!(out.contains("supports enum variants with unnamed fields"));
+    assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+}
+
+#[test]
+fn an_enum_with_data_gets_sibling_enums_and_variants() {
+    let out = expand_str(quote!(
+        enum Act {
+            Relu,
+            Leaky(f64),
+            Affine(f64, Vec<f64>),
+        }
+    ));
+    for name in ["ActTangent", "ActFData", "ActRData", "ActShadow"] {
+        assert!(out.contains(&format!("enum {name} {{")), "{name}: {out}");
+    }
+    assert!(
+        out.contains("Leaky (< f64 as :: mooncake_runtime :: __private :: Primal > :: Tangent)")
+    );
+    assert!(out.contains("type Fields = (f64 , Vec < f64 > ,)"));
+    // One `Variant` impl per variant with data, none for `Relu`.
+    assert_eq!(out.matches(":: enums :: Variant <").count(), 2, "{out}");
+    assert!(!out.contains("compile_error"));
 }
 
 #[test]

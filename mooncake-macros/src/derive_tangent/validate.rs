@@ -10,6 +10,8 @@ pub(crate) enum Shape {
     Struct,
     /// An enum whose variants all have no fields: non-differentiable.
     FieldlessEnum,
+    /// An enum with tuple variants holding data: sibling enums of their fields' tangents.
+    DataEnum,
 }
 
 pub(crate) fn validate(cx: &Ctxt, container: &Container) -> Shape {
@@ -26,15 +28,28 @@ pub(crate) fn validate(cx: &Ctxt, container: &Container) -> Shape {
             Shape::Struct
         }
         Body::Enum { variants } => {
-            if let Some(variant) = variants.iter().find_map(|v| v.with_fields.as_ref()) {
+            if variants.iter().all(|v| v.with_fields.is_none()) {
+                return Shape::FieldlessEnum;
+            }
+            for v in variants.iter().filter(|v| v.named) {
+                if let Some(with_fields) = &v.with_fields {
+                    cx.error_spanned_by(
+                        with_fields,
+                        "`#[derive(Tangent)]` supports enum variants with unnamed fields \
+                         (`Leaky(f64)`); write this variant's fields unnamed, or hold them in a \
+                         struct (`Scaled(Params)`)",
+                    );
+                }
+            }
+            if let Some(param) = container.generics.params.first() {
                 cx.error_spanned_by(
-                    variant,
-                    "`#[derive(Tangent)]` supports structs and fieldless enums; a variant with \
-                     fields has no tangent type yet — write the enum's tangent by hand (implement \
-                     `Primal` for it) or use a struct",
+                    param,
+                    "`#[derive(Tangent)]` supports generic structs and fieldless enums, but not yet \
+                     generic enums with data: name the types of the fields, or implement \
+                     `Primal` for the enum by hand",
                 );
             }
-            Shape::FieldlessEnum
+            Shape::DataEnum
         }
     }
 }

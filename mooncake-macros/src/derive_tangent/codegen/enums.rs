@@ -99,7 +99,7 @@ pub(crate) fn expand(container: &Container) -> TokenStream {
 
 /// A check that the enum is `Clone`, spanned on its name. Only for an enum without generic
 /// parameters, whose type can be named outside an impl.
-fn clone_check(container: &Container, rt: &TokenStream) -> TokenStream {
+pub(super) fn clone_check(container: &Container, rt: &TokenStream) -> TokenStream {
     if !container.generics.params.is_empty() {
         return TokenStream::new();
     }

@@ -4,6 +4,7 @@
 //! variables are hygienic (`Span::mixed_site`), and primitive types are spelled
 //! `core::primitive::..` so that a user's type named `f64` cannot capture them.
 
+mod data_enums;
 mod enums;
 mod generics;
 mod structs;
@@ -20,6 +21,7 @@ pub(crate) fn expand(container: &Container, shape: &Shape) -> TokenStream {
             structs::expand(container, *style, fields)
         }
         (Shape::FieldlessEnum, Body::Enum { .. }) => enums::expand(container),
+        (Shape::DataEnum, Body::Enum { variants }) => data_enums::expand(container, variants),
         // `validate` gives the shape of the body it saw; anything else is a bug here, reported
         // rather than panicked on.
         _ => quote! {

@@ -6,4 +6,10 @@ enum Mode {
     Slow,
 }
 
+#[derive(Tangent)]
+enum Act {
+    Relu,
+    Leaky(f64),
+}
+
 fn main() {}

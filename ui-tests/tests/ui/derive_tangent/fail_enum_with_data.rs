@@ -1,5 +1,7 @@
 use mooncake_runtime::prelude::*;
 
+// Tuple variants with data are supported (tests/tests/enum_values.rs); variants with named
+// fields and generic enums with data are not.
 #[derive(Tangent, Clone)]
 enum Shape {
     Empty,
@@ -8,9 +10,9 @@ enum Shape {
 }
 
 #[derive(Tangent, Clone)]
-enum Named {
-    Origin,
-    Point { x: f64, y: f64 },
+enum Either<T> {
+    Left(T),
+    Right(f64),
 }
 
 fn main() {}
