@@ -4,7 +4,8 @@
 //! The stages, with one-way dependencies:
 //!
 //! 1. [`model`]: the derive input, read with darling, as a [`model::Container`];
-//! 2. [`validate`]: what is refused (enums with data, unions, `#[repr(packed)]`), with spanned
+//! 2. [`validate`]: what is refused (enum variants with named fields, generic enums with data,
+//!    unions, `#[repr(packed)]`), with spanned
 //!    errors that say what to do instead;
 //! 3. [`codegen`]: the generated items.
 //!
@@ -22,7 +23,8 @@
 //! ```
 //!
 //! with `Clone`, `Debug`, `PartialEq` and `TangentSpace` / `FData` impls on the new structs. A
-//! fieldless enum is non-differentiable (`NoTangent`).
+//! fieldless enum is non-differentiable (`NoTangent`); an enum with data in tuple variants gets
+//! sibling enums instead (`codegen/data_enums.rs`).
 
 mod codegen;
 mod ctxt;
