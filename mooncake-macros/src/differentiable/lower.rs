@@ -133,6 +133,14 @@ pub(super) struct Lower<'e> {
     pub(super) aliases: std::collections::HashMap<Local, (Place, bool)>,
 }
 
+/// `place[i]`, written as indexing reads it: through any reference, so `(*r)[i]` is `r[i]`.
+fn push_index(place: &mut Place, i: Local) {
+    if matches!(place.projections.last(), Some(Projection::Deref)) {
+        place.projections.pop();
+    }
+    place.projections.push(Projection::Index(i));
+}
+
 pub(super) fn unit() -> Operand {
     Operand::Const(quote!(()))
 }
@@ -537,7 +545,7 @@ impl Lower<'_> {
                         elem.span(),
                     );
                     let mut place = base.clone();
-                    place.projections.push(Projection::Index(k));
+                    push_index(&mut place, k);
                     self.bind_pattern(elem, None, Operand::Use(place), span);
                 }
             }
@@ -656,7 +664,7 @@ impl Lower<'_> {
                         t
                     }
                 };
-                base.projections.push(Projection::Index(il));
+                push_index(&mut base, il);
                 Some(base)
             }
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
@@ -739,19 +747,7 @@ impl Lower<'_> {
             Expr::Binary(b) => self.lower_binary(b),
             Expr::Assign(a) => {
                 let value = self.lower_expr(&a.right);
-                match self.lower_place(&a.left) {
-                    Some(place) => self.assign(place, Rvalue::Use(value), span),
-                    None => {
-                        if let Expr::Infer(_) = &*a.left {
-                            // `_ = value;`
-                        } else {
-                            self.errors.error_spanned(
-                                &a.left,
-                                "can only assign to a variable, a field, an index or `*reference`",
-                            );
-                        }
-                    }
-                }
+                self.assign_to(&a.left, value, span);
                 unit()
             }
             Expr::Call(c) => self.lower_call(c),
@@ -875,6 +871,46 @@ impl Lower<'_> {
             ),
             other => self
                 .refuse(other, "this expression is not supported in #[differentiable] functions"),
+        }
+    }
+
+    /// `left = value`, where `left` is a place, `_`, or a tuple or array of them (a
+    /// destructuring assignment, `(a, b) = (b, a + b);`: the value is whole before any part of
+    /// it is stored).
+    fn assign_to(&mut self, left: &Expr, value: Operand, span: Span) {
+        match left {
+            // `_ = value;`
+            Expr::Infer(_) => {}
+            Expr::Paren(p) => self.assign_to(&p.expr, value, span),
+            Expr::Tuple(t) => {
+                let base = self.operand_place(value, None, span);
+                for (i, e) in t.elems.iter().enumerate() {
+                    let mut place = base.clone();
+                    place.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
+                        index: i as u32,
+                        span: e.span(),
+                    })));
+                    self.assign_to(e, Operand::Use(place), span);
+                }
+            }
+            Expr::Array(a) => {
+                let base = self.operand_place(value, None, span);
+                for (i, e) in a.elems.iter().enumerate() {
+                    let k = self.temp(e.span());
+                    self.assign(Place::local(k), Rvalue::Use(Operand::Const(quote!(#i))), e.span());
+                    let mut place = base.clone();
+                    push_index(&mut place, k);
+                    self.assign_to(e, Operand::Use(place), span);
+                }
+            }
+            _ => match self.lower_place(left) {
+                Some(place) => self.assign(place, Rvalue::Use(value), span),
+                None => self.errors.error_spanned(
+                    left,
+                    "can only assign to a variable, a field, an index, `*reference`, or a tuple \
+                     or array of them",
+                ),
+            },
         }
     }
 
@@ -1081,6 +1117,19 @@ impl Lower<'_> {
             );
         }
         let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        // `String::from("..")`, `String::new()` (an error's message): a constant.
+        if func.segments.len() == 2
+            && func.segments[0].ident == "String"
+            && ((last == "from"
+                && matches!(
+                    c.args.first(),
+                    Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }))
+                )
+                && c.args.len() == 1)
+                || (last == "new" && c.args.is_empty()))
+        {
+            return Operand::Const(quote!(#c));
+        }
         // `Some(v)`, `Ok(v)`, `Act::Leaky(a)`: an enum's variant.
         if let Some(ty) = super::variants::variant_type(&func) {
             return self.lower_variant_new(&func, ty, &c.args, span);
@@ -1335,6 +1384,32 @@ impl Lower<'_> {
                 self.push(StatementKind::Check(tokens), span);
                 unit()
             }
+            "matches" => {
+                // `matches!(e, pat)`: the test of a pattern without bindings, on primal values.
+                let parsed = mac.parse_body_with(|input: syn::parse::ParseStream<'_>| {
+                    let e: Expr = input.parse()?;
+                    input.parse::<syn::Token![,]>()?;
+                    let pat = Pat::parse_multi_with_leading_vert(input)?;
+                    if input.peek(syn::Token![if]) {
+                        return Err(input.error(
+                            "a guard in `matches!` is not supported; test it with `&&` after",
+                        ));
+                    }
+                    let _ = input.parse::<Option<syn::Token![,]>>()?;
+                    Ok((e, pat))
+                });
+                match parsed {
+                    Ok((e, pat)) => {
+                        // Names it binds are unused: the test is that of the pattern without.
+                        let place = self.place_of(&e);
+                        self.emit(Rvalue::Matches(place, Self::variant_test(&pat)), span)
+                    }
+                    Err(e) => {
+                        self.errors.push(e);
+                        unit()
+                    }
+                }
+            }
             "format" => {
                 // A `String` computed on primal values (an error's message): a constant of the
                 // derivative, whose names codegen reads as the variables' primal values.
@@ -1352,8 +1427,8 @@ impl Lower<'_> {
                 &mac.path,
                 "this macro is not supported in #[differentiable] functions (supported: `vec!`, \
                  `assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`, `panic!`, \
-                 `unreachable!`, `println!`, `print!`, `eprintln!`, `eprint!`, `dbg!`, `format!`); \
-                 call a function instead",
+                 `unreachable!`, `println!`, `print!`, `eprintln!`, `eprint!`, `dbg!`, `format!`, \
+                 `matches!`); call a function instead",
             ),
         }
     }

@@ -79,7 +79,7 @@ pub(super) const MISUSED: &str = "this method of `Option` is not supported in #[
      `let Some(v) = .. else { .. }` or `match`, and compute with the value";
 
 /// Whether `e` makes an `Option` this module knows.
-fn makes_option(e: &Expr) -> bool {
+pub(super) fn makes_option(e: &Expr) -> bool {
     match strip(e) {
         Expr::MethodCall(m) => match (m.method.to_string().as_str(), m.args.len()) {
             ("copied" | "cloned" | "map", 0..=1) => makes_option(&m.receiver),

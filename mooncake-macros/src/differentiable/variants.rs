@@ -218,6 +218,15 @@ impl Lower<'_> {
     /// that residual converted into the function's result (`None`, `Err(From::from(e))`).
     pub(super) fn lower_try(&mut self, t: &syn::ExprTry) -> Operand {
         let span = t.question_token.span();
+        // `x.first()?` on an `Option` `options.rs` knows: its `match`, which builds none.
+        if super::options::makes_option(&t.expr) {
+            let e = &t.expr;
+            let m: syn::ExprMatch = syn::parse_quote_spanned!(span=> match #e {
+                Some(__mooncake_v) => __mooncake_v,
+                None => return ::core::option::Option::None,
+            });
+            return self.lower_match(&m);
+        }
         let v = self.lower_expr(&t.expr);
         let s = self.operand_local(v, t.expr.span());
         let test = self.temp(span);

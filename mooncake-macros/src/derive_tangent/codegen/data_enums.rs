@@ -18,6 +18,12 @@ use quote::{format_ident, quote};
 /// The four sibling enums, by the `Primal` associated type they stand for.
 const SIBLINGS: [&str; 4] = ["Tangent", "FData", "RData", "Shadow"];
 
+/// The body of a match arm over two values of the same variant: the variant, the names bound
+/// in the first and in the second, the field types.
+type PairBody<'f> = dyn Fn(&Ident, &[Ident], &[Ident], &[syn::Type]) -> TokenStream + 'f;
+/// The body of a match arm over one value: the variant, the names bound, the field types.
+type ArmBody<'f> = dyn Fn(&Ident, &[Ident], &[syn::Type]) -> TokenStream + 'f;
+
 struct Enum<'a> {
     rt: TokenStream,
     ident: &'a Ident,
@@ -41,7 +47,7 @@ pub(crate) fn expand(container: &Container, variants: &[Variant]) -> TokenStream
     let partial_eq = e.partial_eq_impl();
     let zero = e.zero_rdata_impl();
     let primal = e.primal_impl();
-    let from_handle = e.from_handle_impl();
+    let from_handle = e.handle_reader_impl();
     let clone_check = super::enums::clone_check(container, &e.rt);
     quote! {
         #(#decls)*
@@ -100,12 +106,7 @@ impl Enum<'_> {
     }
 
     /// `(Self::V(a0, ..), Self::V(b0, ..)) => body(a, b)` for each variant with data.
-    fn pair_arms(
-        &self,
-        left: &Ident,
-        right: &Ident,
-        body: &dyn Fn(&Ident, &[Ident], &[Ident], &[syn::Type]) -> TokenStream,
-    ) -> Vec<TokenStream> {
+    fn pair_arms(&self, left: &Ident, right: &Ident, body: &PairBody<'_>) -> Vec<TokenStream> {
         self.data
             .iter()
             .map(|(v, tys)| {
@@ -117,11 +118,7 @@ impl Enum<'_> {
     }
 
     /// `Self::V(a0, ..) => body(a)` for each variant with data.
-    fn arms(
-        &self,
-        on: &Ident,
-        body: &dyn Fn(&Ident, &[Ident], &[syn::Type]) -> TokenStream,
-    ) -> Vec<TokenStream> {
+    fn arms(&self, on: &Ident, body: &ArmBody<'_>) -> Vec<TokenStream> {
         self.data
             .iter()
             .map(|(v, tys)| {
@@ -323,10 +320,12 @@ impl Enum<'_> {
             &|_, a, b, _| quote!(true #(&& #p::approx_eq(#a, #b, #rtol, #atol))*),
         );
         let clone = quote!(#rt::core::clone::Clone);
+        // Bounded on `Self: Clone` (higher-ranked, so that it is no error of its own): an enum
+        // that is not `Clone` gets the one message of `enums::clone_check`.
         quote! {
             #[automatically_derived]
             #[allow(unreachable_patterns, unused_variables)]
-            impl #p for #e {
+            impl #p for #e where for<'__mooncake> #e: #clone {
                 type Tangent = #t;
                 type TangentRef = #t;
                 type FData = #f;
@@ -413,13 +412,13 @@ impl Enum<'_> {
         }
     }
 
-    fn from_handle_impl(&self) -> TokenStream {
+    fn handle_reader_impl(&self) -> TokenStream {
         let rt = &self.rt;
         let e = self.ident;
         let handle = local("handle");
         quote! {
             #[automatically_derived]
-            impl #rt::FromHandle for #e {
+            impl #rt::FromHandle for #e where for<'__mooncake> #e: #rt::core::clone::Clone {
                 fn from_handle(#handle: &#rt::SharedRef<Self>) -> Self {
                     #handle.with(#rt::core::clone::Clone::clone)
                 }
@@ -443,7 +442,7 @@ impl Enum<'_> {
         quote! {
             #[automatically_derived]
             #[allow(unreachable_patterns)]
-            impl #rt::enums::Variant<#key> for #e {
+            impl #rt::enums::Variant<#key> for #e where for<'__mooncake> #e: #rt::core::clone::Clone {
                 type Fields = #fields_ty;
                 #[inline]
                 fn from_fields(#fields: #fields_ty) -> Self {

@@ -1,0 +1,257 @@
+//! Idioms of numerical Rust, each as a user would write it, checked in both modes by
+//! `test_rule!`: chains ending in a method, `fold` with `&v` patterns, closures over ranges,
+//! array patterns through a reference (`let [a, b, c] = *params;`), destructuring assignment
+//! (`(a, b) = (b, a + b);`), `matches!`, `?` on `x.first()`, `String::from` in an error,
+//! nested buffers returned, statistics through `sum::<f64>()`.
+
+use mooncake_runtime::prelude::*;
+
+#[differentiable]
+fn p1(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+#[differentiable]
+fn p3(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y.iter()).map(|(a, b)| (a - b).powi(2)).sum()
+}
+
+#[differentiable]
+fn p4(x: &[f64]) -> Vec<f64> {
+    let v: Vec<f64> = x.iter().map(|a| a.exp()).collect();
+    let s: f64 = v.iter().sum();
+    v.iter().map(|e| e / s).collect()
+}
+
+#[differentiable]
+fn p7(params: &[f64; 3], t: f64) -> f64 {
+    let [a, b, c] = *params;
+    a * t * t + b * t + c
+}
+
+#[differentiable]
+fn p8(x: &[f64]) -> f64 {
+    x.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[differentiable]
+fn p10(a: f64, n: usize) -> f64 {
+    let h = 0.1;
+    let f = |t: f64| a * t.sin();
+    (0..n).map(|i| f(i as f64 * h)).sum()
+}
+
+#[differentiable]
+fn p11(x: &[f64]) -> f64 {
+    match x.len() {
+        0 => 0.0,
+        n => x[n - 1],
+    }
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Params {
+    a: f64,
+    b: f64,
+}
+
+#[differentiable]
+fn p13(p: &Params, data: &[(f64, f64)]) -> f64 {
+    data.iter().map(|&(x, y)| (p.a * x + p.b - y).powi(2)).sum::<f64>() / data.len() as f64
+}
+
+#[differentiable]
+fn p17(x: f64, n: usize) -> f64 {
+    let (mut a, mut b) = (0.0, x);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a + b
+}
+
+#[differentiable]
+fn p21(x: &[f64]) -> f64 {
+    if x.iter().any(|&v| v < 0.0) {
+        return f64::NAN;
+    }
+    x.iter().map(|v| v.ln()).sum()
+}
+
+#[differentiable]
+fn p22(x: &[f64]) -> f64 {
+    x.iter().cloned().fold(0.0_f64, |acc, v| acc.max(v.abs()))
+}
+
+#[differentiable]
+fn p27(x: &[f64]) -> f64 {
+    x.iter().max_by(|a, b| a.total_cmp(b)).copied().unwrap_or(0.0)
+}
+
+#[differentiable]
+fn p30(x: f64, m: Mode) -> f64 {
+    if matches!(m, Mode::A) { x } else { 2.0 * x }
+}
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    A,
+    B,
+}
+
+#[differentiable]
+fn p32(a: &[f64], b: &[f64]) -> Vec<Vec<f64>> {
+    let mut out = vec![vec![0.0; b.len()]; a.len()];
+    for i in 0..a.len() {
+        for j in 0..b.len() {
+            out[i][j] = a[i] * b[j];
+        }
+    }
+    out
+}
+
+#[differentiable]
+fn p35(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |acc, &v| acc + v * v)
+}
+
+#[differentiable]
+fn g37(x: f64) -> (f64, f64) {
+    (x.sin(), x.cos())
+}
+
+#[differentiable]
+fn p37(x: f64) -> f64 {
+    let (a, b) = g37(x);
+    a * b
+}
+
+#[differentiable]
+fn p41(x: f64) -> f64 {
+    std::f64::consts::E.powf(x) + std::f64::consts::PI * x
+}
+
+#[differentiable]
+fn p43(x: f64) -> f64 {
+    x.abs().max(1e-12).ln()
+}
+
+#[differentiable]
+fn p44(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    var.sqrt()
+}
+
+#[differentiable]
+fn p45(x: &mut [f64], lr: f64) {
+    for v in x.iter_mut() {
+        *v -= lr * 2.0 * *v;
+    }
+}
+
+#[differentiable]
+fn p46(x: &[f64]) -> f64 {
+    let mut best = x[0];
+    for &v in &x[1..] {
+        if v > best {
+            best = v;
+        }
+    }
+    best
+}
+
+#[differentiable]
+fn p47(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len().min(y.len());
+    let mut s = 0.0;
+    for i in 0..n {
+        s += x[i] * y[i];
+    }
+    s
+}
+
+#[differentiable]
+fn p48(x: &[f64]) -> f64 {
+    let total: f64 = x.iter().sum();
+    let logs: Vec<f64> = x.iter().map(|v| (v / total).ln()).collect();
+    logs.iter().zip(x).map(|(l, v)| l * v).sum()
+}
+
+#[differentiable]
+fn p49(x: &[f64]) -> Option<f64> {
+    let first = *x.first()?;
+    let last = *x.last()?;
+    Some(last - first)
+}
+
+#[differentiable]
+fn p50(x: &[f64]) -> f64 {
+    x.iter().enumerate().map(|(i, v)| (i as f64 + 1.0) * v).sum()
+}
+
+#[differentiable]
+fn p51(x: &[f64]) -> Result<f64, String> {
+    if x.is_empty() {
+        return Err(String::from("empty"));
+    }
+    Ok(x.iter().sum::<f64>())
+}
+
+#[differentiable]
+fn p52(x: &[f64]) -> f64 {
+    let v = x.to_vec();
+    let mut s = 0.0;
+    for w in v.windows(2) {
+        s += (w[1] - w[0]).abs();
+    }
+    s
+}
+
+#[differentiable]
+fn p53(x: f64) -> f64 {
+    let xs = [x, 2.0 * x, x * x];
+    xs.iter().sum::<f64>()
+}
+
+#[differentiable]
+fn p54(x: &[f64]) -> f64 {
+    let sq: Vec<f64> = x.iter().map(|v| v * v).collect();
+    sq.into_iter().sum()
+}
+
+#[test]
+fn idioms_in_both_modes() {
+    let x = vec![0.5, 1.5, 2.0];
+    let y = vec![1.0, -1.0, 0.3];
+    test_rule!(p1(&x));
+    test_rule!(p3(&x, &y));
+    test_rule!(p4(&x));
+    test_rule!(p7(&[1.0, 2.0, 3.0], 0.7));
+    test_rule!(p8(&x));
+    test_rule!(p10(1.3, 5));
+    test_rule!(p11(&x));
+    test_rule!(p13(&Params { a: 1.0, b: 0.5 }, &[(1.0, 2.0), (0.5, 0.1)]));
+    test_rule!(p17(0.7, 4));
+    test_rule!(p21(&x));
+    test_rule!(p22(&[1.0, -1.2, 0.3]));
+    test_rule!(p27(&y));
+    test_rule!(p30(1.0, Mode::B));
+    test_rule!(p30(1.0, Mode::A));
+    test_rule!(p32(&x, &y));
+    test_rule!(p35(&x));
+    test_rule!(p37(0.4));
+    test_rule!(p41(0.4));
+    test_rule!(p43(0.4));
+    test_rule!(p44(&x));
+    test_rule!(p45(&mut x.clone(), 0.1));
+    test_rule!(p46(&y));
+    test_rule!(p47(&x, &y));
+    test_rule!(p48(&x));
+    test_rule!(p49(&x));
+    test_rule!(p50(&x));
+    test_rule!(p51(&x));
+    test_rule!(p52(&y));
+    test_rule!(p53(0.3));
+    test_rule!(p54(&x));
+}
