@@ -255,3 +255,172 @@ fn idioms_in_both_modes() {
     test_rule!(p53(0.3));
     test_rule!(p54(&x));
 }
+
+// Methods of a model struct over rows, log-sum-exp, sorting then taking, arrays of pairs, a
+// `loop` with `break`, tuples returned and taken apart, matrix rows mapped and collected, a
+// `&mut Vec` grown and scaled, a polynomial over an array of coefficients, a filtered product,
+// chunks summed, a fixed-point iteration on a `mut` argument.
+
+#[derive(Tangent, Clone, Debug)]
+struct Linear {
+    w: Vec<f64>,
+    b: f64,
+}
+
+#[differentiable]
+impl Linear {
+    fn predict(&self, x: &[f64]) -> f64 {
+        self.w.iter().zip(x).map(|(w, x)| w * x).sum::<f64>() + self.b
+    }
+    fn loss(&self, xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+        let mut l = 0.0;
+        for (x, y) in xs.iter().zip(ys) {
+            let e = self.predict(x) - y;
+            l += e * e;
+        }
+        l / ys.len() as f64
+    }
+}
+
+#[differentiable]
+fn q1(m: &Linear, xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+    m.loss(xs, ys)
+}
+
+#[differentiable]
+fn q2(x: &[f64]) -> f64 {
+    let max = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = x.iter().map(|v| (v - max).exp()).sum();
+    max + sum.ln()
+}
+
+#[differentiable]
+fn q3(x: &[f64], k: usize) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v.iter().take(k).sum()
+}
+
+#[differentiable]
+fn q4(theta: &[f64; 2], data: &[[f64; 2]]) -> f64 {
+    data.iter().map(|p| (theta[0] + theta[1] * p[0] - p[1]).powi(2)).sum()
+}
+
+#[differentiable]
+fn q5(x: f64, y: f64) -> f64 {
+    let r = (x * x + y * y).sqrt();
+    let theta = y.atan2(x);
+    r * theta.cos() + r.ln_1p()
+}
+
+#[differentiable]
+fn q6(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut acc = 0.0;
+    let mut i = 0;
+    loop {
+        if i >= n {
+            break;
+        }
+        acc += x[i] * (i as f64);
+        i += 1;
+    }
+    acc
+}
+
+#[differentiable]
+fn q7(x: &[f64]) -> (f64, f64) {
+    let mean = x.iter().sum::<f64>() / x.len() as f64;
+    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / x.len() as f64;
+    (mean, var)
+}
+
+#[differentiable]
+fn q8(x: &[f64]) -> f64 {
+    let (m, v) = q7(x);
+    m + v.sqrt()
+}
+
+#[differentiable]
+fn q9(a: &Vec<Vec<f64>>, x: &[f64]) -> Vec<f64> {
+    a.iter().map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum()).collect()
+}
+
+#[differentiable]
+fn q10(a: &Vec<Vec<f64>>, x: &[f64]) -> f64 {
+    q9(a, x).iter().map(|v| v * v).sum()
+}
+
+#[differentiable]
+fn q11(x: &mut Vec<f64>, y: f64) {
+    x.push(y * 2.0);
+    for v in x.iter_mut() {
+        *v *= y;
+    }
+}
+
+#[differentiable]
+fn q12(x: f64) -> f64 {
+    let coeffs = [1.0, -0.5, 0.25, -0.125];
+    let mut acc = 0.0;
+    for (k, c) in coeffs.iter().enumerate() {
+        acc += c * x.powi(k as i32);
+    }
+    acc
+}
+
+#[differentiable]
+fn q13(x: &[f64]) -> f64 {
+    let pos: Vec<f64> = x.iter().filter(|v| **v > 0.0).cloned().collect();
+    if pos.is_empty() { 0.0 } else { pos.iter().product() }
+}
+
+#[differentiable]
+fn q14(x: &[f64]) -> f64 {
+    x.chunks(2).map(|c| c.iter().sum::<f64>().powi(2)).sum()
+}
+
+#[differentiable]
+fn q15(mut x: f64, steps: usize) -> f64 {
+    for _ in 0..steps {
+        x = x - 0.1 * (x * x - 2.0);
+    }
+    x
+}
+
+#[differentiable]
+fn q16(x: &[f64]) -> f64 {
+    let m = x.iter().copied().fold(f64::INFINITY, f64::min);
+    x.iter().map(|v| v - m).sum()
+}
+
+#[differentiable]
+fn q17(p: (f64, f64), x: f64) -> f64 {
+    let (a, b) = p;
+    a * x + b
+}
+
+#[test]
+fn more_idioms_in_both_modes() {
+    let m = Linear { w: vec![0.5, -0.3], b: 0.1 };
+    let xs = vec![vec![1.0, 2.0], vec![0.5, -1.0]];
+    let ys = vec![0.3, -0.2];
+    let x = vec![0.5, 1.5, -2.0, 0.7];
+    test_rule!(q1(&m, &xs, &ys));
+    test_rule!(q2(&x));
+    test_rule!(q3(&x, 2));
+    test_rule!(q4(&[0.5, 1.5], &[[1.0, 2.0], [0.5, 0.3]]));
+    test_rule!(q5(0.3, 0.8));
+    test_rule!(q6(&x));
+    test_rule!(q7(&x));
+    test_rule!(q8(&x));
+    test_rule!(q9(&xs, &[0.2, 0.4]));
+    test_rule!(q10(&xs, &[0.2, 0.4]));
+    test_rule!(q11(&mut vec![1.0, 2.0], 0.7));
+    test_rule!(q12(0.6));
+    test_rule!(q13(&x));
+    test_rule!(q14(&x));
+    test_rule!(q15(0.3, 5));
+    test_rule!(q16(&x));
+    test_rule!(q17((0.5, 1.0), 2.0));
+}
