@@ -424,3 +424,23 @@ fn more_idioms_in_both_modes() {
     test_rule!(q16(&x));
     test_rule!(q17((0.5, 1.0), 2.0));
 }
+
+/// Iterators kept in variables, then consumed.
+#[differentiable]
+fn kept_iterators(x: &[f64], y: &[f64], k: f64) -> f64 {
+    let squares = x.iter().map(|v| v * v * k);
+    let total: f64 = squares.sum();
+    let pairs = x.iter().zip(y);
+    let mut s = 0.0;
+    for (a, b) in pairs {
+        s += a * b;
+    }
+    let it = y.iter().skip(1);
+    let it = it.copied();
+    total + s + it.fold(0.0, |acc, v| acc + v.sin())
+}
+
+#[test]
+fn iterators_kept_in_variables() {
+    test_rule!(kept_iterators(&[0.5, 1.5, -2.0], &[1.0, -1.0, 0.3], 0.7));
+}

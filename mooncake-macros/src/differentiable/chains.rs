@@ -1381,7 +1381,7 @@ pub(super) fn pattern_names(p: &Pat, out: &mut Vec<syn::Ident>) {
 
 /// The single-segment names an expression reads (a superset of its free variables: names it
 /// binds itself are included, and the caller skips those that resolve to nothing).
-fn free_names(e: &Expr, out: &mut Vec<syn::Ident>) {
+pub(super) fn free_names(e: &Expr, out: &mut Vec<syn::Ident>) {
     use syn::visit::Visit;
     struct Names<'o>(&'o mut Vec<syn::Ident>);
     impl<'a> Visit<'a> for Names<'_> {

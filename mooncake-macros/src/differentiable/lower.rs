@@ -322,6 +322,30 @@ impl Lower<'_> {
                     }
                     return cx.lower_stmts(&rest, top);
                 }
+                // `let squares = x.iter().map(..);`, consumed later: the chain written where the
+                // name is used (see `lazy`).
+                if let Stmt::Local(local) = stmt
+                    && let Some(init) = &local.init
+                    && init.diverge.is_none()
+                    && super::lazy::is_lazy_chain(&init.expr)
+                    && let Some(name) = super::lazy::simple_name(&local.pat)
+                    && stmts[i + 1..].iter().any(|s| super::lazy::mentions(s, name))
+                {
+                    let mut free = Vec::new();
+                    super::chains::free_names(&init.expr, &mut free);
+                    match super::lazy::substitute(&stmts[i + 1..], name, &init.expr, &free) {
+                        Ok(rest) => return cx.lower_stmts(&rest, top),
+                        Err(at) => {
+                            cx.errors.error_spanned(
+                                at,
+                                "this rebinds a name that an iterator kept in a variable reads, \
+                                 before the iterator is used; use the iterator first, or give \
+                                 this binding another name",
+                            );
+                            return unit();
+                        }
+                    }
+                }
                 match stmt {
                     Stmt::Local(local) => cx.lower_let(local),
                     // An empty statement (`x;;`): syn gives it as an empty verbatim expression,

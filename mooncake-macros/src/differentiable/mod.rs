@@ -11,6 +11,7 @@ pub(crate) mod codegen;
 pub(crate) mod errors;
 pub(crate) mod forward;
 pub(crate) mod ir;
+mod lazy;
 pub(crate) mod lower;
 mod options;
 pub(crate) mod parse;
