@@ -4,6 +4,9 @@
 //! (`(a, b) = (b, a + b);`), `matches!`, `?` on `x.first()`, `String::from` in an error,
 //! nested buffers returned, statistics through `sum::<f64>()`.
 
+// Written as users write them, `&Vec` arguments and `vec!` of three included.
+#![allow(clippy::ptr_arg, clippy::useless_vec)]
+
 use mooncake_runtime::prelude::*;
 
 #[differentiable]
@@ -443,4 +446,182 @@ fn kept_iterators(x: &[f64], y: &[f64], k: f64) -> f64 {
 #[test]
 fn iterators_kept_in_variables() {
     test_rule!(kept_iterators(&[0.5, 1.5, -2.0], &[1.0, -1.0, 0.3], 0.7));
+}
+
+// Particles stepped through `iter_mut`, kinetic energy over a slice of structs, a `Copy`
+// state with `&mut self` / `&self` methods, RK4 through a closure, struct update syntax,
+// arrays of points, a range mapped and collected, `f64::max` as a path, triple zips, a matrix
+// product over `Vec<Vec<f64>>`, a labelled `break` out of nested loops, a generic function,
+// `position` for an index, `last().unwrap()`, windows pushed into a `Vec`.
+
+#[derive(Tangent, Clone, Debug)]
+struct Particle {
+    pos: [f64; 2],
+    vel: [f64; 2],
+    mass: f64,
+}
+
+#[differentiable]
+fn r1(ps: &mut Vec<Particle>, dt: f64) {
+    for p in ps.iter_mut() {
+        p.pos[0] += dt * p.vel[0];
+        p.pos[1] += dt * p.vel[1];
+    }
+}
+
+#[differentiable]
+fn r2(ps: &[Particle]) -> f64 {
+    ps.iter().map(|p| 0.5 * p.mass * (p.vel[0] * p.vel[0] + p.vel[1] * p.vel[1])).sum()
+}
+
+#[derive(Tangent, Clone, Copy, Debug)]
+struct State {
+    x: f64,
+    v: f64,
+}
+
+#[differentiable]
+impl State {
+    fn step(&mut self, dt: f64, k: f64) {
+        let a = -k * self.x;
+        self.v += dt * a;
+        self.x += dt * self.v;
+    }
+    fn energy(&self, k: f64) -> f64 {
+        0.5 * self.v * self.v + 0.5 * k * self.x * self.x
+    }
+}
+
+#[differentiable]
+fn r3(s0: State, k: f64, n: usize) -> f64 {
+    let mut s = s0;
+    for _ in 0..n {
+        s.step(0.01, k);
+    }
+    s.energy(k)
+}
+
+#[differentiable]
+fn r4(y0: f64, h: f64, n: usize) -> f64 {
+    let f = |y: f64| -0.5 * y;
+    let mut y = y0;
+    for _ in 0..n {
+        let k1 = f(y);
+        let k2 = f(y + 0.5 * h * k1);
+        let k3 = f(y + 0.5 * h * k2);
+        let k4 = f(y + h * k3);
+        y += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+    }
+    y
+}
+
+#[differentiable]
+fn r5(s: State, x: f64) -> State {
+    State { x, ..s }
+}
+
+#[differentiable]
+fn r6(pts: &[[f64; 3]], w: &[f64; 3]) -> f64 {
+    pts.iter().map(|p| p[0] * w[0] + p[1] * w[1] + p[2] * w[2]).map(|z| z.tanh()).sum()
+}
+
+#[differentiable]
+fn r7(h: f64, n: usize) -> f64 {
+    let v: Vec<f64> = (0..n).map(|i| (i as f64 * h).sin()).collect();
+    v.iter().rev().take(3).sum()
+}
+
+#[differentiable]
+fn r8(a: f64, b: f64, c: f64) -> f64 {
+    f64::max(a, b).min(c) + a.min(b).max(c)
+}
+
+#[differentiable]
+fn r9(x: &[f64], y: &[f64], z: &[f64]) -> f64 {
+    x.iter().zip(y).zip(z).map(|((a, b), c)| a * b * c).sum()
+}
+
+#[differentiable]
+fn r10(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = a.len();
+    let m = b[0].len();
+    let mut c = vec![vec![0.0; m]; n];
+    for i in 0..n {
+        for j in 0..m {
+            for k in 0..b.len() {
+                c[i][j] += a[i][k] * b[k][j];
+            }
+        }
+    }
+    c
+}
+
+#[differentiable]
+fn r11(x: &[f64]) -> f64 {
+    let mut best = 0.0;
+    'outer: for i in 0..x.len() {
+        for j in 0..x.len() {
+            if x[i] * x[j] > 2.0 {
+                best = x[i] + x[j];
+                break 'outer;
+            }
+        }
+    }
+    best
+}
+
+#[differentiable]
+fn r12<T: Float>(x: T, y: T) -> T {
+    (x * y).sin() + x.powi(2)
+}
+
+#[differentiable]
+fn r13(x: &[f64]) -> f64 {
+    let i = x.iter().position(|&v| v > 0.5).unwrap_or(0);
+    x[i] * 2.0
+}
+
+#[differentiable]
+fn r14(x: &[f64]) -> f64 {
+    *x.last().unwrap() * x.first().copied().unwrap_or(1.0)
+}
+
+#[differentiable]
+fn r15(x: &[f64]) -> Vec<f64> {
+    let mut out = Vec::new();
+    for w in x.windows(2) {
+        out.push(w[1] - w[0]);
+    }
+    out
+}
+
+#[differentiable]
+fn r16(x: f64) -> f64 {
+    let xs = vec![x, x * x, x.exp()];
+    let s = xs.iter().fold(0.0, |a, b| a + b);
+    s / xs.len() as f64
+}
+
+#[test]
+fn simulations_and_structs_in_both_modes() {
+    let ps = vec![
+        Particle { pos: [0.0, 1.0], vel: [0.5, -0.2], mass: 2.0 },
+        Particle { pos: [1.0, 0.0], vel: [-0.1, 0.3], mass: 1.0 },
+    ];
+    test_rule!(r1(&mut ps.clone(), 0.1));
+    test_rule!(r2(&ps));
+    test_rule!(r3(State { x: 1.0, v: 0.0 }, 2.0, 10));
+    test_rule!(r4(1.0, 0.1, 5));
+    test_rule!(r5(State { x: 1.0, v: 0.5 }, 2.0));
+    test_rule!(r6(&[[1.0, 2.0, 0.5], [0.3, -0.2, 0.1]], &[0.1, 0.2, -0.3]));
+    test_rule!(r7(0.3, 6));
+    test_rule!(r8(0.3, 0.5, 0.4));
+    test_rule!(r9(&[1.0, 2.0], &[0.5, 0.3], &[-1.0, 2.0]));
+    test_rule!(r10(&[vec![1.0, 2.0], vec![0.5, -1.0]], &[vec![0.3, 0.2], vec![1.0, -0.5]]));
+    test_rule!(r11(&[1.0, 1.5, 2.5]));
+    test_rule!(r12(0.3_f64, 0.7_f64));
+    test_rule!(r13(&[0.1, 0.7, 0.2]));
+    test_rule!(r14(&[0.1, 0.7, 0.2]));
+    test_rule!(r15(&[0.1, 0.7, 0.2]));
+    test_rule!(r16(0.4));
 }

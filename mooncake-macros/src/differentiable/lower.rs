@@ -792,14 +792,22 @@ impl Lower<'_> {
                 self.emit(Rvalue::Repeat(v, r.len.to_token_stream()), span)
             }
             Expr::Struct(s) => {
-                if let Some(rest) = &s.rest {
-                    return self.refuse(
-                        rest,
-                        "struct update syntax (`..base`) is not supported; write every field",
-                    );
-                }
                 if s.qself.is_some() {
                     return self.refuse(s, "qualified struct paths are not supported");
+                }
+                // `S { x, ..base }`: a copy of `base` with the fields written (the fields are
+                // evaluated first, as Rust does).
+                if let Some(rest) = &s.rest {
+                    let ops = self.lower_operands(s.fields.iter().map(|f| &f.expr));
+                    let base = self.lower_expr(rest);
+                    let t = self.temp(span);
+                    self.assign(Place::local(t), Rvalue::Use(base), span);
+                    for (f, op) in s.fields.iter().zip(ops) {
+                        let mut place = Place::local(t);
+                        place.projections.push(Projection::Field(f.member.clone()));
+                        self.assign(place, Rvalue::Use(op), span);
+                    }
+                    return Operand::Use(Place::local(t));
                 }
                 let ops = self.lower_operands(s.fields.iter().map(|f| &f.expr));
                 let fields = s.fields.iter().map(|f| f.member.clone()).zip(ops).collect();
