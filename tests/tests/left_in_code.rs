@@ -121,3 +121,39 @@ fn strings_choose_the_branch() {
         }
     }
 }
+
+#[derive(Tangent, Clone, Debug)]
+struct Spring {
+    k: f64,
+    rest: f64,
+}
+
+/// `Box<f64>` and `Box<S>` arguments: `*b` reads the value, `s.k` a field through the box; a
+/// box built and returned.
+#[differentiable]
+fn boxed_energy(b: Box<f64>, s: Box<Spring>) -> f64 {
+    let d = *b - s.rest;
+    0.5 * s.k * d * d + b.sin()
+}
+
+#[differentiable]
+fn boxed_scale(x: f64) -> Box<f64> {
+    Box::new(2.0 * x)
+}
+
+#[differentiable]
+fn through_boxes(x: f64, k: f64) -> f64 {
+    let b = boxed_scale(x);
+    boxed_energy(b, Box::new(Spring { k, rest: 0.5 }))
+}
+
+#[test]
+fn boxed_arguments() {
+    test_rule!(boxed_energy(Box::new(1.3), Box::new(Spring { k: 2.0, rest: 0.5 })));
+    test_rule!(boxed_scale(0.7));
+    test_rule!(through_boxes(0.7, 1.5));
+    let (_, (db, ds)) =
+        value_and_gradient!(boxed_energy(Box::new(1.3), Box::new(Spring { k: 2.0, rest: 0.5 })));
+    assert!((db - (2.0 * 0.8 + 1.3_f64.cos())).abs() < 1e-12);
+    assert!((ds.k - 0.5 * 0.8 * 0.8).abs() < 1e-12 && (ds.rest + 2.0 * 0.8).abs() < 1e-12);
+}

@@ -52,6 +52,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         aliases: Default::default(),
         loops: Vec::new(),
         references: std::collections::HashMap::new(),
+        unboxed: Default::default(),
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
     for (name, ty, _) in &sig.args {
@@ -59,6 +60,19 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         cx.bind(name.clone(), l);
     }
     cx.new_block();
+    // A `Box<T>` argument is opened at entry: its name is the value inside (see `unboxed`).
+    for (k, (name, ty, _)) in sig.args.iter().enumerate() {
+        if is_box(ty) {
+            let span = name.span();
+            let l = cx.new_local(Some(name.clone()), None, span);
+            let func = syn::parse_quote_spanned!(span=>
+                ::mooncake_runtime::__private::rules::boxes::unbox);
+            let arg = Operand::Use(Place::local(Local(k as u32 + 1)));
+            cx.assign(Place::local(l), Rvalue::Call { func, args: vec![arg] }, span);
+            cx.bind(name.clone(), l);
+            cx.unboxed.insert(l);
+        }
+    }
     let value = cx.lower_block(body);
     if cx.reachable() {
         let span = body.brace_token.span.close();
@@ -131,6 +145,15 @@ pub(super) struct Lower<'e> {
     /// borrow lives. The local itself is assigned the borrow too, for what reads it by name (an
     /// assertion's text); reverse mode drops that assignment when nothing does.
     pub(super) aliases: std::collections::HashMap<Local, (Place, bool)>,
+    /// The values of `Box<T>` arguments, opened at entry: `*b` is `b` itself.
+    unboxed: std::collections::HashSet<Local>,
+}
+
+/// Whether `ty` is `Box<T>` (by its last path segment).
+fn is_box(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "Box"
+            && matches!(s.arguments, syn::PathArguments::AngleBracketed(_))))
 }
 
 /// `place[i]`, written as indexing reads it: through any reference, so `(*r)[i]` is `r[i]`.
@@ -699,6 +722,14 @@ impl Lower<'_> {
                 if let Some((q, _)) = self.alias_of(&u.expr) {
                     return Some(q);
                 }
+                // `*b` of a `Box<T>` argument: the value, opened at entry.
+                if let Expr::Path(p) = &*u.expr
+                    && let Some(ident) = p.path.get_ident()
+                    && let Some(l) = self.lookup(ident)
+                    && self.unboxed.contains(&l)
+                {
+                    return Some(Place::local(l));
+                }
                 let mut base = self.place_of(&u.expr);
                 base.projections.push(Projection::Deref);
                 Some(base)
@@ -1161,6 +1192,17 @@ impl Lower<'_> {
                 || (last == "new" && c.args.is_empty()))
         {
             return Operand::Const(quote!(#c));
+        }
+        // `Box::new(x)`.
+        if func.segments.len() == 2
+            && func.segments[0].ident == "Box"
+            && last == "new"
+            && c.args.len() == 1
+        {
+            let args = self.lower_operands(c.args.iter());
+            let func = syn::parse_quote_spanned!(span=>
+                ::mooncake_runtime::__private::rules::boxes::new);
+            return self.emit(Rvalue::Call { func, args }, span);
         }
         // `Some(v)`, `Ok(v)`, `Act::Leaky(a)`: an enum's variant.
         if let Some(ty) = super::variants::variant_type(&func) {

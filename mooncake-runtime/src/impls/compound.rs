@@ -437,3 +437,64 @@ impl<T: Primal + Clone, E: Clone + std::fmt::Debug + 'static> crate::tangent::Fr
 fn same_error<E: std::fmt::Debug>(a: &E, b: &E) -> bool {
     format!("{a:?}") == format!("{b:?}")
 }
+
+// ---------------------------------------------------------------------------------------------
+// Box: the tangent, fdata, rdata and shadow of what it holds.
+
+impl<T: Primal + Clone> Primal for Box<T> {
+    type Tangent = T::Tangent;
+    type TangentRef = T::TangentRef;
+    type FData = T::FData;
+    type RData = T::RData;
+    type Shadow = T::Shadow;
+    type Handle = T::Handle;
+
+    fn zero_tangent(&self) -> Self::Tangent {
+        (**self).zero_tangent()
+    }
+    fn random_tangent(&self, rng: &mut TestRng) -> Self::Tangent {
+        (**self).random_tangent(rng)
+    }
+    fn zero_fdata(&self) -> Self::FData {
+        (**self).zero_fdata()
+    }
+    fn zero_rdata(&self) -> Self::RData {
+        (**self).zero_rdata()
+    }
+    fn zero_shadow(&self) -> Self::Shadow {
+        (**self).zero_shadow()
+    }
+    fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData) {
+        T::split_tangent(tangent)
+    }
+    fn join_tangent(fdata: &Self::FData, rdata: Self::RData) -> Self::Tangent {
+        T::join_tangent(fdata, rdata)
+    }
+    fn tangent_to_shadow(tangent: Self::Tangent) -> Self::Shadow {
+        T::tangent_to_shadow(tangent)
+    }
+    fn shadow_to_tangent(shadow: &Self::Shadow) -> Self::Tangent {
+        T::shadow_to_tangent(shadow)
+    }
+    fn tangent_ref(tangent: &Self::Tangent) -> &Self::TangentRef {
+        T::tangent_ref(tangent)
+    }
+    fn tangent_mut(tangent: &mut Self::Tangent) -> &mut Self::TangentRef {
+        T::tangent_mut(tangent)
+    }
+    fn to_handle(&self) -> Self::Handle {
+        (**self).to_handle()
+    }
+    fn load_handle(&mut self, handle: &Self::Handle) {
+        (**self).load_handle(handle)
+    }
+    fn perturb(&mut self, tangent: &Self::Tangent, h: f64) {
+        (**self).perturb(tangent, h)
+    }
+    fn inner_difference(tangent: &Self::Tangent, a: &Self, b: &Self) -> f64 {
+        T::inner_difference(tangent, a, b)
+    }
+    fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool {
+        (**self).approx_eq(other, rtol, atol)
+    }
+}

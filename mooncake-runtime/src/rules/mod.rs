@@ -4,7 +4,9 @@
 //! * [`scalar`]: arithmetic, `std` float methods, comparisons and casts on `f32` and `f64`.
 //! * [`buffer`]: reads, writes and growth of slices, `Vec`s and arrays.
 //! * [`stop_gradient`](mod@stop_gradient): the identity with derivative zero.
+//! * [`boxes`]: a `Box<T>` opened and built.
 
+pub mod boxes;
 pub mod buffer;
 pub mod scalar;
 pub mod stop_gradient;
