@@ -389,3 +389,135 @@ pub fn try_residual_rrule<R: FromResidual<T>, T: Primal<RData: ZeroRData>>(
 ) -> (CoDual<R, R::FData>, impl FnOnce(R::RData) -> (T::RData,)) {
     (crate::reverse::constant(R::from_residual(t.primal)), |_| (T::RData::zero(),))
 }
+
+/// The kind of an `Option` or `Result` `S` without its value (zero-sized, no derivative): what
+/// the end of `map` needs once the value has gone into the closure.
+pub struct Kind<S>(std::marker::PhantomData<fn() -> S>);
+
+impl<S> Clone for Kind<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for Kind<S> {}
+impl<S> std::fmt::Debug for Kind<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kind")
+    }
+}
+
+/// `Option::map` / `Result::map` on a value of type `Self`: its output mapped to a `Y` and put
+/// back together (`Some(y)`, `Ok(y)`), or its residual kept (`None`, the same `Err(e)`).
+pub trait TryMap<Y: Primal>: TryValue {
+    /// `Option<Y>` or `Result<Y, E>`.
+    type Mapped: Primal<Tangent = Option<Y::Tangent>, FData = Option<Y::FData>, RData = Option<Y::RData>>;
+    /// The mapped value of an output mapped to `y`.
+    fn mapped(y: Y) -> Self::Mapped;
+    /// The mapped value of a residual.
+    fn residual(from: Self) -> Self::Mapped;
+}
+
+impl<T: Primal<RData: ZeroRData> + Clone, Y: Primal + Clone> TryMap<Y> for Option<T> {
+    type Mapped = Option<Y>;
+    #[inline(always)]
+    fn mapped(y: Y) -> Option<Y> {
+        Some(y)
+    }
+    #[inline(always)]
+    fn residual(_: Self) -> Option<Y> {
+        None
+    }
+}
+
+impl<T, E, Y> TryMap<Y> for Result<T, E>
+where
+    T: Primal<RData: ZeroRData> + Clone,
+    E: Clone + std::fmt::Debug + 'static,
+    Y: Primal + Clone,
+{
+    type Mapped = Result<Y, E>;
+    #[inline(always)]
+    fn mapped(y: Y) -> Result<Y, E> {
+        Ok(y)
+    }
+    #[inline(always)]
+    fn residual(from: Self) -> Result<Y, E> {
+        match from {
+            Err(e) => Err(e),
+            Ok(_) => panic!("mooncake: the residual of an `Ok` value"),
+        }
+    }
+}
+
+/// The output of `s` and its kind (`map` before the closure), in forward mode.
+#[inline(always)]
+pub fn try_split_frule<S: TryValue>(
+    s: Dual<S, S::Tangent>,
+) -> Dual<(S::Output, Kind<S>), (<S::Output as Primal>::Tangent, crate::NoTangent)>
+where
+    Kind<S>: Primal<Tangent = crate::NoTangent>,
+{
+    let out = s.primal.output("");
+    let t = S::output_tangent(s.tangent, &out);
+    Dual::new((out, Kind(std::marker::PhantomData)), (t, crate::NoTangent))
+}
+
+/// The output of `s` and its kind, in reverse mode.
+#[inline(always)]
+pub fn try_split_rrule<S: TryValue>(
+    s: CoDual<S, S::FData>,
+) -> (
+    CoDual<(S::Output, Kind<S>), (<S::Output as Primal>::FData, crate::NoFData)>,
+    impl FnOnce((<S::Output as Primal>::RData, crate::NoRData)) -> (S::RData,),
+)
+where
+    Kind<S>: Primal<FData = crate::NoFData, RData = crate::NoRData>,
+{
+    let out = s.primal.output("");
+    let f = S::output_fdata(s.fdata, &out);
+    (CoDual::new((out, Kind(std::marker::PhantomData)), (f, crate::NoFData)), |r: (_, _)| {
+        (S::rdata_of_output(r.0),)
+    })
+}
+
+/// `map`'s value for an output mapped to `y`, in forward mode.
+#[inline(always)]
+pub fn map_wrap_frule<S: TryMap<Y>, Y: Primal, K>(
+    y: Dual<Y, Y::Tangent>,
+    _: Dual<Kind<S>, K>,
+) -> Dual<S::Mapped, Option<Y::Tangent>> {
+    Dual::new(S::mapped(y.primal), Some(y.tangent))
+}
+
+/// `map`'s value for an output mapped to `y`, in reverse mode.
+#[inline(always)]
+pub fn map_wrap_rrule<S: TryMap<Y>, Y: Primal<RData: ZeroRData>, K>(
+    y: CoDual<Y, Y::FData>,
+    _: CoDual<Kind<S>, K>,
+) -> (
+    CoDual<S::Mapped, Option<Y::FData>>,
+    impl FnOnce(Option<Y::RData>) -> (Y::RData, crate::NoRData),
+) {
+    (CoDual::new(S::mapped(y.primal), Some(y.fdata)), |r: Option<Y::RData>| {
+        (r.unwrap_or_else(Y::RData::zero), crate::NoRData)
+    })
+}
+
+/// `map`'s value for a residual, in forward mode.
+#[inline(always)]
+pub fn map_residual_frule<S: TryMap<Y>, Y: Primal>(
+    s: Dual<S, S::Tangent>,
+) -> Dual<S::Mapped, Option<Y::Tangent>> {
+    Dual::new(S::residual(s.primal), None)
+}
+
+/// `map`'s value for a residual, in reverse mode.
+#[inline(always)]
+pub fn map_residual_rrule<S: TryMap<Y>, Y: Primal>(
+    s: CoDual<S, S::FData>,
+) -> (CoDual<S::Mapped, Option<Y::FData>>, impl FnOnce(Option<Y::RData>) -> (S::RData,))
+where
+    S::RData: ZeroRData,
+{
+    (CoDual::new(S::residual(s.primal), None), |_| (S::RData::zero(),))
+}

@@ -419,3 +419,146 @@ fn enums_holding_buffers() {
     assert!((ds - (0.3 - 0.6)).abs() < 1e-12);
     assert_eq!(dx, vec![2.0, 1.0, 0.0]);
 }
+
+/// `map`, `map_or`, `ok`, `ok_or`, `unwrap_or_default` on values, tuple patterns of variants,
+/// an `Option` of a chain kept in a variable.
+#[differentiable]
+fn combinators(a: Option<f64>, x: f64) -> f64 {
+    let doubled = a.map(|v| v * x).unwrap_or(1.0);
+    let logged = safe_log(x).map(f64::exp).unwrap_or_default();
+    let via = a.map_or(0.5, |v| v.sin());
+    let back = safe_log(x).ok().unwrap_or(0.0) + a.ok_or("none".to_string()).unwrap_or(2.0);
+    doubled + logged + via + back
+}
+
+#[differentiable]
+fn pair_of_options(a: Option<f64>, b: Option<f64>) -> f64 {
+    match (a, b) {
+        (Some(x), Some(y)) => x * y,
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => 0.0,
+    }
+}
+
+#[differentiable]
+fn kept_maximum(x: &[f64]) -> f64 {
+    let m = x.iter().copied().reduce(f64::max);
+    let p = x.iter().position(|v| *v < 0.0);
+    match (m, p) {
+        (Some(m), Some(i)) => m * x[i],
+        (Some(m), None) => m,
+        _ => 0.0,
+    }
+}
+
+#[test]
+fn combinators_and_tuples_of_options() {
+    test_rule!(combinators(Some(0.4), 1.7));
+    test_rule!(combinators(None, 1.7));
+    test_rule!(combinators(Some(0.4), -1.7));
+    test_rule!(pair_of_options(Some(0.4), Some(1.5)));
+    test_rule!(pair_of_options(None, Some(1.5)));
+    test_rule!(pair_of_options(None, None));
+    test_rule!(kept_maximum(&[0.4, -1.5, 2.0]));
+    test_rule!(kept_maximum(&[0.4, 1.5, 2.0]));
+}
+
+// An `Option` field of a struct behind `&`, a tuple of `Option`s matched, an `Option` from a
+// chain kept, `map` on an argument, `?` on a `Result` kept, an enum loss chosen per element, a
+// `match` with `continue` in a loop.
+
+#[derive(Tangent, Clone, Debug)]
+struct Cfg {
+    scale: f64,
+    clip: Option<f64>,
+}
+
+#[differentiable]
+fn s1(cfg: &Cfg, x: f64) -> f64 {
+    let y = cfg.scale * x;
+    if let Some(c) = cfg.clip { y.min(c) } else { y }
+}
+
+#[differentiable]
+fn s2(a: Option<f64>, b: Option<f64>) -> f64 {
+    match (a, b) {
+        (Some(x), Some(y)) => x * y,
+        (Some(x), None) => x,
+        _ => 0.0,
+    }
+}
+
+#[differentiable]
+fn s3(x: &[f64]) -> f64 {
+    let m = x.iter().copied().reduce(f64::max);
+    m.unwrap_or(0.0)
+}
+
+#[differentiable]
+fn s4(a: Option<f64>) -> f64 {
+    a.map(|v| v * 2.0).unwrap_or(1.0)
+}
+
+#[differentiable]
+fn s5(x: f64) -> Result<f64, String> {
+    let y = if x > 0.0 { Ok(x.sqrt()) } else { Err(format!("negative {x}")) };
+    let z = y?;
+    Ok(z + 1.0)
+}
+
+#[derive(Tangent, Clone, Copy, Debug)]
+enum Loss {
+    L2,
+    Huber(f64),
+}
+
+#[differentiable]
+fn s6(r: &[f64], loss: Loss) -> f64 {
+    let mut s = 0.0;
+    for v in r.iter() {
+        s += match loss {
+            Loss::L2 => v * v,
+            Loss::Huber(d) => {
+                if v.abs() <= d {
+                    0.5 * v * v
+                } else {
+                    d * (v.abs() - 0.5 * d)
+                }
+            }
+        };
+    }
+    s
+}
+
+#[differentiable]
+fn s7(x: f64) -> Option<f64> {
+    if x > 0.0 { Some(x.ln()) } else { None }
+}
+
+#[differentiable]
+fn s8(xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for x in xs.iter() {
+        match s7(*x) {
+            Some(l) => total += l,
+            None => continue,
+        }
+    }
+    total
+}
+
+#[test]
+fn options_in_structs_loops_and_matches() {
+    test_rule!(s1(&Cfg { scale: 2.0, clip: Some(1.5) }, 0.5));
+    test_rule!(s1(&Cfg { scale: 2.0, clip: Some(1.5) }, 1.5));
+    test_rule!(s1(&Cfg { scale: 2.0, clip: None }, 1.5));
+    test_rule!(s2(Some(0.5), Some(2.0)));
+    test_rule!(s2(Some(0.5), None));
+    test_rule!(s3(&[0.5, 2.0, 1.0]));
+    test_rule!(s4(Some(0.5)));
+    test_rule!(s4(None));
+    test_rule!(s5(2.0));
+    test_rule!(s6(&[0.5, -2.0, 1.0], Loss::Huber(1.0)));
+    test_rule!(s6(&[0.5, -2.0, 1.0], Loss::L2));
+    test_rule!(s8(&[0.5, -2.0, 1.0]));
+}

@@ -110,6 +110,20 @@ impl Lower<'_> {
             Ok(ChainParts { stmts, value, some: None }) => {
                 self.lower_tokens(quote!({ #stmts #value }), m)
             }
+            // An `Option` of values (`x.iter().copied().reduce(f64::max)`) kept or passed on:
+            // built (see `variants`). One Rust types as holding references stays refused.
+            Ok(ChainParts { stmts, value, some: Some(some) }) if holds_values(m) => self
+                .lower_tokens(
+                    quote!({
+                        #stmts
+                        if #some {
+                            ::core::option::Option::Some(#value)
+                        } else {
+                            ::core::option::Option::None
+                        }
+                    }),
+                    m,
+                ),
             Ok(_) => self.refuse(&m.method, OPTION_CONSUMER),
             Err(()) => super::lower::unit(),
         })
@@ -1689,6 +1703,14 @@ fn scan_closure(f: &Expr) -> Option<Expr> {
 /// types as a tuple holding references (`x.iter().enumerate()`'s `(usize, &f64)`), which the
 /// lowering keeps as a tuple of values (see `tuple_values`): no `map` or `copied` makes the
 /// items before it, and the source makes tuples, not views.
+/// Whether the `Option` the consumer `m` returns holds values in Rust's types (not references
+/// to items, nor tuples of them), so that it can be built as it is.
+fn holds_values(m: &syn::ExprMethodCall) -> bool {
+    let by_ref = matches!(m.method.to_string().as_str(), "max_by" | "min_by" | "reduce" | "find")
+        && source_by_ref_items(m);
+    !by_ref && !keeps_tuple_of_refs(m)
+}
+
 pub(super) fn keeps_tuple_of_refs(m: &syn::ExprMethodCall) -> bool {
     if !matches!(m.method.to_string().as_str(), "max_by" | "min_by" | "find" | "reduce") {
         return false;

@@ -1790,7 +1790,20 @@ impl Lower<'_> {
         let scrutinee = self.place_of(&m.expr);
         let result = self.temp(span);
         let join = self.new_block();
-        for arm in &m.arms {
+        // `A(x) | B(x) => body` that binds: one arm per alternative, each with the body.
+        let arms: Vec<syn::Arm> = m
+            .arms
+            .iter()
+            .flat_map(|arm| match &arm.pat {
+                Pat::Or(o) if pattern_binds(&arm.pat) => o
+                    .cases
+                    .iter()
+                    .map(|case| syn::Arm { pat: case.clone(), ..arm.clone() })
+                    .collect::<Vec<_>>(),
+                _ => vec![arm.clone()],
+            })
+            .collect();
+        for arm in &arms {
             let arm_span = arm.pat.span();
             // Test the pattern, then the guard, then run the body.
             let (binding, pattern) = match &arm.pat {

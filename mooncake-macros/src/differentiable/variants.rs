@@ -26,8 +26,20 @@ use syn::{Expr, Pat};
 
 /// The methods of `Option` and `Result` taken apart here (on values that `options.rs` does
 /// not know).
-pub(super) const METHODS: &[&str] =
-    &["unwrap", "expect", "unwrap_or", "is_some", "is_none", "is_ok", "is_err"];
+pub(super) const METHODS: &[&str] = &[
+    "unwrap",
+    "expect",
+    "unwrap_or",
+    "unwrap_or_default",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "map",
+    "map_or",
+    "ok",
+    "ok_or",
+];
 
 /// The enum a call `path(..)` builds a variant of, if the path names a variant by its syntax:
 /// `Some` (`Option<_>`), `Ok` / `Err` (`Result<_, _>`), or `Enum::Variant` (a path of two or
@@ -114,7 +126,7 @@ impl Lower<'_> {
     /// Whether `pat` (an arm's pattern, or that of `if let`) takes a variant apart, binding
     /// its fields: a tuple-struct pattern (`Some(v)`, `Ok((a, b))`, `Leaky(k)`) that binds.
     pub(super) fn binds_variant(pat: &Pat) -> bool {
-        matches!(pat, Pat::TupleStruct(_)) && super::lower::pattern_binds(pat)
+        matches!(pat, Pat::TupleStruct(_) | Pat::Tuple(_)) && super::lower::pattern_binds(pat)
     }
 
     /// The test of an arm's pattern that binds a variant's fields: the pattern without its
@@ -123,40 +135,62 @@ impl Lower<'_> {
         without_bindings(pat)
     }
 
-    /// Binds the fields of the variant `pat` (a tuple-struct pattern) of the value in
-    /// `scrutinee`, which matched it: the fields taken out as a tuple, each element bound to
-    /// its sub-pattern (a variant again, `Some(Ok(v))`, is taken apart the same way).
+    /// Binds the names of `pat`, a pattern the value in `scrutinee` matched: a variant's
+    /// fields taken out as a tuple (`Some(v)`, `Act::Affine(a, b)`), each bound to its
+    /// sub-pattern (a variant again, `Some(Ok(v))`, taken apart the same way), or the parts of
+    /// a tuple (`(Some(x), None)`) bound one by one.
     pub(super) fn bind_variant(&mut self, pat: &Pat, scrutinee: Place, span: Span) {
-        let Pat::TupleStruct(ps) = pat else {
-            self.bind_pattern(pat, None, Operand::Use(scrutinee), span);
-            return;
-        };
-        if ps.elems.iter().any(|e| matches!(e, Pat::Rest(_))) {
-            self.refuse(
-                ps,
-                "`..` in a pattern that binds a variant's fields is not supported; name each \
-                 field (`_` for those not used)",
-            );
-            return;
-        }
-        let name = ps.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-        let key = method_key(&name);
-        let rule: syn::Path = syn::parse_quote_spanned!(span=>
-            ::mooncake_runtime::__private::enums::variant_fields::<_, #key>);
-        let fields =
-            self.emit(Rvalue::Call { func: rule, args: vec![Operand::Use(scrutinee)] }, span);
-        let Operand::Use(base) = fields else { return };
-        for (i, elem) in ps.elems.iter().enumerate() {
-            if !super::lower::pattern_binds(elem) {
-                continue;
-            }
+        let elems_at = |base: &Place, i: usize, elem: &Pat| {
             let mut place = base.clone();
             place.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
                 index: i as u32,
                 span: elem.span(),
             })));
+            place
+        };
+        let (elems, base) = match pat {
+            Pat::TupleStruct(ps) => {
+                if ps.elems.iter().any(|e| matches!(e, Pat::Rest(_))) {
+                    self.refuse(
+                        ps,
+                        "`..` in a pattern that binds a variant's fields is not supported; name \
+                         each field (`_` for those not used)",
+                    );
+                    return;
+                }
+                let name = ps.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                let key = method_key(&name);
+                let rule: syn::Path = syn::parse_quote_spanned!(span=>
+                    ::mooncake_runtime::__private::enums::variant_fields::<_, #key>);
+                let fields = self
+                    .emit(Rvalue::Call { func: rule, args: vec![Operand::Use(scrutinee)] }, span);
+                let Operand::Use(base) = fields else { return };
+                (&ps.elems, base)
+            }
+            Pat::Tuple(pt) if !pt.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
+                (&pt.elems, scrutinee)
+            }
+            _ => {
+                self.bind_pattern(pat, None, Operand::Use(scrutinee), span);
+                return;
+            }
+        };
+        // Directly in a tuple, a tuple-struct pattern is a variant (a tuple struct, which
+        // cannot fail to match, is seldom matched); inside a variant, only the paths
+        // `variant_type` knows are.
+        let in_tuple = matches!(pat, Pat::Tuple(_));
+        for (i, elem) in elems.iter().enumerate() {
+            if !super::lower::pattern_binds(elem) {
+                continue;
+            }
+            let place = elems_at(&base, i, elem);
             match elem {
-                Pat::TupleStruct(inner) if is_variant_pattern(&inner.path) => {
+                Pat::TupleStruct(inner) if in_tuple || is_variant_pattern(&inner.path) => {
+                    let l = self.temp(elem.span());
+                    self.assign(Place::local(l), Rvalue::Use(Operand::Use(place)), span);
+                    self.bind_variant(elem, Place::local(l), span);
+                }
+                Pat::Tuple(_) => {
                     let l = self.temp(elem.span());
                     self.assign(Place::local(l), Rvalue::Use(Operand::Use(place)), span);
                     self.bind_variant(elem, Place::local(l), span);
@@ -260,6 +294,40 @@ impl Lower<'_> {
         self.emit(Rvalue::Call { func: rule, args }, span)
     }
 
+    /// `f(value)`: `f` a closure (inlined, as a closure bound by `let` is), a function's path,
+    /// or the name of a closure bound by `let`.
+    fn apply_to(&mut self, f: &Expr, value: Operand, span: Span) -> Operand {
+        self.scoped(|cx| {
+            let arg = syn::Ident::new("__mooncake_arg", span);
+            let l = cx.new_local(Some(arg.clone()), None, span);
+            cx.assign(Place::local(l), Rvalue::Use(value), span);
+            cx.bind(arg, l);
+            let call: Expr = match f {
+                Expr::Closure(c) => {
+                    let name = syn::Ident::new("__mooncake_fn", span);
+                    cx.define_closure(&name, c);
+                    syn::parse_quote_spanned!(span=> __mooncake_fn(__mooncake_arg))
+                }
+                other => syn::parse_quote_spanned!(span=> #other(__mooncake_arg)),
+            };
+            cx.lower_expr(&call)
+        })
+    }
+
+    /// `Some(v)`.
+    fn some(&mut self, v: Operand, span: Span) -> Operand {
+        self.variant(v, quote!(::core::option::Option<_>), "Some", span)
+    }
+
+    /// The variant `name` of the enum `ty` holding `v`.
+    fn variant(&mut self, v: Operand, ty: TokenStream, name: &str, span: Span) -> Operand {
+        let fields = self.emit(Rvalue::Tuple(vec![v]), span);
+        let key = method_key(name);
+        let rule: syn::Path = syn::parse_quote_spanned!(span=>
+            ::mooncake_runtime::__private::enums::variant_new::<#ty, #key>);
+        self.emit(Rvalue::Call { func: rule, args: vec![fields] }, span)
+    }
+
     /// `e.unwrap()`, `e.expect(m)`, `e.unwrap_or(d)`, `e.is_some()`, `e.is_none()`, `e.is_ok()`,
     /// `e.is_err()` on an `Option` or `Result` value; `None` for other methods.
     pub(super) fn lower_try_method(&mut self, m: &syn::ExprMethodCall) -> Option<Operand> {
@@ -268,7 +336,11 @@ impl Lower<'_> {
             return None;
         }
         let span = m.span();
-        let arity = if matches!(name.as_str(), "expect" | "unwrap_or") { 1 } else { 0 };
+        let arity = match name.as_str() {
+            "expect" | "unwrap_or" | "map" | "ok_or" => 1,
+            "map_or" => 2,
+            _ => 0,
+        };
         if m.args.len() != arity {
             return None;
         }
@@ -289,6 +361,86 @@ impl Lower<'_> {
             "is_some" | "is_ok" => {
                 let r = self.emit(residual(), span);
                 self.emit(Rvalue::Unary(super::ir::UnOp::Not, r), span)
+            }
+            "map" => {
+                // A residual kept as the mapped kind (`None`, the same `Err(e)`); or the output
+                // split from the receiver's kind (`enums::Kind`, so that the receiver is used
+                // once on each path), the closure applied, and the value wrapped as that kind.
+                let test = self.temp(span);
+                self.assign(Place::local(test), residual(), span);
+                let result = self.temp(span);
+                let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
+                self.terminate(
+                    TerminatorKind::Branch { cond: test, then: yes, otherwise: no },
+                    span,
+                );
+                let rule = |name: &str| -> syn::Path {
+                    let name = syn::Ident::new(name, span);
+                    syn::parse_quote_spanned!(span=> ::mooncake_runtime::__private::enums::#name)
+                };
+                self.switch_to(yes);
+                let s_op = Operand::Use(Place::local(s));
+                let r =
+                    self.emit(Rvalue::Call { func: rule("map_residual"), args: vec![s_op] }, span);
+                self.assign(Place::local(result), Rvalue::Use(r), span);
+                self.goto(join, span);
+                self.switch_to(no);
+                let s_op = Operand::Use(Place::local(s));
+                let pair =
+                    self.emit(Rvalue::Call { func: rule("try_split"), args: vec![s_op] }, span);
+                let Operand::Use(pair) = pair else { return Some(super::lower::unit()) };
+                let part = |i: u32| {
+                    let mut p = pair.clone();
+                    p.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
+                        index: i,
+                        span,
+                    })));
+                    Operand::Use(p)
+                };
+                let (out, kind) = (part(0), part(1));
+                let v = self.apply_to(&m.args[0], out, span);
+                let r =
+                    self.emit(Rvalue::Call { func: rule("map_wrap"), args: vec![v, kind] }, span);
+                self.assign(Place::local(result), Rvalue::Use(r), span);
+                self.goto(join, span);
+                self.switch_to(join);
+                Operand::Use(Place::local(result))
+            }
+            "map_or" | "ok" | "ok_or" | "unwrap_or_default" => {
+                // `if residual { d } else { f(v) }` (`map_or(d, f)`), with `d` evaluated first;
+                // `ok()`: `None` or `Some(v)`; `ok_or(e)`: `Err(e)` or `Ok(v)`.
+                let d = match name.as_str() {
+                    "map_or" => self.lower_expr(&m.args[0]),
+                    "ok" => Operand::Const(quote_spanned!(span=> ::core::option::Option::None)),
+                    "ok_or" => {
+                        let e = self.lower_expr(&m.args[0]);
+                        self.variant(e, quote!(::core::result::Result<_, _>), "Err", span)
+                    }
+                    _ => Operand::Const(quote_spanned!(span=> ::core::default::Default::default())),
+                };
+                let test = self.temp(span);
+                self.assign(Place::local(test), residual(), span);
+                let result = self.temp(span);
+                let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
+                self.terminate(
+                    TerminatorKind::Branch { cond: test, then: yes, otherwise: no },
+                    span,
+                );
+                self.switch_to(yes);
+                self.assign(Place::local(result), Rvalue::Use(d), span);
+                self.goto(join, span);
+                self.switch_to(no);
+                let out = self.try_output(s, quote!(""), span);
+                let v = match name.as_str() {
+                    "map_or" => self.apply_to(&m.args[1], out, span),
+                    "ok" => self.some(out, span),
+                    "ok_or" => self.variant(out, quote!(::core::result::Result<_, _>), "Ok", span),
+                    _ => out,
+                };
+                self.assign(Place::local(result), Rvalue::Use(v), span);
+                self.goto(join, span);
+                self.switch_to(join);
+                Operand::Use(Place::local(result))
             }
             _ => {
                 // `unwrap_or(d)`: `d` is evaluated first, as an argument is.

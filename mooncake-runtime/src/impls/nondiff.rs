@@ -142,3 +142,17 @@ impl Primal for str {
         self == other
     }
 }
+
+/// The kind of an `Option` or `Result` (which variant types it has), with no value: what
+/// `map` needs to put its result back together (see [`crate::enums::TryMap`]).
+impl<S: 'static> Primal for crate::enums::Kind<S> {
+    nondiff_common!();
+    type Handle = SharedCell<()>;
+    fn to_handle(&self) -> SharedCell<()> {
+        SharedCell::new(())
+    }
+    fn load_handle(&mut self, _: &SharedCell<()>) {}
+    fn approx_eq(&self, _: &Self, _: f64, _: f64) -> bool {
+        true
+    }
+}
