@@ -117,10 +117,7 @@ impl Lower<'_> {
         let ops = self.lower_operands(args.iter());
         let fields = self.emit(Rvalue::Tuple(ops), span);
         let name = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-        let key = method_key(&name);
-        let rule: syn::Path = syn::parse_quote_spanned!(span=>
-            ::mooncake_runtime::__private::enums::variant_new::<#ty, #key>);
-        self.emit(Rvalue::Call { func: rule, args: vec![fields] }, span)
+        self.build_variant(fields, ty, &name, span)
     }
 
     /// Whether `pat` (an arm's pattern, or that of `if let`) takes a variant apart, binding
@@ -204,13 +201,12 @@ impl Lower<'_> {
     /// `match e { PAT => a, _ => b }`.
     pub(super) fn lower_if_let_value(&mut self, i: &syn::ExprIf) -> Option<Operand> {
         let Expr::Let(l) = &*i.cond else { return None };
-        let (pat, e, then) = (&l.pat, &l.expr, &i.then_branch);
         let otherwise = match &i.else_branch {
-            Some((_, e)) => quote!(#e),
-            None => quote!({}),
+            Some((_, e)) => (**e).clone(),
+            None => block_expr(syn::Block { brace_token: Default::default(), stmts: Vec::new() }),
         };
-        let m: syn::ExprMatch = syn::parse_quote_spanned!(i.span()=>
-            match #e { #pat => #then, _ => #otherwise });
+        let then = block_expr(i.then_branch.clone());
+        let m = match_expr(&l.expr, vec![arm((*l.pat).clone(), then), arm(wild(), otherwise)]);
         Some(self.lower_match(&m))
     }
 
@@ -218,16 +214,23 @@ impl Lower<'_> {
     /// PAT => body, _ => break } }`, with the loop's label.
     pub(super) fn lower_while_let_value(&mut self, w: &syn::ExprWhile) -> Option<Operand> {
         let Expr::Let(l) = &*w.cond else { return None };
-        let (pat, e, body, label) = (&l.pat, &l.expr, &w.body, &w.label);
-        let brk = match label {
-            Some(lb) => {
-                let name = &lb.name;
-                quote!(break #name)
-            }
-            None => quote!(break),
+        let brk = Expr::Break(syn::ExprBreak {
+            attrs: Vec::new(),
+            break_token: Default::default(),
+            label: w.label.as_ref().map(|lb| lb.name.clone()),
+            expr: None,
+        });
+        let body = block_expr(w.body.clone());
+        let m = match_expr(&l.expr, vec![arm((*l.pat).clone(), body), arm(wild(), brk)]);
+        let lp = syn::ExprLoop {
+            attrs: Vec::new(),
+            label: w.label.clone(),
+            loop_token: Default::default(),
+            body: syn::Block {
+                brace_token: Default::default(),
+                stmts: vec![syn::Stmt::Expr(Expr::Match(m), None)],
+            },
         };
-        let lp: syn::ExprLoop = syn::parse_quote_spanned!(w.span()=>
-            #label loop { match #e { #pat => #body, _ => { #brk; } } });
         Some(self.lower_expr(&Expr::Loop(lp)))
     }
 
@@ -238,12 +241,33 @@ impl Lower<'_> {
         let Some((_, diverge)) = &init.diverge else { return false };
         let mut names = Vec::new();
         super::chains::pattern_names(&local.pat, &mut names);
-        let (pat, e) = (&local.pat, &init.expr);
         let span = local.span();
-        let m: syn::ExprMatch = syn::parse_quote_spanned!(span=>
-            match #e { #pat => (#(#names,)*), _ => #diverge });
+        let tuple_expr = Expr::Tuple(syn::ExprTuple {
+            attrs: Vec::new(),
+            paren_token: Default::default(),
+            elems: names.iter().map(|n| path_expr(n.clone())).collect(),
+        });
+        let m = match_expr(
+            &init.expr,
+            vec![arm(local.pat.clone(), tuple_expr), arm(wild(), (**diverge).clone())],
+        );
         let value = self.lower_match(&m);
-        let tuple: Pat = syn::parse_quote_spanned!(span=> (#(#names,)*));
+        let tuple = Pat::Tuple(syn::PatTuple {
+            attrs: Vec::new(),
+            paren_token: Default::default(),
+            elems: names
+                .into_iter()
+                .map(|n| {
+                    Pat::Ident(syn::PatIdent {
+                        attrs: Vec::new(),
+                        by_ref: None,
+                        mutability: None,
+                        ident: n,
+                        subpat: None,
+                    })
+                })
+                .collect(),
+        });
         self.bind_pattern(&tuple, None, value, span);
         true
     }
@@ -254,11 +278,11 @@ impl Lower<'_> {
         let span = t.question_token.span();
         // `x.first()?` on an `Option` `options.rs` knows: its `match`, which builds none.
         if super::options::makes_option(&t.expr) {
-            let e = &t.expr;
-            let m: syn::ExprMatch = syn::parse_quote_spanned!(span=> match #e {
-                Some(__mooncake_v) => __mooncake_v,
-                None => return ::core::option::Option::None,
-            });
+            let v = syn::Ident::new("__mooncake_v", span);
+            let some: Pat = syn::parse_quote_spanned!(span=> Some(__mooncake_v));
+            let none: Pat = syn::parse_quote_spanned!(span=> None);
+            let ret: Expr = syn::parse_quote_spanned!(span=> return ::core::option::Option::None);
+            let m = match_expr(&t.expr, vec![arm(some, path_expr(v)), arm(none, ret)]);
             return self.lower_match(&m);
         }
         let v = self.lower_expr(&t.expr);
@@ -298,18 +322,30 @@ impl Lower<'_> {
     /// or the name of a closure bound by `let`.
     fn apply_to(&mut self, f: &Expr, value: Operand, span: Span) -> Operand {
         self.scoped(|cx| {
-            let arg = syn::Ident::new("__mooncake_arg", span);
+            let arg = arg_name(span);
             let l = cx.new_local(Some(arg.clone()), None, span);
             cx.assign(Place::local(l), Rvalue::Use(value), span);
             cx.bind(arg, l);
-            let call: Expr = match f {
+            let func = match f {
                 Expr::Closure(c) => {
                     let name = syn::Ident::new("__mooncake_fn", span);
                     cx.define_closure(&name, c);
-                    syn::parse_quote_spanned!(span=> __mooncake_fn(__mooncake_arg))
+                    path_expr(name)
                 }
-                other => syn::parse_quote_spanned!(span=> #other(__mooncake_arg)),
+                Expr::Path(p) if p.qself.is_none() => f.clone(),
+                other => {
+                    return cx.refuse(
+                        other,
+                        "pass a closure (`|v| ..`) or a function's name (`f64::sqrt`) here",
+                    );
+                }
             };
+            let call = Expr::Call(syn::ExprCall {
+                attrs: Vec::new(),
+                func: Box::new(func),
+                paren_token: Default::default(),
+                args: std::iter::once(path_expr(arg_name(span))).collect(),
+            });
             cx.lower_expr(&call)
         })
     }
@@ -322,10 +358,27 @@ impl Lower<'_> {
     /// The variant `name` of the enum `ty` holding `v`.
     fn variant(&mut self, v: Operand, ty: TokenStream, name: &str, span: Span) -> Operand {
         let fields = self.emit(Rvalue::Tuple(vec![v]), span);
+        self.build_variant(fields, ty, name, span)
+    }
+
+    /// The variant `name` of the enum `ty` built from `fields`, a tuple.
+    fn build_variant(
+        &mut self,
+        fields: Operand,
+        ty: TokenStream,
+        name: &str,
+        span: Span,
+    ) -> Operand {
         let key = method_key(name);
-        let rule: syn::Path = syn::parse_quote_spanned!(span=>
+        let rule = quote_spanned!(span=>
             ::mooncake_runtime::__private::enums::variant_new::<#ty, #key>);
-        self.emit(Rvalue::Call { func: rule, args: vec![fields] }, span)
+        match syn::parse2::<syn::Path>(rule) {
+            Ok(rule) => self.emit(Rvalue::Call { func: rule, args: vec![fields] }, span),
+            Err(_) => self.refuse(
+                ty,
+                "this path of an enum's variant is not supported; name it `Enum::Variant`",
+            ),
+        }
     }
 
     /// `e.unwrap()`, `e.expect(m)`, `e.unwrap_or(d)`, `e.is_some()`, `e.is_none()`, `e.is_ok()`,
@@ -464,5 +517,48 @@ impl Lower<'_> {
                 Operand::Use(Place::local(result))
             }
         })
+    }
+}
+
+/// The name `apply_to` binds the value to.
+fn arg_name(span: Span) -> syn::Ident {
+    syn::Ident::new("__mooncake_arg", span)
+}
+
+/// `name` as an expression.
+fn path_expr(name: syn::Ident) -> Expr {
+    Expr::Path(syn::ExprPath { attrs: Vec::new(), qself: None, path: name.into() })
+}
+
+/// `{ .. }` as an expression.
+fn block_expr(block: syn::Block) -> Expr {
+    Expr::Block(syn::ExprBlock { attrs: Vec::new(), label: None, block })
+}
+
+/// `_`.
+fn wild() -> Pat {
+    Pat::Wild(syn::PatWild { attrs: Vec::new(), underscore_token: Default::default() })
+}
+
+/// `pat => body,`.
+fn arm(pat: Pat, body: Expr) -> syn::Arm {
+    syn::Arm {
+        attrs: Vec::new(),
+        pat,
+        guard: None,
+        fat_arrow_token: Default::default(),
+        body: Box::new(body),
+        comma: Some(Default::default()),
+    }
+}
+
+/// `match e { arms }`, built as syntax (never parsed: `e` may be any expression).
+fn match_expr(e: &Expr, arms: Vec<syn::Arm>) -> syn::ExprMatch {
+    syn::ExprMatch {
+        attrs: Vec::new(),
+        match_token: Default::default(),
+        expr: Box::new(e.clone()),
+        brace_token: Default::default(),
+        arms,
     }
 }

@@ -169,3 +169,21 @@ fn differentiable_signatures_with_trait_objects() {
         assert_eq!(passes(Target::Differentiable, "", f), Verdict::Expanded);
     }
 }
+
+/// `let .. else` on a value of any expression was rewritten as a `match` by parsing tokens,
+/// which panicked when the expression could not stand where the scrutinee goes
+/// (`_ = return x`); the `match` is now built as syntax. (`passes` fails on a panic.)
+#[test]
+fn let_else_on_any_expression() {
+    let _ = passes(Target::Differentiable, "", "fn f() -> f64 { let () = _ = return x else { }; }");
+    for body in [
+        "fn f(o: Option<f64>) -> f64 { let Some(v) = o else { return 0.0; }; v }",
+        "fn f(o: Option<f64>) -> f64 { if let Some(v) = o { v } else { 1.0 } }",
+        "fn f(o: Option<f64>) -> f64 { let mut s = 0.0; while let Some(v) = o { s += v; break; } s }",
+        "fn f(o: Option<f64>) -> f64 { o.map(|v| v * 2.0).unwrap_or(0.0) }",
+    ] {
+        assert_eq!(passes(Target::Differentiable, "", body), Verdict::Expanded, "{body}");
+    }
+    let bad = "fn f(o: Option<f64>) -> f64 { o.map(1.0 + 2.0).unwrap_or(0.0) }";
+    assert!(matches!(passes(Target::Differentiable, "", bad), Verdict::Errors { .. }));
+}
