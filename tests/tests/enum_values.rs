@@ -562,3 +562,29 @@ fn options_in_structs_loops_and_matches() {
     test_rule!(s6(&[0.5, -2.0, 1.0], Loss::L2));
     test_rule!(s8(&[0.5, -2.0, 1.0]));
 }
+
+/// Known `Option`s (`x.get(i).copied()`, `v.pop()`) kept in variables and passed on, and their
+/// value methods.
+#[differentiable]
+fn kept_known_options(x: &[f64], i: usize) -> f64 {
+    let a = x.get(i).copied();
+    let b = x.first().copied().map_or(0.0, |v| v * 2.0);
+    let mut stack = x.to_vec();
+    let top = stack.pop();
+    let c = first_of(a, top);
+    a.unwrap_or(-1.0) + b + c + stack.len() as f64
+}
+
+#[differentiable]
+fn first_of(a: Option<f64>, b: Option<f64>) -> f64 {
+    match a {
+        Some(v) => v,
+        None => b.unwrap_or(0.0),
+    }
+}
+
+#[test]
+fn known_options_kept_as_values() {
+    test_rule!(kept_known_options(&[0.5, -1.5, 2.0], 1));
+    test_rule!(kept_known_options(&[0.5, -1.5, 2.0], 7));
+}

@@ -1298,6 +1298,12 @@ impl Lower<'_> {
         if let Some(op) = self.lower_try_method(m) {
             return op;
         }
+        // `let o = x.get(i).copied();`, `v.pop()` passed on: a known `Option` kept as a value.
+        if matches!(name.as_str(), "first" | "last" | "get" | "pop" | "copied" | "cloned" | "map")
+            && super::options::makes_option(&Expr::MethodCall(m.clone()))
+        {
+            return self.lower_option_value(&Expr::MethodCall(m.clone()));
+        }
         if super::options::is_misused(m) {
             return self.refuse(&m.method, super::options::MISUSED);
         }

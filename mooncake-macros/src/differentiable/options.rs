@@ -213,6 +213,31 @@ impl Lower<'_> {
         }
     }
 
+    /// The `Option` `e` makes (a known one, [`makes_option`]) as a value, kept in a variable or
+    /// passed on: `{ stmts; if some { Some(value) } else { None } }` (see `variants.rs`). One that
+    /// holds a reference in Rust's types (`x.first()`) is refused with a message asking for
+    /// `.copied()`.
+    pub(super) fn lower_option_value(&mut self, e: &Expr) -> Operand {
+        let Ok(p) = self.option_parts(e) else { return super::lower::unit() };
+        if p.by_ref || p.deref_free || p.values {
+            return self.refuse(
+                e,
+                "this `Option` holds a reference to an element; add `.copied()` to keep it in a \
+                 variable or pass it on (`x.first().copied()`), or take it apart at once",
+            );
+        }
+        let (stmts, some, value) = (&p.stmts, &p.some, &p.value);
+        let tokens = quote!({
+            #stmts
+            if #some {
+                ::core::option::Option::Some(#value)
+            } else {
+                ::core::option::Option::None
+            }
+        });
+        self.lower_option_tokens(tokens, e.span())
+    }
+
     /// `opt.unwrap()` and the other methods of [`TERMINALS`] on an `Option` this module knows.
     pub(super) fn lower_option_terminal(&mut self, m: &syn::ExprMethodCall) -> Operand {
         let Ok(p) = self.option_parts(&m.receiver) else { return super::lower::unit() };
@@ -478,9 +503,14 @@ mod tests {
     }
 
     #[test]
-    fn an_option_not_taken_apart_is_refused() {
+    fn an_option_not_taken_apart_is_built_or_refused() {
+        // An `Option` of values is built (`variants.rs`); one of references stays refused.
         let out = crate::differentiable::expand_source(
             "fn f(x: &[f64]) -> f64 { let m = x.iter().copied().reduce(f64::max); 0.0 }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        let out = crate::differentiable::expand_source(
+            "fn f(x: &[f64]) -> f64 { let m = x.iter().reduce(|a, b| if a > b { a } else { b }); 0.0 }",
         );
         assert!(out.contains("returns an `Option`"), "{out}");
         let out = crate::differentiable::expand_source(

@@ -397,7 +397,12 @@ impl Lower<'_> {
         if m.args.len() != arity {
             return None;
         }
-        let v = self.lower_expr(&m.receiver);
+        // An `Option` `options.rs` knows (`x.first().copied()`), as a value.
+        let v = if super::options::makes_option(&m.receiver) {
+            self.lower_option_value(&m.receiver)
+        } else {
+            self.lower_expr(&m.receiver)
+        };
         let s = self.operand_local(v, m.receiver.span());
         let residual = || Rvalue::Matches(Place::local(s), residual_pattern(m.method.span()));
         Some(match name.as_str() {
