@@ -625,3 +625,44 @@ fn simulations_and_structs_in_both_modes() {
     test_rule!(r15(&[0.1, 0.7, 0.2]));
     test_rule!(r16(0.4));
 }
+
+// Arrays of structs by value and as fields (`[P; 3]`, `pts: [P; 2]`), a const-generic array.
+
+#[derive(Tangent, Clone, Copy, Debug)]
+struct P {
+    x: f64,
+    w: f64,
+}
+
+#[differentiable]
+fn t1(ps: [P; 3], k: f64) -> f64 {
+    let mut s = 0.0;
+    for p in ps.iter() {
+        s += p.w * (k * p.x).sin();
+    }
+    s + ps[0].x
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Cloud {
+    pts: [P; 2],
+    scale: f64,
+}
+
+#[differentiable]
+fn t2(c: &Cloud) -> f64 {
+    c.scale * (c.pts[0].x * c.pts[1].w)
+}
+
+#[differentiable]
+fn t3<const N: usize>(x: [f64; N]) -> f64 {
+    x.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn arrays_of_structs_and_const_generics() {
+    let ps = [P { x: 0.1, w: 1.0 }, P { x: 0.5, w: -0.3 }, P { x: 1.2, w: 0.7 }];
+    test_rule!(t1(ps, 0.8));
+    test_rule!(t2(&Cloud { pts: [P { x: 0.1, w: 1.0 }, P { x: 0.5, w: -0.3 }], scale: 2.0 }));
+    test_rule!(t3([0.3, 0.4, 0.5]));
+}
