@@ -318,6 +318,35 @@ impl Lower<'_> {
         self.emit(Rvalue::Call { func: rule, args }, span)
     }
 
+    /// `if s is a residual { residual(..) } else { output(..) }`, the value of either.
+    fn on_residual(
+        &mut self,
+        s: Local,
+        span: Span,
+        residual: impl FnOnce(&mut Self) -> Operand,
+        output: impl FnOnce(&mut Self) -> Operand,
+    ) -> Operand {
+        let test = self.temp(span);
+        self.assign(
+            Place::local(test),
+            Rvalue::Matches(Place::local(s), residual_pattern(span)),
+            span,
+        );
+        let result = self.temp(span);
+        let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
+        self.terminate(TerminatorKind::Branch { cond: test, then: yes, otherwise: no }, span);
+        self.switch_to(yes);
+        let v = residual(self);
+        self.assign(Place::local(result), Rvalue::Use(v), span);
+        self.goto(join, span);
+        self.switch_to(no);
+        let v = output(self);
+        self.assign(Place::local(result), Rvalue::Use(v), span);
+        self.goto(join, span);
+        self.switch_to(join);
+        Operand::Use(Place::local(result))
+    }
+
     /// `f(value)`: `f` a closure (inlined, as a closure bound by `let` is), a function's path,
     /// or the name of a closure bound by `let`.
     fn apply_to(&mut self, f: &Expr, value: Operand, span: Span) -> Operand {
@@ -424,102 +453,69 @@ impl Lower<'_> {
                 // A residual kept as the mapped kind (`None`, the same `Err(e)`); or the output
                 // split from the receiver's kind (`enums::Kind`, so that the receiver is used
                 // once on each path), the closure applied, and the value wrapped as that kind.
-                let test = self.temp(span);
-                self.assign(Place::local(test), residual(), span);
-                let result = self.temp(span);
-                let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
-                self.terminate(
-                    TerminatorKind::Branch { cond: test, then: yes, otherwise: no },
-                    span,
-                );
                 let rule = |name: &str| -> syn::Path {
                     let name = syn::Ident::new(name, span);
                     syn::parse_quote_spanned!(span=> ::mooncake_runtime::__private::enums::#name)
                 };
-                self.switch_to(yes);
                 let s_op = Operand::Use(Place::local(s));
-                let r =
-                    self.emit(Rvalue::Call { func: rule("map_residual"), args: vec![s_op] }, span);
-                self.assign(Place::local(result), Rvalue::Use(r), span);
-                self.goto(join, span);
-                self.switch_to(no);
-                let s_op = Operand::Use(Place::local(s));
-                let pair =
-                    self.emit(Rvalue::Call { func: rule("try_split"), args: vec![s_op] }, span);
-                let Operand::Use(pair) = pair else { return Some(super::lower::unit()) };
-                let part = |i: u32| {
-                    let mut p = pair.clone();
-                    p.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
-                        index: i,
-                        span,
-                    })));
-                    Operand::Use(p)
-                };
-                let (out, kind) = (part(0), part(1));
-                let v = self.apply_to(&m.args[0], out, span);
-                let r =
-                    self.emit(Rvalue::Call { func: rule("map_wrap"), args: vec![v, kind] }, span);
-                self.assign(Place::local(result), Rvalue::Use(r), span);
-                self.goto(join, span);
-                self.switch_to(join);
-                Operand::Use(Place::local(result))
+                self.on_residual(
+                    s,
+                    span,
+                    |cx| {
+                        cx.emit(
+                            Rvalue::Call { func: rule("map_residual"), args: vec![s_op.clone()] },
+                            span,
+                        )
+                    },
+                    |cx| {
+                        let pair = cx.emit(
+                            Rvalue::Call { func: rule("try_split"), args: vec![s_op.clone()] },
+                            span,
+                        );
+                        let Operand::Use(pair) = pair else { return super::lower::unit() };
+                        let part = |i: u32| {
+                            let mut p = pair.clone();
+                            p.projections.push(Projection::Field(syn::Member::Unnamed(
+                                syn::Index { index: i, span },
+                            )));
+                            Operand::Use(p)
+                        };
+                        let v = cx.apply_to(&m.args[0], part(0), span);
+                        cx.emit(
+                            Rvalue::Call { func: rule("map_wrap"), args: vec![v, part(1)] },
+                            span,
+                        )
+                    },
+                )
             }
-            "map_or" | "ok" | "ok_or" | "unwrap_or_default" => {
-                // `if residual { d } else { f(v) }` (`map_or(d, f)`), with `d` evaluated first;
-                // `ok()`: `None` or `Some(v)`; `ok_or(e)`: `Err(e)` or `Ok(v)`.
+            _ => {
+                // `if residual { d } else { value }`, `d` evaluated first (as an argument is):
+                // `unwrap_or(d)`, `unwrap_or_default()`, `map_or(d, f)` (`f(v)`), `ok()` (`None`
+                // or `Some(v)`), `ok_or(e)` (`Err(e)` or `Ok(v)`).
+                let result_ty = quote!(::core::result::Result<_, _>);
                 let d = match name.as_str() {
-                    "map_or" => self.lower_expr(&m.args[0]),
+                    "map_or" | "unwrap_or" => self.lower_expr(&m.args[0]),
                     "ok" => Operand::Const(quote_spanned!(span=> ::core::option::Option::None)),
                     "ok_or" => {
                         let e = self.lower_expr(&m.args[0]);
-                        self.variant(e, quote!(::core::result::Result<_, _>), "Err", span)
+                        self.variant(e, result_ty.clone(), "Err", span)
                     }
                     _ => Operand::Const(quote_spanned!(span=> ::core::default::Default::default())),
                 };
-                let test = self.temp(span);
-                self.assign(Place::local(test), residual(), span);
-                let result = self.temp(span);
-                let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
-                self.terminate(
-                    TerminatorKind::Branch { cond: test, then: yes, otherwise: no },
+                self.on_residual(
+                    s,
                     span,
-                );
-                self.switch_to(yes);
-                self.assign(Place::local(result), Rvalue::Use(d), span);
-                self.goto(join, span);
-                self.switch_to(no);
-                let out = self.try_output(s, quote!(""), span);
-                let v = match name.as_str() {
-                    "map_or" => self.apply_to(&m.args[1], out, span),
-                    "ok" => self.some(out, span),
-                    "ok_or" => self.variant(out, quote!(::core::result::Result<_, _>), "Ok", span),
-                    _ => out,
-                };
-                self.assign(Place::local(result), Rvalue::Use(v), span);
-                self.goto(join, span);
-                self.switch_to(join);
-                Operand::Use(Place::local(result))
-            }
-            _ => {
-                // `unwrap_or(d)`: `d` is evaluated first, as an argument is.
-                let d = self.lower_expr(&m.args[0]);
-                let test = self.temp(span);
-                self.assign(Place::local(test), residual(), span);
-                let result = self.temp(span);
-                let (yes, no, join) = (self.new_block(), self.new_block(), self.new_block());
-                self.terminate(
-                    TerminatorKind::Branch { cond: test, then: yes, otherwise: no },
-                    span,
-                );
-                self.switch_to(yes);
-                self.assign(Place::local(result), Rvalue::Use(d), span);
-                self.goto(join, span);
-                self.switch_to(no);
-                let out = self.try_output(s, quote!(""), span);
-                self.assign(Place::local(result), Rvalue::Use(out), span);
-                self.goto(join, span);
-                self.switch_to(join);
-                Operand::Use(Place::local(result))
+                    |_| d,
+                    |cx| {
+                        let out = cx.try_output(s, quote!(""), span);
+                        match name.as_str() {
+                            "map_or" => cx.apply_to(&m.args[1], out, span),
+                            "ok" => cx.some(out, span),
+                            "ok_or" => cx.variant(out, result_ty, "Ok", span),
+                            _ => out,
+                        }
+                    },
+                )
             }
         })
     }
