@@ -224,6 +224,42 @@ tuple_impls! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }
 
+/// The `Primal` methods that `Option<T>` and `Result<T, E>` share: both have the tangent,
+/// fdata, rdata and shadow `Option<T::..>` (an error has no derivative).
+macro_rules! option_like_common {
+    () => {
+        fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData) {
+            tangent.map(T::split_tangent).unzip()
+        }
+        fn join_tangent(fdata: &Self::FData, rdata: Self::RData) -> Self::Tangent {
+            match (fdata, rdata) {
+                (Some(f), Some(r)) => Some(T::join_tangent(f, r)),
+                _ => None,
+            }
+        }
+        fn tangent_to_shadow(tangent: Self::Tangent) -> Self::Shadow {
+            tangent.map(T::tangent_to_shadow)
+        }
+        fn shadow_to_tangent(shadow: &Self::Shadow) -> Self::Tangent {
+            shadow.as_ref().map(T::shadow_to_tangent)
+        }
+        #[inline(always)]
+        fn tangent_ref(tangent: &Self::Tangent) -> &Self::Tangent {
+            tangent
+        }
+        #[inline(always)]
+        fn tangent_mut(tangent: &mut Self::Tangent) -> &mut Self::Tangent {
+            tangent
+        }
+        fn to_handle(&self) -> Self::Handle {
+            SharedRef::new(self.clone())
+        }
+        fn load_handle(&mut self, handle: &Self::Handle) {
+            handle.with(|v| self.clone_from(v))
+        }
+    };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Option (the result of `Vec::pop`).
 
@@ -284,35 +320,7 @@ impl<T: Primal + Clone> Primal for Option<T> {
     fn zero_shadow(&self) -> Self::Shadow {
         self.as_ref().map(Primal::zero_shadow)
     }
-    fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData) {
-        tangent.map(T::split_tangent).unzip()
-    }
-    fn join_tangent(fdata: &Self::FData, rdata: Self::RData) -> Self::Tangent {
-        match (fdata, rdata) {
-            (Some(f), Some(r)) => Some(T::join_tangent(f, r)),
-            _ => None,
-        }
-    }
-    fn tangent_to_shadow(tangent: Self::Tangent) -> Self::Shadow {
-        tangent.map(T::tangent_to_shadow)
-    }
-    fn shadow_to_tangent(shadow: &Self::Shadow) -> Self::Tangent {
-        shadow.as_ref().map(T::shadow_to_tangent)
-    }
-    #[inline(always)]
-    fn tangent_ref(tangent: &Self::Tangent) -> &Self::Tangent {
-        tangent
-    }
-    #[inline(always)]
-    fn tangent_mut(tangent: &mut Self::Tangent) -> &mut Self::Tangent {
-        tangent
-    }
-    fn to_handle(&self) -> Self::Handle {
-        SharedRef::new(self.clone())
-    }
-    fn load_handle(&mut self, handle: &Self::Handle) {
-        handle.with(|v| self.clone_from(v))
-    }
+    option_like_common!();
     fn perturb(&mut self, tangent: &Self::Tangent, h: f64) {
         if let (Some(x), Some(t)) = (self, tangent) {
             x.perturb(t, h)
@@ -374,35 +382,7 @@ impl<T: Primal + Clone, E: Clone + std::fmt::Debug + 'static> Primal for Result<
     fn zero_shadow(&self) -> Self::Shadow {
         self.as_ref().ok().map(Primal::zero_shadow)
     }
-    fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData) {
-        tangent.map(T::split_tangent).unzip()
-    }
-    fn join_tangent(fdata: &Self::FData, rdata: Self::RData) -> Self::Tangent {
-        match (fdata, rdata) {
-            (Some(f), Some(r)) => Some(T::join_tangent(f, r)),
-            _ => None,
-        }
-    }
-    fn tangent_to_shadow(tangent: Self::Tangent) -> Self::Shadow {
-        tangent.map(T::tangent_to_shadow)
-    }
-    fn shadow_to_tangent(shadow: &Self::Shadow) -> Self::Tangent {
-        shadow.as_ref().map(T::shadow_to_tangent)
-    }
-    #[inline(always)]
-    fn tangent_ref(tangent: &Self::Tangent) -> &Self::Tangent {
-        tangent
-    }
-    #[inline(always)]
-    fn tangent_mut(tangent: &mut Self::Tangent) -> &mut Self::Tangent {
-        tangent
-    }
-    fn to_handle(&self) -> Self::Handle {
-        SharedRef::new(self.clone())
-    }
-    fn load_handle(&mut self, handle: &Self::Handle) {
-        handle.with(|v| self.clone_from(v))
-    }
+    option_like_common!();
     fn perturb(&mut self, tangent: &Self::Tangent, h: f64) {
         if let (Ok(x), Some(t)) = (self, tangent) {
             x.perturb(t, h)
