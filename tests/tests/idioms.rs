@@ -666,3 +666,98 @@ fn arrays_of_structs_and_const_generics() {
     test_rule!(t2(&Cloud { pts: [P { x: 0.1, w: 1.0 }, P { x: 0.5, w: -0.3 }], scale: 2.0 }));
     test_rule!(t3([0.3, 0.4, 0.5]));
 }
+
+// A trait implemented under `#[differentiable]` and its method called, a stencil, `map` over
+// arrays of known length (`state.map(..)`, then `.map(f64::sqrt)`), `iter_mut().for_each`,
+// `[..].map(..)` of a literal, a logistic unit, entropy, `copy_from_slice` / `reverse` /
+// `enumerate` writes on a built buffer.
+
+trait Model {
+    fn predict(&self, x: f64) -> f64;
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Line {
+    a: f64,
+    b: f64,
+}
+
+#[differentiable]
+impl Model for Line {
+    fn predict(&self, x: f64) -> f64 {
+        self.a * x + self.b
+    }
+}
+
+#[differentiable]
+fn u1(m: &Line, xs: &[f64], ys: &[f64]) -> f64 {
+    let mut l = 0.0;
+    for (x, y) in xs.iter().zip(ys) {
+        let e = m.predict(*x) - y;
+        l += e * e;
+    }
+    l
+}
+
+#[differentiable]
+fn u2(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 1..n - 1 {
+        s += (x[i + 1] - 2.0 * x[i] + x[i - 1]).powi(2);
+    }
+    s
+}
+
+#[differentiable]
+fn u3(state: [f64; 3], dt: f64) -> f64 {
+    let next = state.map(|v| v + dt * v.sin());
+    let scaled = next.map(f64::sqrt);
+    scaled[0] + scaled[1] * scaled[2]
+}
+
+#[differentiable]
+fn u4(x: &[f64]) -> f64 {
+    let mut y = x.to_vec();
+    y.iter_mut().for_each(|v| *v = v.tanh());
+    y.iter().sum()
+}
+
+#[differentiable]
+fn u5(x: f64) -> f64 {
+    let v = [1.0, 2.0, 3.0].map(|c| c * x);
+    v[0] + v[1] * v[2]
+}
+
+#[differentiable]
+fn u6(w: &[f64], x: &[f64]) -> f64 {
+    let z: f64 = w.iter().zip(x.iter()).map(|(a, b)| a * b).sum();
+    1.0 / (1.0 + (-z).exp())
+}
+
+#[differentiable]
+fn u7(x: &[f64]) -> f64 {
+    let total = x.iter().fold(0.0, |a, &b| a + b);
+    x.iter().map(|&v| v / total).map(|p| -p * p.ln()).sum()
+}
+
+#[differentiable]
+fn u8(x: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    out.copy_from_slice(x);
+    out.reverse();
+    out.iter_mut().enumerate().for_each(|(i, v)| *v *= i as f64);
+    out
+}
+
+#[test]
+fn traits_stencils_and_array_maps() {
+    test_rule!(u1(&Line { a: 0.5, b: 0.1 }, &[1.0, 2.0], &[0.3, 0.9]));
+    test_rule!(u2(&[0.1, 0.5, 0.3, 0.9]));
+    test_rule!(u3([0.5, 1.0, 2.0], 0.1));
+    test_rule!(u4(&[0.1, 0.5, 0.3, 0.9]));
+    test_rule!(u5(0.7));
+    test_rule!(u6(&[0.1, 0.5], &[0.3, 0.9]));
+    test_rule!(u7(&[0.1, 0.5, 0.3, 0.9]));
+    test_rule!(u8(&[0.1, 0.5, 0.3, 0.9]));
+}

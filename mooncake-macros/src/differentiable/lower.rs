@@ -53,6 +53,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         loops: Vec::new(),
         references: std::collections::HashMap::new(),
         unboxed: Default::default(),
+        array_lens: Default::default(),
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
     for (name, ty, _) in &sig.args {
@@ -147,6 +148,47 @@ pub(super) struct Lower<'e> {
     pub(super) aliases: std::collections::HashMap<Local, (Place, bool)>,
     /// The values of `Box<T>` arguments, opened at entry: `*b` is `b` itself.
     unboxed: std::collections::HashSet<Local>,
+    /// Locals bound without a type to an array whose length the syntax gives (`let y =
+    /// x.map(f);` of `x: [f64; 3]`): see `literal_array_len`.
+    array_lens: std::collections::HashMap<Local, usize>,
+}
+
+impl Lower<'_> {
+    /// The length of `e` if it is an array whose length the syntax gives: a literal (`[a, b]`,
+    /// `[v; 3]`) or a variable declared with an array type of literal length (`x: [f64; 3]`,
+    /// also behind `&`).
+    pub(super) fn literal_array_len(&self, e: &Expr) -> Option<usize> {
+        fn of_type(ty: &syn::Type) -> Option<usize> {
+            match ty {
+                syn::Type::Array(a) => match &a.len {
+                    Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse().ok(),
+                    _ => None,
+                },
+                syn::Type::Reference(r) => of_type(&r.elem),
+                syn::Type::Paren(p) => of_type(&p.elem),
+                _ => None,
+            }
+        }
+        match e {
+            Expr::Array(a) => Some(a.elems.len()),
+            Expr::Repeat(r) => match &*r.len {
+                Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse().ok(),
+                _ => None,
+            },
+            Expr::Paren(p) => self.literal_array_len(&p.expr),
+            Expr::Path(p) => {
+                let l = self.lookup(p.path.get_ident()?)?;
+                if let Some(n) = self.array_lens.get(&l) {
+                    return Some(*n);
+                }
+                of_type(self.locals[l.index()].ty.as_ref()?)
+            }
+            Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
+                self.literal_array_len(&m.receiver)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Whether `ty` is `Box<T>` (by its last path segment).
@@ -445,8 +487,14 @@ impl Lower<'_> {
                 self.define_closure(&pi.ident, c);
             }
             Some(init) => {
+                let len = if ty.is_none() { self.literal_array_len(&init.expr) } else { None };
                 let value = self.lower_expr(&init.expr);
                 self.bind_pattern(pat, ty, value, local.span());
+                if let (Some(n), Pat::Ident(pi)) = (len, pat)
+                    && let Some(l) = self.lookup(&pi.ident)
+                {
+                    self.array_lens.insert(l, n);
+                }
             }
             None => {
                 // `let x;` (assigned later) or `let x: T;`.

@@ -518,4 +518,13 @@ mod tests {
         );
         assert!(out.contains("guards in a `match` on an `Option`"), "{out}");
     }
+    /// `a.map(f)` of an array of known length is unrolled (`[f(a[0]), ..]`), never taken for
+    /// `Option::map`, also for a local bound to such a map.
+    #[test]
+    fn array_map_of_known_length_is_unrolled() {
+        let out = crate::differentiable::expand_source(
+            "fn u3(state: [f64; 3], dt: f64) -> f64 { let next = state.map(|v| v + dt * v.sin()); let scaled = next.map(f64::sqrt); scaled[0] + scaled[1] * scaled[2] }",
+        );
+        assert!(!out.contains("map_residual"), "{out}");
+    }
 }

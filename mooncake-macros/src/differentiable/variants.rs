@@ -418,6 +418,27 @@ impl Lower<'_> {
             return None;
         }
         let span = m.span();
+        // `a.map(f)` of an array of known length (`[a, b, c]`, `x: [f64; 3]`): `[f(a[0]), ..]`.
+        if name == "map"
+            && m.args.len() == 1
+            && let Some(n) = self.literal_array_len(&m.receiver)
+        {
+            let a = self.place_of(&m.receiver);
+            let elems = (0..n)
+                .map(|i| {
+                    let k = self.temp(span);
+                    self.assign(Place::local(k), Rvalue::Use(Operand::Const(quote!(#i))), span);
+                    let mut place = a.clone();
+                    if matches!(place.projections.last(), Some(Projection::Deref)) {
+                        place.projections.pop();
+                    }
+                    place.projections.push(Projection::Index(k));
+                    let v = self.emit(Rvalue::Use(Operand::Use(place)), span);
+                    self.apply_to(&m.args[0], v, span)
+                })
+                .collect();
+            return Some(self.emit(Rvalue::Array(elems), span));
+        }
         let arity = match name.as_str() {
             "expect" | "unwrap_or" | "map" | "ok_or" => 1,
             "map_or" => 2,
