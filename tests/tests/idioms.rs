@@ -8,6 +8,7 @@
 #![allow(clippy::ptr_arg, clippy::useless_vec)]
 
 use mooncake_runtime::prelude::*;
+use std::f64::consts::PI;
 
 #[differentiable]
 fn p1(x: &[f64]) -> f64 {
@@ -760,4 +761,105 @@ fn traits_stencils_and_array_maps() {
     test_rule!(u6(&[0.1, 0.5], &[0.3, 0.9]));
     test_rule!(u7(&[0.1, 0.5, 0.3, 0.9]));
     test_rule!(u8(&[0.1, 0.5, 0.3, 0.9]));
+}
+
+// A Gaussian log-likelihood, softmax cross-entropy over rows with integer labels, Rosenbrock
+// over `windows(2)`, an elastic-net penalty, leapfrog steps on copies, the mean of the top two
+// after a sort, a triangular solve, a Newton iteration under a `while` with two conditions.
+
+#[differentiable]
+fn v1(mu: f64, log_sigma: f64, data: &[f64]) -> f64 {
+    let sigma = log_sigma.exp();
+    let n = data.len() as f64;
+    let ss: f64 = data.iter().map(|&x| ((x - mu) / sigma).powi(2)).sum();
+    -0.5 * ss - n * (sigma.ln() + 0.5 * (2.0 * PI).ln())
+}
+
+#[differentiable]
+fn v2(logits: &[f64], labels: &[usize], k: usize) -> f64 {
+    let n = labels.len();
+    let mut loss = 0.0;
+    for i in 0..n {
+        let row = &logits[i * k..(i + 1) * k];
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let lse = m + row.iter().map(|z| (z - m).exp()).sum::<f64>().ln();
+        loss += lse - row[labels[i]];
+    }
+    loss / n as f64
+}
+
+#[differentiable]
+fn v3(theta: &[f64]) -> f64 {
+    // Rosenbrock written with windows
+    theta.windows(2).map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2)).sum()
+}
+
+#[differentiable]
+fn v4(x: &[f64], lambda: f64) -> f64 {
+    let l1: f64 = x.iter().map(|v| v.abs()).sum();
+    let l2: f64 = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    lambda * l1 + (1.0 - lambda) * l2
+}
+
+#[differentiable]
+fn v5(q: &[f64], p: &[f64], eps: f64, steps: usize) -> f64 {
+    let mut q = q.to_vec();
+    let mut p = p.to_vec();
+    for _ in 0..steps {
+        for i in 0..p.len() {
+            p[i] -= 0.5 * eps * q[i];
+        }
+        for i in 0..q.len() {
+            q[i] += eps * p[i];
+        }
+        for i in 0..p.len() {
+            p[i] -= 0.5 * eps * q[i];
+        }
+    }
+    q.iter().chain(p.iter()).map(|v| v * v).sum::<f64>() * 0.5
+}
+
+#[differentiable]
+fn v6(x: &[f64]) -> f64 {
+    let mut sorted = x.to_vec();
+    sorted.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    let top: f64 = sorted[..2].iter().sum();
+    top / 2.0
+}
+
+#[differentiable]
+fn v7(a: &[f64], n: usize) -> Vec<f64> {
+    // lower triangular solve L y = b with L packed row-major n x n, b = ones
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        let mut s = 1.0;
+        for j in 0..i {
+            s -= a[i * n + j] * y[j];
+        }
+        y[i] = s / a[i * n + i];
+    }
+    y
+}
+
+#[differentiable]
+fn v8(x: f64) -> f64 {
+    let mut t = x;
+    let mut iters = 0;
+    while (t * t - 2.0).abs() > 1e-10 && iters < 50 {
+        t = 0.5 * (t + 2.0 / t);
+        iters += 1;
+    }
+    t * x
+}
+
+#[test]
+fn models_samplers_and_solvers() {
+    test_rule!(v1(0.3, -0.2, &[0.1, 0.5, -0.3]));
+    test_rule!(v2(&[0.1, 0.5, -0.3, 1.0, 0.2, 0.4], &[2, 0], 3));
+    test_rule!(v3(&[0.1, 0.5, -0.3, 1.0]));
+    test_rule!(v4(&[0.1, 0.5, -0.3, 1.0], 0.3));
+    test_rule!(v5(&[0.1, 0.5], &[-0.3, 1.0], 0.1, 5));
+    test_rule!(v6(&[0.1, 0.5, -0.3, 1.0]));
+    test_rule!(v7(&[2.0, 0.0, 0.5, 3.0], 2));
+    test_rule!(v8(1.3));
 }
