@@ -1161,6 +1161,13 @@ impl<T: Primal<Handle = crate::shared::SharedCell<T>> + crate::tangent::FromHand
     type Primal = T;
 }
 
+/// Values held through a shared reference cell: `Option`, `Result`, `String`, enums.
+impl<T: Primal<Handle = crate::shared::SharedRef<T>> + crate::tangent::FromHandle + Clone> HandleOf
+    for crate::shared::SharedRef<T>
+{
+    type Primal = T;
+}
+
 /// What an assertion of derived code sees of a value held through a handle: something that
 /// dereferences to the value (`*m < 1.0` of `m: &mut f64`, `v[0]` and `v.len()` of a buffer).
 pub trait PrimalView {

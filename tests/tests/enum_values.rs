@@ -588,3 +588,85 @@ fn known_options_kept_as_values() {
     test_rule!(kept_known_options(&[0.5, -1.5, 2.0], 1));
     test_rule!(kept_known_options(&[0.5, -1.5, 2.0], 7));
 }
+
+// An `Option` field of a struct behind `&mut` matched in a `&mut self` method (with an
+// associated constant), an `f32` function with attributes, a generic norm with a where clause,
+// an `Option<(f64, usize)>` best-so-far updated under a guard and returned.
+
+#[derive(Tangent, Clone, Debug)]
+struct Opt {
+    lr: f64,
+    momentum: Option<f64>,
+    vel: Vec<f64>,
+}
+
+#[differentiable]
+impl Opt {
+    const EPS: f64 = 1e-8;
+    fn step(&mut self, params: &mut [f64], grad: &[f64]) {
+        for i in 0..params.len() {
+            let g = grad[i];
+            let v = match self.momentum {
+                Some(m) => m * self.vel[i] + g,
+                None => g,
+            };
+            self.vel[i] = v;
+            params[i] -= self.lr * v / (v.abs() + Self::EPS).sqrt();
+        }
+    }
+}
+
+#[differentiable]
+fn w1(o: &mut Opt, p: &mut [f64], g: &[f64]) {
+    o.step(p, g);
+}
+
+/// A doc comment, an attribute, f32.
+#[differentiable]
+#[inline]
+pub(crate) fn w2(x: f32, y: f32) -> f32 {
+    (x * y).sin() + x.powf(1.5)
+}
+
+#[differentiable]
+#[allow(clippy::multiple_bound_locations)]
+fn w3<T: Float>(x: &[T]) -> T
+where
+    T: Copy,
+{
+    let mut s = T::zero();
+    for v in x.iter() {
+        s += *v * *v;
+    }
+    s.sqrt()
+}
+
+#[differentiable]
+fn w4(x: &[f64]) -> Option<(f64, usize)> {
+    let mut best: Option<(f64, usize)> = None;
+    for (i, &v) in x.iter().enumerate() {
+        match best {
+            Some((b, _)) if b >= v => {}
+            _ => best = Some((v, i)),
+        }
+    }
+    best
+}
+
+#[differentiable]
+fn w5(x: &[f64]) -> f64 {
+    match w4(x) {
+        Some((v, i)) => v * (i as f64 + 1.0),
+        None => 0.0,
+    }
+}
+
+#[test]
+fn options_behind_mut_and_kept_best() {
+    let o = Opt { lr: 0.1, momentum: Some(0.9), vel: vec![0.1, -0.2] };
+    let (p, g) = (vec![1.0, 2.0], vec![0.3, -0.5]);
+    test_rule!(w1(&mut o.clone(), &mut p, &g));
+    test_rule!(w2(0.5f32, 1.2f32));
+    test_rule!(w3(&[0.5, 1.2, -0.3][..]));
+    test_rule!(w5(&[0.5, 1.2, -0.3][..]));
+}
