@@ -670,3 +670,19 @@ fn options_behind_mut_and_kept_best() {
     test_rule!(w3(&[0.5, 1.2, -0.3][..]));
     test_rule!(w5(&[0.5, 1.2, -0.3][..]));
 }
+
+// `let Some((i, m)) = x.iter().enumerate().max_by(..) else { .. };`: the tuple kept as values,
+// `*m` read as `m` (it was a type error in the expansion).
+
+#[differentiable]
+fn z1(x: &[f64]) -> f64 {
+    let Some((i, m)) = x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) else {
+        return 0.0;
+    };
+    *m * (i as f64 + 1.0)
+}
+
+#[test]
+fn let_else_on_a_tuple_kept_by_max_by() {
+    test_rule!(z1(&[0.5, 1.2, -0.3][..]));
+}

@@ -1745,6 +1745,14 @@ pub(super) fn values_pattern(p: &Pat) -> (Pat, Vec<syn::Ident>) {
                 names.push(pi.ident.clone());
                 p.clone()
             }
+            // `let Some((i, &m)) = .. else { .. };`
+            Pat::TupleStruct(ts) if ts.path.is_ident("Some") => {
+                let mut ts = ts.clone();
+                for e in ts.elems.iter_mut() {
+                    *e = walk(e, names);
+                }
+                Pat::TupleStruct(ts)
+            }
             other => other.clone(),
         }
     }

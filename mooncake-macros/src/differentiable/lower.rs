@@ -368,11 +368,17 @@ impl Lower<'_> {
                 // values, so `&m` binds `m` and the rest of the block reads `*m` as `m`.
                 if let Stmt::Local(local) = stmt
                     && let Some(init) = &local.init
-                    && init.diverge.is_none()
                     && let Expr::MethodCall(t) = &*init.expr
-                    && super::options::is_terminal(t)
-                    && let Expr::MethodCall(chain) = &*t.receiver
-                    && super::chains::keeps_tuple_of_refs(chain)
+                    && match &init.diverge {
+                        // `let (i, m) = x.iter().enumerate().max_by(..).unwrap();`
+                        None => {
+                            super::options::is_terminal(t)
+                                && matches!(&*t.receiver, Expr::MethodCall(chain)
+                                    if super::chains::keeps_tuple_of_refs(chain))
+                        }
+                        // `let Some((i, m)) = x.iter().enumerate().max_by(..) else { .. };`
+                        Some(_) => super::chains::keeps_tuple_of_refs(t),
+                    }
                 {
                     let (pat, names) = super::chains::values_pattern(&local.pat);
                     let mut local = local.clone();
