@@ -214,6 +214,16 @@ impl Lower<'_> {
     /// PAT => body, _ => break } }`, with the loop's label.
     pub(super) fn lower_while_let_value(&mut self, w: &syn::ExprWhile) -> Option<Operand> {
         let Expr::Let(l) = &*w.cond else { return None };
+        if let Expr::MethodCall(m) = &*l.expr
+            && m.method == "next"
+            && m.args.is_empty()
+        {
+            return Some(self.refuse(
+                &m.method,
+                "`while let Some(v) = it.next()` over an iterator is not supported in \
+                 #[differentiable] functions; write `for v in ..` over the iterator's source",
+            ));
+        }
         let brk = Expr::Break(syn::ExprBreak {
             attrs: Vec::new(),
             break_token: Default::default(),
