@@ -863,3 +863,53 @@ fn models_samplers_and_solvers() {
     test_rule!(v7(&[2.0, 0.0, 0.5, 3.0], 2));
     test_rule!(v8(1.3));
 }
+
+// A `Copy` 2-vector with `self` / `&self` methods and an associated constructor, stepped in a
+// loop, mapped over a slice of points, and returned from a least-squares fit.
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+struct V2 { x: f64, y: f64 }
+
+#[differentiable]
+impl V2 {
+    fn new(x: f64, y: f64) -> V2 { V2 { x, y } }
+    fn add(self, o: V2) -> V2 { V2 { x: self.x + o.x, y: self.y + o.y } }
+    fn scale(self, k: f64) -> V2 { V2 { x: k * self.x, y: k * self.y } }
+    fn dot(&self, o: &V2) -> f64 { self.x * o.x + self.y * o.y }
+    fn norm(&self) -> f64 { self.dot(self).sqrt() }
+}
+
+#[differentiable]
+fn a1(p: V2, v: V2, dt: f64, n: usize) -> f64 {
+    let mut p = p;
+    let mut v = v;
+    for _ in 0..n {
+        let acc = p.scale(-1.0);
+        v = v.add(acc.scale(dt));
+        p = p.add(v.scale(dt));
+    }
+    p.norm() + 0.5 * v.dot(&v)
+}
+
+#[differentiable]
+fn a2(pts: &[V2], c: V2) -> f64 {
+    pts.iter().map(|p| { let d = V2::new(p.x - c.x, p.y - c.y); d.norm() }).sum()
+}
+
+#[differentiable]
+fn a3(xs: &[f64], ys: &[f64]) -> V2 {
+    let n = xs.len() as f64;
+    let mx = xs.iter().sum::<f64>() / n;
+    let my = ys.iter().sum::<f64>() / n;
+    let cov: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let var: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    let slope = cov / var;
+    V2 { x: slope, y: my - slope * mx }
+}
+
+#[test]
+fn value_type_methods_and_struct_results() {
+    test_rule!(a1(V2 { x: 1.0, y: 0.0 }, V2 { x: 0.0, y: 1.0 }, 0.1, 5));
+    test_rule!(a2(&[V2 { x: 1.0, y: 0.5 }, V2 { x: -0.3, y: 0.2 }], V2 { x: 0.1, y: 0.1 }));
+    test_rule!(a3(&[1.0, 2.0, 3.5], &[0.5, 1.7, 2.2]));
+}
