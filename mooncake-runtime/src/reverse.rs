@@ -1133,16 +1133,18 @@ pub fn into_array_handle<T, D, const N: usize>(
 // ---------------------------------------------------------------------------------------------
 // Fields of structs.
 
-/// The reverse rule of reading a field of a struct seen through a reference (`p.b`, `p.rot`):
-/// a copy of the value, and a pullback that adds its gradient into the field's shadow
-/// (`Primal::add_rdata_to_shadow`: in place for a scalar, nothing for an integer).
+/// The reverse rule of reading a field of a struct seen through a reference (`p.b`, `p.rot`),
+/// or the whole value (`match k { .. }` of `k: &E`): a copy of the value, whose fdata aliases
+/// the buffers of the shadow (`Primal::fdata_of_shadow`), and a pullback that adds its rdata
+/// into the shadow (`Primal::add_rdata_to_shadow`: in place for a scalar, nothing for an
+/// integer).
 #[inline(always)]
 pub fn shadow_load_rrule<T: Primal + Clone>(
     value: &T,
     shadow: &T::Shadow,
 ) -> (CoDual<T, T::FData>, impl FnOnce(T::RData) + use<T>) {
     let (v, shadow) = (value.clone(), shadow.clone());
-    (CoDual::new(value.clone(), value.zero_fdata()), move |r: T::RData| {
+    (CoDual::new(value.clone(), value.fdata_of_shadow(&shadow)), move |r: T::RData| {
         v.add_rdata_to_shadow(&shadow, r)
     })
 }

@@ -134,6 +134,15 @@ pub trait Primal {
         let t = Self::join_tangent(&self.zero_fdata(), r);
         shadow.increment_from(&Self::tangent_to_shadow(t));
     }
+    /// The fdata of a copy of `self` read out of a place whose shadow is `shadow` (the whole
+    /// value behind a `&` taken apart, `match k { .. }` of `k: &E`): the parts of `shadow` that
+    /// fdata can alias (a buffer's shadow is its fdata), so that the gradient given to them lands
+    /// in the place's shadow; zero elsewhere, whose gradient comes back as rdata. The default is
+    /// fresh zero fdata, right for types whose fdata holds no buffer.
+    fn fdata_of_shadow(&self, shadow: &Self::Shadow) -> Self::FData {
+        let _ = shadow;
+        self.zero_fdata()
+    }
     /// Copies the tangent held by `shadow` into `out`, reusing `out`'s memory where it can
     /// (the default allocates, as [`Primal::shadow_to_tangent`]).
     fn shadow_into_tangent(shadow: &Self::Shadow, out: &mut Self::Tangent) {

@@ -686,3 +686,75 @@ fn z1(x: &[f64]) -> f64 {
 fn let_else_on_a_tuple_kept_by_max_by() {
     test_rule!(z1(&[0.5, 1.2, -0.3][..]));
 }
+
+// Enums and `Option`s behind `&` matched (`match k { Kernel2::Weights(w) => .. }` of
+// `k: &Kernel2`, `match &kernel`): the value taken apart, its buffers' gradients landing in the
+// reference's shadow (`Primal::fdata_of_shadow`); a struct holding a `Vec` inside a variant.
+
+#[derive(Tangent, Clone, Debug)]
+enum Kernel2 {
+    Weights(Vec<f64>),
+    Gauss(f64),
+}
+
+#[differentiable]
+fn b1(k: &Kernel2, x: &[f64]) -> f64 {
+    match k {
+        Kernel2::Weights(w) => w.iter().zip(x).map(|(a, b)| a * b).sum(),
+        Kernel2::Gauss(h) => x.iter().map(|v| (-v * v / (h * h)).exp()).sum(),
+    }
+}
+
+#[differentiable]
+fn b2(o: &Option<f64>, x: f64) -> f64 {
+    match o {
+        Some(v) => v * x,
+        None => x,
+    }
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Layer {
+    w: Vec<f64>,
+    b: f64,
+}
+
+#[derive(Tangent, Clone, Debug)]
+enum Block {
+    Dense(Layer),
+    Skip,
+}
+
+#[differentiable]
+fn b3(blocks: &Block, x: &[f64]) -> f64 {
+    match blocks {
+        Block::Dense(l) => {
+            let mut s = l.b;
+            for (w, v) in l.w.iter().zip(x) {
+                s += w * v;
+            }
+            s.tanh()
+        }
+        Block::Skip => x.iter().sum(),
+    }
+}
+
+#[differentiable]
+fn b4(k: f64, x: &[f64]) -> f64 {
+    let kernel = if k > 0.0 { Kernel2::Gauss(k) } else { Kernel2::Weights(vec![k, 2.0 * k]) };
+    match &kernel {
+        Kernel2::Gauss(h) => *h * x[0],
+        Kernel2::Weights(w) => w[0] * x[1],
+    }
+}
+
+#[test]
+fn enums_behind_references() {
+    test_rule!(b3(&Block::Dense(Layer { w: vec![0.3, -0.2], b: 0.1 }), &[0.1, 0.5][..]));
+    test_rule!(b3(&Block::Skip, &[0.1, 0.5][..]));
+    test_rule!(b4(0.7, &[0.1, 0.5][..]));
+    test_rule!(b4(-0.7, &[0.1, 0.5][..]));
+    test_rule!(b1(&Kernel2::Gauss(0.7), &[0.1, 0.5][..]));
+    test_rule!(b1(&Kernel2::Weights(vec![0.3, 0.2]), &[0.1, 0.5][..]));
+    test_rule!(b2(&Some(0.4), 0.5));
+}

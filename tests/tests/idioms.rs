@@ -868,15 +868,28 @@ fn models_samplers_and_solvers() {
 // loop, mapped over a slice of points, and returned from a least-squares fit.
 
 #[derive(Tangent, Clone, Copy, Debug, PartialEq)]
-struct V2 { x: f64, y: f64 }
+struct V2 {
+    x: f64,
+    y: f64,
+}
 
 #[differentiable]
 impl V2 {
-    fn new(x: f64, y: f64) -> V2 { V2 { x, y } }
-    fn add(self, o: V2) -> V2 { V2 { x: self.x + o.x, y: self.y + o.y } }
-    fn scale(self, k: f64) -> V2 { V2 { x: k * self.x, y: k * self.y } }
-    fn dot(&self, o: &V2) -> f64 { self.x * o.x + self.y * o.y }
-    fn norm(&self) -> f64 { self.dot(self).sqrt() }
+    fn new(x: f64, y: f64) -> V2 {
+        V2 { x, y }
+    }
+    fn add(self, o: V2) -> V2 {
+        V2 { x: self.x + o.x, y: self.y + o.y }
+    }
+    fn scale(self, k: f64) -> V2 {
+        V2 { x: k * self.x, y: k * self.y }
+    }
+    fn dot(&self, o: &V2) -> f64 {
+        self.x * o.x + self.y * o.y
+    }
+    fn norm(&self) -> f64 {
+        self.dot(self).sqrt()
+    }
 }
 
 #[differentiable]
@@ -893,7 +906,12 @@ fn a1(p: V2, v: V2, dt: f64, n: usize) -> f64 {
 
 #[differentiable]
 fn a2(pts: &[V2], c: V2) -> f64 {
-    pts.iter().map(|p| { let d = V2::new(p.x - c.x, p.y - c.y); d.norm() }).sum()
+    pts.iter()
+        .map(|p| {
+            let d = V2::new(p.x - c.x, p.y - c.y);
+            d.norm()
+        })
+        .sum()
 }
 
 #[differentiable]

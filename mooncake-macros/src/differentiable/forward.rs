@@ -123,6 +123,12 @@ impl<'a> Forward<'a> {
             {
                 let p = place_half(self.names, place, "primal");
                 let t = place_half(self.names, place, "tangent");
+                // The whole value behind the reference (`*k` of `k: &E`, matched): a copy.
+                let p = if matches!(place.projections.last(), Some(Projection::Deref)) {
+                    quote!(::core::clone::Clone::clone(&#p))
+                } else {
+                    p
+                };
                 quote_spanned!(span=> #rt::Dual::new(#p, ::core::clone::Clone::clone(&#t)))
             }
             Operand::Use(place) => {

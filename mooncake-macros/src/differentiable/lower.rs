@@ -191,6 +191,28 @@ impl Lower<'_> {
     }
 }
 
+impl Lower<'_> {
+    /// `*k` if `e` is a variable declared `&T` (not `&mut`, nor a slice or `str`) or `&place`:
+    /// the place a `match` on a reference takes apart.
+    fn shared_ref_place(&mut self, e: &Expr) -> Option<Place> {
+        match e {
+            Expr::Reference(r) if r.mutability.is_none() => self.lower_place(&r.expr),
+            Expr::Path(p) if p.qself.is_none() => {
+                let l = self.lookup(p.path.get_ident()?)?;
+                let Some(syn::Type::Reference(r)) = &self.locals[l.index()].ty else { return None };
+                if r.mutability.is_some() || matches!(&*r.elem, syn::Type::Slice(_)) {
+                    return None;
+                }
+                if matches!(&*r.elem, syn::Type::Path(tp) if tp.path.is_ident("str")) {
+                    return None;
+                }
+                Some(Place { local: l, projections: vec![Projection::Deref] })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Whether `ty` is `Box<T>` (by its last path segment).
 fn is_box(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none()
@@ -1847,7 +1869,12 @@ impl Lower<'_> {
             return op;
         }
         let span = m.span();
-        let scrutinee = self.place_of(&m.expr);
+        // `match k { E::V(x) => .. }` of `k: &E`: the value behind the reference taken apart,
+        // its fields bound by value (Rust binds them by reference: their `*` is dropped).
+        let (scrutinee, by_ref) = match self.shared_ref_place(&m.expr) {
+            Some(place) => (place, true),
+            None => (self.place_of(&m.expr), false),
+        };
         let result = self.temp(span);
         let join = self.new_block();
         // `A(x) | B(x) => body` that binds: one arm per alternative, each with the body.
@@ -1924,7 +1951,20 @@ impl Lower<'_> {
                     );
                     cx.switch_to(body);
                 }
-                let v = cx.lower_expr(&arm.body);
+                let body = if by_ref {
+                    let (_, names) = super::chains::values_pattern(&arm.pat);
+                    let mut names = names;
+                    super::chains::pattern_names(&arm.pat, &mut names);
+                    let mut body = (*arm.body).clone();
+                    syn::visit_mut::VisitMut::visit_expr_mut(
+                        &mut super::chains::StripDerefs(&names),
+                        &mut body,
+                    );
+                    body
+                } else {
+                    (*arm.body).clone()
+                };
+                let v = cx.lower_expr(&body);
                 if cx.reachable() {
                     cx.assign(Place::local(result), Rvalue::Use(v), arm.body.span());
                     cx.goto(join, arm.body.span());

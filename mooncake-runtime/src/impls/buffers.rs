@@ -52,6 +52,10 @@ macro_rules! buffer_primal_common {
             SharedVec::from_vec(zeros(self))
         }
         #[inline(always)]
+        fn fdata_of_shadow(&self, shadow: &Self::Shadow) -> Self::FData {
+            shadow.clone()
+        }
+        #[inline(always)]
         fn zero_rdata(&self) -> NoRData {
             NoRData
         }

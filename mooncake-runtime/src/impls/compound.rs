@@ -167,6 +167,9 @@ macro_rules! tuple_impls {
             fn zero_fdata(&self) -> Self::FData {
                 ($(self.$i.zero_fdata(),)+)
             }
+            fn fdata_of_shadow(&self, shadow: &Self::Shadow) -> Self::FData {
+                ($(self.$i.fdata_of_shadow(&shadow.$i),)+)
+            }
             fn zero_rdata(&self) -> Self::RData {
                 ($(self.$i.zero_rdata(),)+)
             }
@@ -314,6 +317,12 @@ impl<T: Primal + Clone> Primal for Option<T> {
     fn zero_fdata(&self) -> Self::FData {
         self.as_ref().map(Primal::zero_fdata)
     }
+    fn fdata_of_shadow(&self, shadow: &Self::Shadow) -> Self::FData {
+        match (self, shadow) {
+            (Some(x), Some(s)) => Some(x.fdata_of_shadow(s)),
+            _ => self.zero_fdata(),
+        }
+    }
     fn zero_rdata(&self) -> Self::RData {
         self.as_ref().map(Primal::zero_rdata)
     }
@@ -376,6 +385,12 @@ impl<T: Primal + Clone, E: Clone + std::fmt::Debug + 'static> Primal for Result<
     fn zero_fdata(&self) -> Self::FData {
         self.as_ref().ok().map(Primal::zero_fdata)
     }
+    fn fdata_of_shadow(&self, shadow: &Self::Shadow) -> Self::FData {
+        match (self, shadow) {
+            (Ok(x), Some(s)) => Some(x.fdata_of_shadow(s)),
+            _ => self.zero_fdata(),
+        }
+    }
     fn zero_rdata(&self) -> Self::RData {
         self.as_ref().ok().map(Primal::zero_rdata)
     }
@@ -437,6 +452,9 @@ impl<T: Primal + Clone> Primal for Box<T> {
     }
     fn zero_fdata(&self) -> Self::FData {
         (**self).zero_fdata()
+    }
+    fn fdata_of_shadow(&self, shadow: &Self::Shadow) -> Self::FData {
+        (**self).fdata_of_shadow(shadow)
     }
     fn zero_rdata(&self) -> Self::RData {
         (**self).zero_rdata()

@@ -286,6 +286,11 @@ impl Enum<'_> {
         let random_tangent = each(&t, &|a| quote!(#p::random_tangent(#a, #rng)));
         let zero_fdata = each(&f, &|a| quote!(#p::zero_fdata(#a)));
         let zero_rdata = each(&r, &|a| quote!(#p::zero_rdata(#a)));
+        let fdata_of_shadow = self.pair_arms(
+            &self_name,
+            &s,
+            &|v, a, b, _| quote!(#f::#v(#(#p::fdata_of_shadow(#a, #b)),*)),
+        );
         let zero_shadow = each(&s, &|a| quote!(#p::zero_shadow(#a)));
         let split = self.arms(&t, &|v, a, tys| {
             let (fs, rs) = (names("f", a.len()), names("r", a.len()));
@@ -344,6 +349,12 @@ impl Enum<'_> {
                 }
                 fn zero_rdata(&self) -> #r {
                     #zero_rdata
+                }
+                fn fdata_of_shadow(&self, #shadow: &#s) -> #f {
+                    match (self, #shadow) {
+                        #(#fdata_of_shadow,)*
+                        _ => #p::zero_fdata(self),
+                    }
                 }
                 fn zero_shadow(&self) -> #s {
                     #zero_shadow

@@ -659,6 +659,10 @@ impl StructGen<'_> {
             .construct(Sibling::Tangent, each(&|p, m| quote!(#p::random_tangent(&self.#m, #rng))));
         let zero_fdata =
             self.construct(Sibling::FData, each(&|p, m| quote!(#p::zero_fdata(&self.#m))));
+        let fdata_of_shadow = self.construct(
+            Sibling::FData,
+            each(&|p, m| quote!(#p::fdata_of_shadow(&self.#m, &#shadow.#m))),
+        );
         let zero_rdata =
             self.construct(Sibling::RData, each(&|p, m| quote!(#p::zero_rdata(&self.#m))));
         let zero_shadow =
@@ -713,6 +717,10 @@ impl StructGen<'_> {
                 #[inline]
                 fn zero_fdata(&self) -> Self::FData {
                     #zero_fdata
+                }
+                #[inline]
+                fn fdata_of_shadow(&self, #shadow_p: &Self::Shadow) -> Self::FData {
+                    #fdata_of_shadow
                 }
                 #[inline]
                 fn zero_rdata(&self) -> Self::RData {
