@@ -758,3 +758,81 @@ fn enums_behind_references() {
     test_rule!(b1(&Kernel2::Weights(vec![0.3, 0.2]), &[0.1, 0.5][..]));
     test_rule!(b2(&Some(0.4), 0.5));
 }
+
+// `Option<Vec<f64>>` and `Result<Vec<f64>, String>` returned and taken apart (also by `?`), an
+// enum whose variants hold arrays, an `Option<Vec<f64>>` field matched behind `&`.
+
+#[differentiable]
+fn c1(x: &[f64], flag: bool) -> Option<Vec<f64>> {
+    if !flag {
+        return None;
+    }
+    let mut v = x.to_vec();
+    for e in v.iter_mut() {
+        *e *= 2.0;
+    }
+    Some(v)
+}
+
+#[differentiable]
+fn c2(x: &[f64]) -> f64 {
+    match c1(x, true) {
+        Some(v) => v.iter().sum(),
+        None => 0.0,
+    }
+}
+
+#[differentiable]
+fn c3(x: &[f64]) -> Result<Vec<f64>, String> {
+    if x.is_empty() {
+        return Err("empty".to_string());
+    }
+    Ok(x.iter().map(|v| v.exp()).collect())
+}
+
+#[differentiable]
+fn c4(x: &[f64]) -> Result<f64, String> {
+    let e = c3(x)?;
+    Ok(e.iter().sum::<f64>().ln())
+}
+
+#[derive(Tangent, Clone, Copy, Debug)]
+enum Shape {
+    Point([f64; 2]),
+    Circle([f64; 2], f64),
+}
+
+#[differentiable]
+fn c5(s: Shape, q: [f64; 2]) -> f64 {
+    match s {
+        Shape::Point(p) => (p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2),
+        Shape::Circle(c, r) => ((c[0] - q[0]).powi(2) + (c[1] - q[1]).powi(2)).sqrt() - r,
+    }
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct PriorModel {
+    w: Vec<f64>,
+    prior: Option<Vec<f64>>,
+}
+
+#[differentiable]
+fn c6(m: &PriorModel) -> f64 {
+    let mut s: f64 = m.w.iter().map(|v| v * v).sum();
+    if let Some(p) = &m.prior {
+        for (a, b) in m.w.iter().zip(p.iter()) {
+            s += (a - b).powi(2);
+        }
+    }
+    s
+}
+
+#[test]
+fn options_and_results_of_buffers() {
+    test_rule!(c2(&[0.1, 0.5][..]));
+    test_rule!(c4(&[0.1, 0.5][..]));
+    test_rule!(c5(Shape::Point([0.1, 0.5]), [1.0, 2.0]));
+    test_rule!(c5(Shape::Circle([0.1, 0.5], 0.3), [1.0, 2.0]));
+    test_rule!(c6(&PriorModel { w: vec![0.1, 0.5], prior: Some(vec![0.2, 0.1]) }));
+    test_rule!(c6(&PriorModel { w: vec![0.1, 0.5], prior: None }));
+}

@@ -123,8 +123,9 @@ impl<'a> Forward<'a> {
             {
                 let p = place_half(self.names, place, "primal");
                 let t = place_half(self.names, place, "tangent");
-                // The whole value behind the reference (`*k` of `k: &E`, matched): a copy.
-                let p = if matches!(place.projections.last(), Some(Projection::Deref)) {
+                // A value behind the reference (`*k` of `k: &E`, `m.prior` of `m: &Model`,
+                // matched): a copy (a move out of a reference would not compile).
+                let p = if !place.projections.is_empty() {
                     quote!(::core::clone::Clone::clone(&#p))
                 } else {
                     p
