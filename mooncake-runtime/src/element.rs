@@ -23,6 +23,11 @@ use crate::tangent::Primal;
 /// `char`. Its tangent is a `Copy` value (itself for a float, [`NoTangent`] otherwise), so a
 /// buffer's shadow is a `SharedVec<Self::Tangent>`, and the rules convert between the tangent
 /// an element has in a shadow and the rdata a pullback returns for it.
+#[diagnostic::on_unimplemented(
+    message = "a flat buffer in #[differentiable] code holds numbers (`f64`, `f32`, integers, `bool`, `char`), not `{Self}`",
+    label = "a buffer of `{Self}`",
+    note = "buffers of buffers (`Vec<Vec<f64>>`) and of `#[derive(Tangent)]` structs are read by index and by rows; for other element types (`Option<f64>`, enums), keep the values in separate buffers or in fields of a struct"
+)]
 pub trait Element: Primal<FData = NoFData, Tangent: Copy> + Copy + PartialOrd + 'static {
     /// The zero tangent.
     const ZERO_TANGENT: Self::Tangent;

@@ -931,3 +931,42 @@ fn value_type_methods_and_struct_results() {
     test_rule!(a2(&[V2 { x: 1.0, y: 0.5 }, V2 { x: -0.3, y: 0.2 }], V2 { x: 0.1, y: 0.1 }));
     test_rule!(a3(&[1.0, 2.0, 3.5], &[0.5, 1.7, 2.2]));
 }
+
+// An objective behind a trait implemented under `#[differentiable]`, a closure capturing a
+// value taken out of an `Option` argument.
+
+#[derive(Tangent, Clone, Debug)]
+struct Quad {
+    a: f64,
+}
+
+trait Objective {
+    fn value(&self, x: &[f64]) -> f64;
+}
+
+#[differentiable]
+impl Objective for Quad {
+    fn value(&self, x: &[f64]) -> f64 {
+        self.a * x.iter().map(|v| v * v).sum::<f64>()
+    }
+}
+
+#[differentiable]
+fn d1(q: &Quad, x: &[f64]) -> f64 {
+    let f = q.value(x);
+    f * f
+}
+
+#[differentiable]
+fn d2(x: &[f64], scale: Option<f64>) -> f64 {
+    let s = scale.unwrap_or(1.0);
+    let cl = |v: f64| -> f64 { s * v.tanh() };
+    x.iter().map(|v| cl(*v)).sum()
+}
+
+#[test]
+fn trait_objectives_and_captured_options() {
+    test_rule!(d1(&Quad { a: 0.5 }, &[0.1, 0.5][..]));
+    test_rule!(d2(&[0.1, 0.5][..], Some(2.0)));
+    test_rule!(d2(&[0.1, 0.5][..], None));
+}
