@@ -970,3 +970,100 @@ fn trait_objectives_and_captured_options() {
     test_rule!(d2(&[0.1, 0.5][..], Some(2.0)));
     test_rule!(d2(&[0.1, 0.5][..], None));
 }
+
+// `v.extend(chain)` (items by value and by reference), a maximum and its position, `split_at`,
+// a guarded weighted mean, a reversed copy, an array accumulator indexed modulo its length,
+// running sums by `scan` collected, a count above the mean.
+
+#[differentiable]
+fn f1(x: &[f64]) -> f64 {
+    let mut v: Vec<f64> = Vec::new();
+    v.extend(x.iter().map(|a| a * 2.0));
+    v.iter().sum()
+}
+
+#[differentiable]
+fn f2(x: &[f64]) -> f64 {
+    let m = x.iter().fold(f64::MIN, |a, &b| a.max(b));
+    let idx = x.iter().position(|&v| v == m).unwrap();
+    m + idx as f64
+}
+
+#[differentiable]
+fn f3(x: &[f64]) -> f64 {
+    let n = x.len();
+    let half = n / 2;
+    let (a, b) = x.split_at(half);
+    a.iter().sum::<f64>() - b.iter().sum::<f64>()
+}
+
+#[differentiable]
+fn f4(x: &[f64], w: &[f64]) -> f64 {
+    let num: f64 = x.iter().zip(w).map(|(a, b)| a * b).sum();
+    let den: f64 = w.iter().sum();
+    if den.abs() < 1e-12 { 0.0 } else { num / den }
+}
+
+#[differentiable]
+fn f5(x: &[f64]) -> f64 {
+    let mut v = vec![1.0];
+    v.extend(x.iter());
+    v.extend(x.iter().skip(1).map(|a| a.sin()));
+    v.iter().map(|a| a * a).sum()
+}
+
+#[differentiable]
+fn f6(x: &[f64]) -> f64 {
+    let v: Vec<f64> = x.iter().rev().cloned().collect();
+    v[0] * 2.0 + v.last().copied().unwrap_or(0.0)
+}
+
+#[differentiable]
+fn f7(x: f64, y: f64) -> f64 {
+    let t = (x, y);
+    let (a, b) = t;
+    let arr = [a, b, a * b];
+    let mx = arr.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    mx + arr.len() as f64
+}
+
+#[differentiable]
+fn f8(x: &[f64]) -> f64 {
+    let mut acc = [0.0; 3];
+    for (i, v) in x.iter().enumerate() {
+        acc[i % 3] += v;
+    }
+    acc.iter().map(|a| a * a).sum()
+}
+
+#[differentiable]
+fn f9(x: &[f64]) -> Vec<f64> {
+    x.iter()
+        .scan(0.0, |s, &v| {
+            *s += v;
+            Some(*s)
+        })
+        .collect()
+}
+
+#[differentiable]
+fn f10(x: &[f64]) -> f64 {
+    let total: f64 = x.iter().copied().sum();
+    let mean = total / x.len() as f64;
+    x.iter().filter(|&&v| v > mean).count() as f64 * mean
+}
+
+#[test]
+fn buffers_grown_split_and_scanned() {
+    let x = vec![0.5, -1.5, 2.0, 0.7];
+    test_rule!(f1(&x));
+    test_rule!(f2(&x));
+    test_rule!(f3(&x));
+    test_rule!(f4(&x, &[0.1, 0.2, 0.3, 0.4][..]));
+    test_rule!(f5(&x));
+    test_rule!(f6(&x));
+    test_rule!(f7(0.3, 0.8));
+    test_rule!(f8(&x));
+    test_rule!(f9(&x));
+    test_rule!(f10(&x));
+}

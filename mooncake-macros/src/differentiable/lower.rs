@@ -1370,6 +1370,51 @@ impl Lower<'_> {
         {
             return Operand::Const(quote!(#m));
         }
+        // `v.extend(chain)`: `for e in chain { v.push(e) }` (`*e` for items Rust has as
+        // references, `v.extend(x.iter())`).
+        if name == "extend" && m.args.len() == 1 && super::lazy::is_lazy_chain(&m.args[0]) {
+            let chain = &m.args[0];
+            let probe = syn::ExprMethodCall {
+                attrs: Vec::new(),
+                receiver: Box::new(chain.clone()),
+                dot_token: Default::default(),
+                method: syn::Ident::new("count", span),
+                turbofish: None,
+                paren_token: Default::default(),
+                args: Default::default(),
+            };
+            let by_ref = super::chains::source_by_ref_items(&probe);
+            let e = syn::Ident::new("__mooncake_item", span);
+            let item: Expr = if by_ref {
+                syn::parse_quote_spanned!(span=> *#e)
+            } else {
+                syn::parse_quote_spanned!(span=> #e)
+            };
+            let receiver = &m.receiver;
+            let push = syn::ExprMethodCall {
+                attrs: Vec::new(),
+                receiver: receiver.clone(),
+                dot_token: Default::default(),
+                method: syn::Ident::new("push", span),
+                turbofish: None,
+                paren_token: Default::default(),
+                args: std::iter::once(item).collect(),
+            };
+            let pat: Pat = syn::parse_quote_spanned!(span=> #e);
+            let for_loop = syn::ExprForLoop {
+                attrs: Vec::new(),
+                label: None,
+                for_token: Default::default(),
+                pat: Box::new(pat),
+                in_token: Default::default(),
+                expr: Box::new(chain.clone()),
+                body: syn::Block {
+                    brace_token: Default::default(),
+                    stmts: vec![Stmt::Expr(Expr::MethodCall(push), Some(Default::default()))],
+                },
+            };
+            return self.lower_expr(&Expr::ForLoop(for_loop));
+        }
         // `opt.unwrap()`, `res.is_ok()`, ...: an `Option` or `Result` value taken apart.
         if let Some(op) = self.lower_try_method(m) {
             return op;
