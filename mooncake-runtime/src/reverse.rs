@@ -869,6 +869,11 @@ pub fn cell_store_rrule<T: Float>(
 /// ([`cell_store_rrule`]) or a whole buffer, replaced by a built buffer or a `Vec` value. The
 /// pullback restores the old contents and shadow and sends the gradient of the stored value to
 /// `v`'s shadow (buffers) or rdata (scalars).
+#[diagnostic::on_unimplemented(
+    message = "reverse mode cannot yet store a value of this kind through a `&mut` reference or into a field behind one (`{Self}`)",
+    label = "stored here",
+    note = "stores through `&mut` are supported for numbers, integers and whole buffers; for an `Option`, an enum or a `String` behind `&mut`, return the new value instead, or hold it in a local and store numbers"
+)]
 pub trait StoreRule<V> {
     /// The stored value's rdata.
     type VRData;

@@ -836,3 +836,19 @@ fn options_and_results_of_buffers() {
     test_rule!(c6(&PriorModel { w: vec![0.1, 0.5], prior: Some(vec![0.2, 0.1]) }));
     test_rule!(c6(&PriorModel { w: vec![0.1, 0.5], prior: None }));
 }
+
+// The methods of an `Option` behind `&` (`p.unwrap_or(..)`, `p.map(..)`, `p.is_some()` of
+// `p: &Option<f64>`).
+
+#[differentiable]
+fn g3(p: &Option<f64>, x: f64) -> f64 {
+    let old = p.unwrap_or(0.0);
+    let m = p.map(|v| v * x).unwrap_or(x);
+    old * x + m + if p.is_some() { 1.0 } else { 0.0 }
+}
+
+#[test]
+fn option_methods_behind_references() {
+    test_rule!(g3(&Some(0.3), 0.7));
+    test_rule!(g3(&None, 0.7));
+}

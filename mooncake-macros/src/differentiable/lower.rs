@@ -192,6 +192,20 @@ impl Lower<'_> {
 }
 
 impl Lower<'_> {
+    /// `*r` if `e` is a variable declared `&T` or `&mut T` (not a slice nor `str`): the value a
+    /// method of `Option` / `Result` takes apart.
+    pub(super) fn ref_place(&mut self, e: &Expr) -> Option<Place> {
+        let Expr::Path(p) = e else { return None };
+        let l = self.lookup(p.path.get_ident()?)?;
+        let Some(syn::Type::Reference(r)) = &self.locals[l.index()].ty else { return None };
+        if matches!(&*r.elem, syn::Type::Slice(_))
+            || matches!(&*r.elem, syn::Type::Path(tp) if tp.path.is_ident("str"))
+        {
+            return None;
+        }
+        Some(Place { local: l, projections: vec![Projection::Deref] })
+    }
+
     /// `*k` if `e` is a variable declared `&T` (not `&mut`, nor a slice or `str`) or `&place`:
     /// the place a `match` on a reference takes apart.
     fn shared_ref_place(&mut self, e: &Expr) -> Option<Place> {

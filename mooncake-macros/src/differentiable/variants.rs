@@ -457,9 +457,12 @@ impl Lower<'_> {
         if m.args.len() != arity {
             return None;
         }
-        // An `Option` `options.rs` knows (`x.first().copied()`), as a value.
+        // An `Option` `options.rs` knows (`x.first().copied()`), as a value; one behind a
+        // reference (`o: &Option<f64>`), the value behind it.
         let v = if super::options::makes_option(&m.receiver) {
             self.lower_option_value(&m.receiver)
+        } else if let Some(place) = self.ref_place(&m.receiver) {
+            Operand::Use(place)
         } else {
             self.lower_expr(&m.receiver)
         };
