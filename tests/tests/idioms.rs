@@ -1067,3 +1067,65 @@ fn buffers_grown_split_and_scanned() {
     test_rule!(f9(&x));
     test_rule!(f10(&x));
 }
+
+// A median by sorting, closed-form least squares returning a tuple, a residual through it, a
+// model's predictions collected and fitted, a moving-average residual over sub-slices.
+
+#[differentiable]
+fn h1(x: &[f64]) -> f64 {
+    let mut m = x.to_vec();
+    m.sort_by(|a, b| a.total_cmp(b));
+    let n = m.len();
+    if n % 2 == 1 { m[n / 2] } else { 0.5 * (m[n / 2 - 1] + m[n / 2]) }
+}
+
+#[differentiable]
+fn h2(xs: &[f64], ys: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let sx: f64 = xs.iter().sum();
+    let sy: f64 = ys.iter().sum();
+    let sxx: f64 = xs.iter().map(|x| x * x).sum();
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| x * y).sum();
+    let b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    let a = (sy - b * sx) / n;
+    (a, b)
+}
+
+#[differentiable]
+fn h3(xs: &[f64], ys: &[f64]) -> f64 {
+    let (a, b) = h2(xs, ys);
+    xs.iter().zip(ys).map(|(x, y)| (y - a - b * x).powi(2)).sum()
+}
+
+#[differentiable]
+fn h4(p: &[f64; 4], t: &[f64]) -> Vec<f64> {
+    t.iter().map(|&ti| p[0] * (-p[1] * ti).exp() + p[2] * (p[3] * ti).sin()).collect()
+}
+
+#[differentiable]
+fn h5(p: &[f64; 4], t: &[f64], y: &[f64]) -> f64 {
+    let pred = h4(p, t);
+    pred.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() / t.len() as f64
+}
+
+#[differentiable]
+fn h6(x: &[f64], k: usize) -> f64 {
+    let mut out = 0.0;
+    for i in k..x.len() {
+        let w = &x[i - k..i];
+        let avg = w.iter().sum::<f64>() / k as f64;
+        out += (x[i] - avg).powi(2);
+    }
+    out
+}
+
+#[test]
+fn statistics_and_curve_fits() {
+    let xs = vec![0.5, 1.5, 2.0, 3.1];
+    let ys = vec![1.0, 2.1, 2.9, 4.2];
+    test_rule!(h1(&xs));
+    test_rule!(h1(&[0.5, 1.5, 2.0][..]));
+    test_rule!(h3(&xs, &ys));
+    test_rule!(h5(&[1.0, 0.5, 0.3, 2.0], &xs, &ys));
+    test_rule!(h6(&xs, 2));
+}
