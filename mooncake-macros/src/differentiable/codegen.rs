@@ -72,6 +72,10 @@ impl Names {
     /// Replaces the `__mooncake_local_N` markers that lowering put in assertion and panic
     /// macros by the primal value of local N.
     pub(crate) fn substitute_primals(&self, tokens: TokenStream) -> TokenStream {
+        // Most tokens given here are constants with no marker: returned as they are.
+        if !has_marker(&tokens) {
+            return tokens;
+        }
         self.substitute(tokens, &|l| {
             let l = self.local(l);
             quote!(#l.primal)
@@ -110,6 +114,15 @@ impl Names {
             })
             .collect()
     }
+}
+
+/// Whether `tokens` hold a `__mooncake_local_N` marker (see `Names::substitute`).
+fn has_marker(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => i.to_string().starts_with("__mooncake_local_"),
+        TokenTree::Group(g) => has_marker(&g.stream()),
+        _ => false,
+    })
 }
 
 /// Emits a structured program: `statements(b)` gives the code of block `b`'s statements,
