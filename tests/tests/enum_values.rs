@@ -852,3 +852,52 @@ fn option_methods_behind_references() {
     test_rule!(g3(&Some(0.3), 0.7));
     test_rule!(g3(&None, 0.7));
 }
+
+// A method returning `Option<f64>` (a table lookup with an early `return Some(..)`), its
+// `unwrap_or` with a default read through `last()`, `if let Some(&v)` on `find`, `clamp`.
+
+#[derive(Tangent, Clone, Debug)]
+struct Table {
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+}
+
+#[differentiable]
+impl Table {
+    fn lookup(&self, x: f64) -> Option<f64> {
+        for i in 1..self.xs.len() {
+            if x <= self.xs[i] {
+                let t = (x - self.xs[i - 1]) / (self.xs[i] - self.xs[i - 1]);
+                return Some(self.ys[i - 1] + t * (self.ys[i] - self.ys[i - 1]));
+            }
+        }
+        None
+    }
+}
+
+#[differentiable]
+fn k1(tab: &Table, x: f64) -> f64 {
+    tab.lookup(x).unwrap_or(*tab.ys.last().unwrap())
+}
+
+#[differentiable]
+fn k2(x: &[f64]) -> f64 {
+    if let Some(&v) = x.iter().find(|&&v| v > 0.5) { v * v } else { 0.0 }
+}
+
+#[differentiable]
+fn k3(x: f64, lo: f64, hi: f64) -> f64 {
+    let c = x.clamp(lo, hi);
+    let r = (x as i64) as f64;
+    c * c + r + f64::EPSILON
+}
+
+#[test]
+fn lookups_finds_and_clamps() {
+    let tab = Table { xs: vec![0.0, 1.0, 2.0], ys: vec![0.5, 1.5, 0.7] };
+    test_rule!(k1(&tab, 0.4));
+    test_rule!(k1(&tab, 1.4));
+    test_rule!(k1(&tab, 2.5));
+    test_rule!(k2(&[0.1, 0.7, 0.9][..]));
+    test_rule!(k3(0.3, -1.0, 1.0));
+}
