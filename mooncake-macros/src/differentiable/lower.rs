@@ -1435,7 +1435,7 @@ impl Lower<'_> {
         }
         // `let o = x.get(i).copied();`, `v.pop()` passed on: a known `Option` kept as a value.
         if matches!(name.as_str(), "first" | "last" | "get" | "pop" | "copied" | "cloned" | "map")
-            && super::options::makes_option(&Expr::MethodCall(m.clone()))
+            && super::options::makes_option_call(m)
         {
             return self.lower_option_value(&Expr::MethodCall(m.clone()));
         }

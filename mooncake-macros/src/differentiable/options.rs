@@ -81,18 +81,21 @@ pub(super) const MISUSED: &str = "this method of `Option` is not supported in #[
 /// Whether `e` makes an `Option` this module knows.
 pub(super) fn makes_option(e: &Expr) -> bool {
     match strip(e) {
-        Expr::MethodCall(m) => match (m.method.to_string().as_str(), m.args.len()) {
-            ("copied" | "cloned" | "map", 0..=1) => makes_option(&m.receiver),
-            ("first" | "last", 0) => {
-                !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver)
-            }
-            ("get", 1) => !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver),
-            ("pop", 0) => !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver),
-            ("max_by" | "min_by" | "reduce" | "position" | "find", 1) => {
-                super::chains::ends_chain(m)
-            }
-            _ => false,
-        },
+        Expr::MethodCall(m) => makes_option_call(m),
+        _ => false,
+    }
+}
+
+/// [`makes_option`] of a method call.
+pub(super) fn makes_option_call(m: &syn::ExprMethodCall) -> bool {
+    match (m.method.to_string().as_str(), m.args.len()) {
+        ("copied" | "cloned" | "map", 0..=1) => makes_option(&m.receiver),
+        ("first" | "last", 0) => {
+            !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver)
+        }
+        ("get", 1) => !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver),
+        ("pop", 0) => !super::chains::is_iterator(&m.receiver) && plain_place(&m.receiver),
+        ("max_by" | "min_by" | "reduce" | "position" | "find", 1) => super::chains::ends_chain(m),
         _ => false,
     }
 }
