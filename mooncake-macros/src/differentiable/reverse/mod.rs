@@ -39,6 +39,7 @@ mod normalise;
 mod plan;
 mod replay;
 mod reverse_sweep;
+mod scalarise;
 mod sinks;
 
 use forward_sweep::*;

@@ -12,6 +12,7 @@ pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
     drop_unread_borrows(&mut out);
     mut_element_borrows(&mut out);
+    super::scalarise::scalarise_arrays(&mut out);
     super::nested::substitute_rows(&mut out);
     // 1. Locals that only ever hold a shared borrow of a buffer element.
     // Also a copy of such a local (`let w = v;` of a loop's element, as an iterator chain's
