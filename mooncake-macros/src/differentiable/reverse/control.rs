@@ -204,27 +204,42 @@ impl Guards {
                 continue;
             }
             let g = format_ident!("__g{}", x, span = Span::mixed_site());
+            // The guard itself (a `Ref` / `RefMut` of the `Vec`) is held under another name and
+            // the loop reads the slice it lends: a slice's pointer and length are values LLVM
+            // keeps in registers, where the `Vec` behind the guard is memory that every store
+            // of the loop might change as far as it can tell (one load of each per access).
+            let held = format_ident!("__gh{}", x, span = Span::mixed_site());
+            let rt = quote!(::mooncake_runtime::__private);
             let make = if shadow {
-                swaps.push((x, "shadow_add", "guarded_add", quote!(&mut #g)));
-                swaps.push((x, "unstore_fresh", "guarded_unstore", quote!(&mut #g)));
-                swaps.push((x, "unstore_at", "guarded_unstore_at", quote!(&mut #g)));
-                quote!(shadow_guard)
+                swaps.push((x, "shadow_add", "guarded_add", quote!(&mut *#g)));
+                swaps.push((x, "unstore_fresh", "guarded_unstore", quote!(&mut *#g)));
+                swaps.push((x, "unstore_at", "guarded_unstore_at", quote!(&mut *#g)));
+                Some(quote!(shadow_guard))
             } else if recorded > 0 {
                 // Stores that keep a record read the element's shadow too: both borrowed.
                 swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
                 swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
                 swaps.push((x, "store_at", "guarded_store_at", quote!(&mut #g)));
-                quote!(record_guard)
+                None
             } else if stores > 0 {
-                swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
-                swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
-                quote!(write_guard)
+                swaps.push((x, "read_at", "guarded_at", quote!(&*#g)));
+                swaps.push((x, "store_fresh", "guarded_store", quote!(&mut *#g)));
+                Some(quote!(write_guard))
             } else {
-                swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
-                quote!(read_guard)
+                swaps.push((x, "read_at", "guarded_at", quote!(#g)));
+                Some(quote!(read_guard))
             };
-            let m = if shadow || stores > 0 { quote!(mut) } else { quote!() };
-            lets.push(quote!(let #m #g = ::mooncake_runtime::__private::rev::#make(&#x);));
+            lets.push(match make {
+                None => quote!(let mut #g = #rt::rev::record_guard(&#x);),
+                Some(make) if shadow || stores > 0 => quote! {
+                    let mut #held = #rt::rev::#make(&#x);
+                    let #g: &mut [_] = &mut #held;
+                },
+                Some(make) => quote! {
+                    let #held = #rt::rev::#make(&#x);
+                    let #g: &[_] = &#held;
+                },
+            });
             // Outside the loop, the name's one use is the guard's `let`.
             after.0[u] = [1, 0, 0, 0];
             // The loop's forward sweep only loads from the buffer and stores into it: no
