@@ -1431,6 +1431,43 @@ pub fn field_view<'a, P: ?Sized, S: Clone>(primal: &'a P, shadow: &S) -> CoDual<
     CoDual::new(primal, shadow.clone())
 }
 
+/// How a loop reads a buffer field: a `Vec` as the slice it holds, whose pointer and length
+/// are values the optimiser keeps in registers (read through the `&Vec` at each access, they
+/// are memory that any store of the loop might change, for all LLVM can tell); an array as
+/// itself.
+pub trait FieldSlice {
+    /// The buffer as the loads see it.
+    type View: ?Sized;
+    /// The view.
+    fn field_slice(&self) -> &Self::View;
+}
+
+impl<T> FieldSlice for Vec<T> {
+    type View = [T];
+    #[inline(always)]
+    fn field_slice(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T, const N: usize> FieldSlice for [T; N] {
+    type View = [T; N];
+    #[inline(always)]
+    fn field_slice(&self) -> &[T; N] {
+        self
+    }
+}
+
+/// [`field_view`] of a buffer field the body only loads elements from (`p.w[i]` of `p: &P`),
+/// through [`FieldSlice`].
+#[inline(always)]
+pub fn field_slice_view<'a, P: ?Sized + FieldSlice, S: Clone>(
+    primal: &'a P,
+    shadow: &S,
+) -> CoDual<&'a P::View, S> {
+    CoDual::new(primal.field_slice(), shadow.clone())
+}
+
 /// A field of a struct held by value lent shared to a call (`g(&p.w)` after `let p = P { .. }`):
 /// the field's value with its shadow, which is the field's fdata for the types that implement
 /// this (buffers), so that the call's pullback adds into the shadow that the struct's own

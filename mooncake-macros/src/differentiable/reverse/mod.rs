@@ -677,7 +677,7 @@ impl<'a> Reverse<'a> {
         });
         let views = self.views.iter().map(|(v, base, path)| {
             let (v, b_, f) = (self.names.local(*v), self.names.local(*base), field_path(path));
-            quote!(#v = #rt::rev::field_view(&#b_.primal #f, &#b_.fdata #f);)
+            quote!(#v = #rt::rev::field_slice_view(&#b_.primal #f, &#b_.fdata #f);)
         });
         for (v, _, _) in &self.views {
             if self.adjoint[v.index()] {
