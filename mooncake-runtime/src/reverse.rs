@@ -1798,6 +1798,51 @@ pub fn give_tape<T: 'static>(
     let _ = pool.try_with(|p| p.borrow_mut().push(tape));
 }
 
+/// The control tape of a rule whose body has no loop: each of its `K` recording sites runs at
+/// most once per call, so `K` entries on the stack hold all it records, with no pool to take
+/// the tape from and give it back to (two thread-local accesses per call, which a recursive
+/// rule pays at every level). The same `push` / `pop` / `is_empty` as the `Vec` of a body with
+/// loops.
+pub struct FixedTape<const K: usize> {
+    entries: [usize; K],
+    len: usize,
+}
+
+impl<const K: usize> FixedTape<K> {
+    /// An empty tape.
+    #[inline(always)]
+    pub fn new() -> Self {
+        FixedTape { entries: [0; K], len: 0 }
+    }
+
+    /// Records `v`. A site that ran twice would be a bug of the macro: it panics (index out of
+    /// bounds) rather than lose the entry.
+    #[inline(always)]
+    pub fn push(&mut self, v: usize) {
+        self.entries[self.len] = v;
+        self.len += 1;
+    }
+
+    /// The last entry recorded, taken off.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<usize> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.entries[self.len])
+    }
+
+    /// Whether every entry was taken off.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<const K: usize> Default for FixedTape<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pullbacks behind a type that does not name them. The rule of a function that calls others
 // returns its pullback this way, so that no pullback type contains itself through a cycle of
