@@ -1729,6 +1729,15 @@ pub fn acc_add<D: crate::element::AddRData<R>, R>(acc: &mut [D], i: usize, r: R)
     acc[i].add_rdata(r);
 }
 
+/// A sink's slice cut to `len`, the length of the buffer whose loads' adjoints it takes (which
+/// its shadow has), when the argument's gradient is wanted (`live`; otherwise the sink holds
+/// nothing). Generated code adds into the sink at indices the reverse sweep's loads of the same
+/// buffer checked against that length, and the optimiser drops the second check.
+#[inline(always)]
+pub fn fit_sink<D>(s: &mut [D], live: bool, len: usize) -> &mut [D] {
+    if live { &mut s[..len] } else { s }
+}
+
 /// Ends a [`Sink`]: a direct borrow is released; buffered memory is added into the shadow (one
 /// borrow) and given back to `pool`. Sinks are closed in the order they were made, so that a
 /// buffered one whose shadow is also a direct one's is added after that borrow ends.

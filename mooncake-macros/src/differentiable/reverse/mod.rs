@@ -667,9 +667,18 @@ impl<'a> Reverse<'a> {
             // The sink of an argument whose gradient is not wanted holds nothing.
             let live = self.live(l).unwrap_or_else(|| quote!(true));
             sink_lens.push(quote!(let #n = if #live { #sh.len() } else { 0 };));
+            // A buffer the reverse sweep reads again (through its copy) gives the sink its
+            // length, so that an add into the sink at an index its load just checked needs no
+            // check of its own (the shadow has the buffer's length).
+            let slice = if copied[l.index()] {
+                let x = self.names.local(l);
+                quote!(#rt::rev::fit_sink(#g.slice_mut(), #live, #rt::rev::len_of(&#x)))
+            } else {
+                quote!(#g.slice_mut())
+            };
             rebind.push(quote!(
                 let mut #g = #rt::rev::sink(&#sh, #n, #direct && #live, &[#(#made),*], #sink_pool);
-                let #acc = #g.slice_mut();
+                let #acc = #slice;
             ));
             flushes.push(quote!(#rt::rev::close_sink(&#sh, #g, #sink_pool);));
             made.push(quote!(#sh.addr()));
