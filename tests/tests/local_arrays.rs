@@ -152,6 +152,56 @@ fn typed_f32(x: &[f32]) -> f32 {
     r[1] * r[0]
 }
 
+/// A 3x3 matrix built by nested loops over literal ranges (unrolled: the indices become
+/// constants), applied to a point by another loop, then the squared norm.
+#[differentiable]
+fn rotate_then_norm(angles: &[f64], pt: &[f64]) -> f64 {
+    let (c, s) = (angles[0].cos(), angles[0].sin());
+    let mut m = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            m[i][j] = if i == j { 1.0 } else { 0.0 };
+        }
+    }
+    m[0][0] = c;
+    m[0][1] = -s;
+    m[1][0] = s;
+    m[1][1] = c;
+    let mut q = [0.0; 3];
+    for i in 0..3 {
+        let mut acc = 0.0;
+        for j in 0..3 {
+            acc += m[i][j] * pt[j] * angles[1];
+        }
+        q[i] = acc;
+    }
+    let mut n2 = 0.0;
+    for k in 0..=2 {
+        n2 += q[k] * q[k];
+    }
+    n2
+}
+
+/// A `return` inside a loop over a literal range, and a `break` (whose loop stays a loop).
+#[differentiable]
+fn early_exits(x: &[f64]) -> f64 {
+    let mut r = [0.0; 4];
+    for i in 0..4 {
+        if x[i] > 10.0 {
+            return x[i];
+        }
+        r[i] = x[i] * x[i];
+    }
+    let mut s = 0.0;
+    for i in 0..4 {
+        if r[i] > 5.0 {
+            break;
+        }
+        s += r[i] * x[i];
+    }
+    s + r[3]
+}
+
 fn xs(n: usize, shift: f64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64) * 0.7 + shift).sin() + 0.3 * (i as f64)).collect()
 }
@@ -172,6 +222,10 @@ fn arrays_at_constant_indices() {
     test_rule!(element_lent(&x));
     let signs = vec![0.5, -1.2, 0.8, -0.3, 1.7];
     test_rule!(moments(&signs));
+    test_rule!(rotate_then_norm(&[0.3, 1.2], &[0.5, -0.7, 0.9]));
+    test_rule!(early_exits(&[0.5, -1.2, 0.8, 1.1]));
+    test_rule!(early_exits(&[0.5, 11.0, 0.8, 1.1]));
+    test_rule!(early_exits(&[2.5, -1.2, 0.8, 1.1]));
 }
 
 #[test]

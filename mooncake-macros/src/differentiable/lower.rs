@@ -54,6 +54,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         references: std::collections::HashMap::new(),
         unboxed: Default::default(),
         array_lens: Default::default(),
+        unroll_factor: 1,
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
     for (name, ty, _) in &sig.args {
@@ -151,9 +152,17 @@ pub(super) struct Lower<'e> {
     /// Locals bound without a type to an array whose length the syntax gives (`let y =
     /// x.map(f);` of `x: [f64; 3]`): see `literal_array_len`.
     array_lens: std::collections::HashMap<Local, usize>,
+    /// How many copies of the innermost body being lowered the loops around it make by being
+    /// unrolled (see `unroll`).
+    pub(super) unroll_factor: usize,
 }
 
 impl Lower<'_> {
+    /// Whether an error was reported so far.
+    pub(super) fn has_errors(&self) -> bool {
+        self.errors.has_errors()
+    }
+
     /// The length of `e` if it is an array whose length the syntax gives: a literal (`[a, b]`,
     /// `[v; 3]`) or a variable declared with an array type of literal length (`x: [f64; 3]`,
     /// also behind `&`).
@@ -2138,6 +2147,10 @@ impl Lower<'_> {
     /// ```
     fn lower_for(&mut self, f: &syn::ExprForLoop) -> Operand {
         let span = f.span();
+        // `for k in 0..3`: one copy of the body per value.
+        if let Some(op) = self.lower_unrolled(f) {
+            return op;
+        }
         // `for w in x.windows(k)` (and `chunks`, `chunks_exact`): an index loop.
         if let Some(op) = self.lower_views(f) {
             return op;

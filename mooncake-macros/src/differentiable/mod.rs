@@ -18,6 +18,7 @@ pub(crate) mod parse;
 pub(crate) mod reverse;
 mod slices;
 pub(crate) mod structure;
+mod unroll;
 mod variants;
 pub(crate) mod verify;
 

@@ -318,13 +318,26 @@ mod tests {
         assert_eq!(handles(nested), 0);
         let named = "fn f(x: f64) -> f64 { let k = 1; let mut r = [x; 2]; r[k] = x * x; r[k] }";
         assert_eq!(handles(named), 0);
+        // Loops over a few literal values are unrolled (`differentiable/unroll.rs`).
+        let looped = "fn f(x: &[f64]) -> f64 { let mut r = [0.0; 3]; \
+                      for k in 0..3 { r[k] = x[k] * x[k]; } \
+                      let mut m = [[0.0; 2]; 2]; \
+                      for i in 0..2 { for j in 0..=1 { m[i][j] = r[i] * r[j]; } } \
+                      m[0][1] + m[1][0] + r[2] }";
+        assert_eq!(handles(looped), 0);
     }
 
     #[test]
     fn other_uses_keep_the_array_whole() {
-        let dynamic = "fn f(x: &[f64]) -> f64 { let mut r = [0.0; 2]; \
-                       for i in 0..2 { r[i] = x[i]; } r[0] * r[1] }";
+        let dynamic = "fn f(x: &[f64], n: usize) -> f64 { let mut r = [0.0; 2]; \
+                       for i in 0..n { r[i] = x[i]; } r[0] * r[1] }";
         assert_eq!(handles(dynamic), 1);
+        let breaks = "fn f(x: &[f64]) -> f64 { let mut r = [0.0; 2]; \
+                      for i in 0..2 { if x[i] > 0.0 { break; } r[i] = x[i]; } r[0] * r[1] }";
+        assert_eq!(handles(breaks), 1);
+        let long = "fn f(x: &[f64]) -> f64 { let mut r = [0.0; 20]; \
+                    for i in 0..20 { r[i] = x[i]; } r[0] * r[1] }";
+        assert_eq!(handles(long), 1);
         let reassigned = "fn f(x: f64) -> f64 { let mut k = 0; let mut r = [x; 2]; \
                           r[k] = x * x; k = 1; r[k] }";
         assert_eq!(handles(reassigned), 1);
