@@ -562,7 +562,7 @@ impl<'a> Reverse<'a> {
         let ctl = if !control.needs_tape() {
             quote!()
         } else if let Some(k) =
-            Some(count_pushes(&code)).filter(|k| *k <= FIXED_TAPE_MAX && !has_loop(structured))
+            (!has_loop(structured)).then(|| count_pushes(&code)).filter(|k| *k <= FIXED_TAPE_MAX)
         {
             // Each recording site runs at most once: a fixed tape on the stack.
             quote!(let mut __ctl = #rt::rev::FixedTape::<#k>::new();)
