@@ -1811,10 +1811,12 @@ pub fn give_tape<T: 'static>(
 /// most once per call, so `K` entries on the stack hold all it records, with no pool to take
 /// the tape from and give it back to (two thread-local accesses per call, which a recursive
 /// rule pays at every level). The same `push` / `pop` / `is_empty` as the `Vec` of a body with
-/// loops.
+/// loops. What such a body records is which arm or block was taken (small constants, never a
+/// trip count), kept as `u16`s so that the pullback that holds the tape stays small (it is
+/// moved into and out of a pooled box at every level of a recursion).
 pub struct FixedTape<const K: usize> {
-    entries: [usize; K],
-    len: usize,
+    entries: [u16; K],
+    len: u16,
 }
 
 impl<const K: usize> FixedTape<K> {
@@ -1824,11 +1826,12 @@ impl<const K: usize> FixedTape<K> {
         FixedTape { entries: [0; K], len: 0 }
     }
 
-    /// Records `v`. A site that ran twice would be a bug of the macro: it panics (index out of
-    /// bounds) rather than lose the entry.
+    /// Records `v`. A site that ran twice, or an arm index past `u16::MAX`, would be a bug of
+    /// the macro: it panics rather than lose the entry.
     #[inline(always)]
     pub fn push(&mut self, v: usize) {
-        self.entries[self.len] = v;
+        let v = u16::try_from(v).expect("mooncake: a control-tape entry past u16::MAX");
+        self.entries[usize::from(self.len)] = v;
         self.len += 1;
     }
 
@@ -1836,7 +1839,7 @@ impl<const K: usize> FixedTape<K> {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<usize> {
         self.len = self.len.checked_sub(1)?;
-        Some(self.entries[self.len])
+        Some(usize::from(self.entries[usize::from(self.len)]))
     }
 
     /// Whether every entry was taken off.
