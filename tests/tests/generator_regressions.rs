@@ -697,3 +697,30 @@ fn a_receiver_name_shadowed_in_an_argument() {
     let s = Shadowed { a: 1.5, w: vec![0.5, -1.0] };
     test_rule!(receiver_name_shadowed(&mut s, 0.8));
 }
+
+// ---- Found by the 2,000-program run (seed 424242): an array copied, then indexed out of bounds
+
+/// `let mut r0 = [..];` is a temporary array and a copy; `r0[k0]` with `k0 = 3` (on an arm
+/// that never runs) is out of bounds, which left `r0` whole but split the temporary into one
+/// local per element: the copy then read a temporary that no longer existed (`__l2` not found).
+#[differentiable]
+#[allow(unconditional_panic, unused_mut)]
+fn copied_array_indexed_out_of_bounds(x0: &mut f64) -> f64 {
+    *x0 = {
+        let mut r0 = [*x0, 1.0, *x0];
+        let mut k0: usize = 3;
+        if *x0 > 100.0 {
+            1.0
+        } else if *x0 < -100.0 {
+            r0[k0]
+        } else {
+            r0[0] * r0[2]
+        }
+    };
+    *x0 * 2.0
+}
+
+#[test]
+fn a_copied_array_indexed_out_of_bounds() {
+    test_rule!(copied_array_indexed_out_of_bounds(&mut 0.7));
+}

@@ -96,41 +96,13 @@ fn scalarise_once(body: &mut Body) -> bool {
             len[l] = None;
         }
     }
-    // A copy joins its two sides: both qualify, with one length, or neither does.
-    loop {
-        let mut changed = false;
-        for (d, s) in &copies {
-            let (a, b) = (len[d.index()], len[s.index()]);
-            let joined = match (a, b) {
-                (Some(x), Some(y)) if x.is_none() || y.is_none() || x == y => Some(x.or(y)),
-                _ => None,
-            };
-            if joined != a || joined != b {
-                len[d.index()] = joined;
-                len[s.index()] = joined;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    // An index out of bounds (a panic the primal makes at run time) leaves the array as it was.
-    for b in &body.blocks {
-        for s in &b.statements {
-            if let StatementKind::Assign(p, rv) = &s.kind {
-                let mut check = |q: &Place| {
-                    if let Some(Some(k)) = len[q.local.index()]
-                        && let Some(Projection::Index(i)) = q.projections.first()
-                        && consts.get(i).is_none_or(|v| *v >= k)
-                    {
-                        len[q.local.index()] = None;
-                    }
-                };
-                check(p);
-                for_each_place_ref(rv, &mut |q| check(q));
-            }
-        }
+    // A copy joins its two sides: both qualify, with one length, or neither does; an index
+    // out of bounds (a panic the primal makes at run time) leaves the array as it was, and,
+    // through the copies, every array copied to or from it (`let r = [..]` is a temporary and
+    // a copy).
+    join_copies(&copies, &mut len);
+    if out_of_bounds(body, &consts, &mut len) {
+        join_copies(&copies, &mut len);
     }
     // The elements' locals, for every candidate of known length (one never built is left).
     let mut elements: BTreeMap<Local, Vec<Local>> = BTreeMap::new();
@@ -196,6 +168,55 @@ fn scalarise_once(body: &mut Body) -> bool {
         b.statements = statements;
     }
     true
+}
+
+/// Joins the two sides of each copy (see [`scalarise_once`]), to a fixed point.
+fn join_copies(copies: &[(Local, Local)], len: &mut [Option<Option<usize>>]) {
+    loop {
+        let mut changed = false;
+        for (d, s) in copies {
+            let (a, b) = (len[d.index()], len[s.index()]);
+            let joined = match (a, b) {
+                (Some(x), Some(y)) if x.is_none() || y.is_none() || x == y => Some(x.or(y)),
+                _ => None,
+            };
+            if joined != a || joined != b {
+                len[d.index()] = joined;
+                len[s.index()] = joined;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Disqualifies each candidate read or written at an index out of its bounds; whether any was.
+fn out_of_bounds(
+    body: &Body,
+    consts: &BTreeMap<Local, usize>,
+    len: &mut [Option<Option<usize>>],
+) -> bool {
+    let mut any = false;
+    for b in &body.blocks {
+        for s in &b.statements {
+            if let StatementKind::Assign(p, rv) = &s.kind {
+                let mut check = |q: &Place| {
+                    if let Some(Some(k)) = len[q.local.index()]
+                        && let Some(Projection::Index(i)) = q.projections.first()
+                        && consts.get(i).is_none_or(|v| *v >= k)
+                    {
+                        len[q.local.index()] = None;
+                        any = true;
+                    }
+                };
+                check(p);
+                for_each_place_ref(rv, &mut |q| check(q));
+            }
+        }
+    }
+    any
 }
 
 /// The locals assigned exactly once, that assignment an integer literal (`_3 = const 1;`), or
