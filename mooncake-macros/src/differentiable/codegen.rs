@@ -5,9 +5,44 @@ use super::structure::Node;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
-/// The path through which generated code reaches the runtime.
+/// The path through which generated code reaches the runtime. Built once per expansion inside
+/// an [`RtScope`] (the generators ask for it at nearly every statement: building its tokens was
+/// about 4% of a large function's expansion), and afresh outside one: a token stream of the
+/// compiler must not outlive the macro invocation that made it.
 pub(crate) fn rt() -> TokenStream {
-    quote!(::mooncake_runtime::__private)
+    RT.with(|c| match &mut *c.borrow_mut() {
+        (0, _) => quote!(::mooncake_runtime::__private),
+        (_, cached) => cached.get_or_insert_with(|| quote!(::mooncake_runtime::__private)).clone(),
+    })
+}
+
+thread_local! {
+    /// How many [`RtScope`]s are open on this thread, and the path [`rt`] built in them.
+    static RT: std::cell::RefCell<(usize, Option<TokenStream>)> =
+        const { std::cell::RefCell::new((0, None)) };
+}
+
+/// While one is alive, [`rt`] builds its tokens once; the last one dropped forgets them.
+pub(crate) struct RtScope(());
+
+impl RtScope {
+    pub(crate) fn open() -> RtScope {
+        RT.with(|c| c.borrow_mut().0 += 1);
+        RtScope(())
+    }
+}
+
+impl Drop for RtScope {
+    fn drop(&mut self) {
+        // The thread's statics may be gone if this runs while they are being destroyed.
+        let _ = RT.try_with(|c| {
+            let mut c = c.borrow_mut();
+            c.0 -= 1;
+            if c.0 == 0 {
+                c.1 = None;
+            }
+        });
+    }
 }
 
 /// The names of the type and const parameters of `generics`, in order (what a turbofish or a

@@ -35,6 +35,7 @@ use syn::spanned::Spanned;
 
 /// The expansion of `#[differentiable(attr)] item`.
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let _rt = codegen::RtScope::open();
     let mut errors = Errors::new();
     let args = parse::Args::parse(attr, &mut errors);
     match syn::parse2::<syn::Item>(item.clone()) {
@@ -174,6 +175,7 @@ pub(crate) fn expand_source(f: &str) -> String {
 }
 
 pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let _rt = codegen::RtScope::open();
     let mut errors = Errors::new();
     let args = parse::Args::parse(attr, &mut errors);
     let func: syn::ItemFn = match syn::parse2(item) {
