@@ -84,16 +84,27 @@ pub(crate) fn if_else(cond: TokenStream, t: TokenStream, e: TokenStream) -> Toke
 /// Hygienic names of locals and labels.
 pub(crate) struct Names {
     pub(crate) n_locals: usize,
+    /// `__lN` for each local, made on first use (a clone is cheaper than a format and a
+    /// check of the name).
+    made: std::cell::RefCell<Vec<Option<syn::Ident>>>,
 }
 
 impl Names {
     pub(crate) fn new(body: &Body) -> Self {
-        Names { n_locals: body.locals.len() }
+        Names::with_locals(body.locals.len())
+    }
+
+    pub(crate) fn with_locals(n_locals: usize) -> Self {
+        Names { n_locals, made: std::cell::RefCell::new(vec![None; n_locals]) }
     }
 
     pub(crate) fn local(&self, l: Local) -> syn::Ident {
         debug_assert!(l.index() < self.n_locals);
-        format_ident!("__l{}", l.0, span = Span::mixed_site())
+        let make = || format_ident!("__l{}", l.0, span = Span::mixed_site());
+        match self.made.borrow_mut().get_mut(l.index()) {
+            Some(slot) => slot.get_or_insert_with(make).clone(),
+            None => make(),
+        }
     }
 
     fn block_label(&self, b: BlockId) -> syn::Lifetime {

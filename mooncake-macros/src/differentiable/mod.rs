@@ -751,7 +751,7 @@ fn local_declarations(
 /// When the function has errors: rules with the right signature and a body that is never
 /// reached, so that the user sees the real errors and not one per call site.
 fn stubs(func: &FnParts<'_>, sig: &parse::Sig) -> TokenStream {
-    let names = Names { n_locals: sig.args.len() + 1 };
+    let names = Names::with_locals(sig.args.len() + 1);
     let signature = frule_signature(func, sig, &names);
     let allow = allow_attrs();
     quote!(
