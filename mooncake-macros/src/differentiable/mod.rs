@@ -163,10 +163,6 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
     }
 }
 
-/// `#[mooncake_overlay] fn name(..) { body }` (seed 004, "Simplifying Code via Overlays"): the
-/// rules of the existing function `name`, derived from this second body, which only AD sees.
-/// The function itself is not emitted (the original keeps its body); a check that the
-/// overlay's signature is the original's makes a mismatch an error at the overlay.
 /// The expansion of `#[differentiable]` on the function `f` (source text), as text: for the
 /// macro's own tests.
 #[cfg(test)]
@@ -174,6 +170,10 @@ pub(crate) fn expand_source(f: &str) -> String {
     expand(TokenStream::new(), f.parse().expect("test source lexes")).to_string()
 }
 
+/// `#[mooncake_overlay] fn name(..) { body }` (seed 004, "Simplifying Code via Overlays"): the
+/// rules of the existing function `name`, derived from this second body, which only AD sees.
+/// The function itself is not emitted (the original keeps its body); a check that the
+/// overlay's signature is the original's makes a mismatch an error at the overlay.
 pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStream {
     let _rt = codegen::RtScope::open();
     let mut errors = Errors::new();
