@@ -845,7 +845,7 @@ fn exit_test<'n>(h: BlockId, body: &'n Node, labels: &Labels) -> Option<(&'n Nod
 }
 
 /// Whether `n` holds a loop.
-fn holds_loop(n: &Node) -> bool {
+pub(super) fn holds_loop(n: &Node) -> bool {
     match n {
         Node::Loop(..) => true,
         Node::Seq(children) => children.iter().any(holds_loop),
@@ -853,4 +853,27 @@ fn holds_loop(n: &Node) -> bool {
         Node::If(_, t, e) => holds_loop(t) || holds_loop(e),
         Node::Statements(_) | Node::Break(_) | Node::Continue(_) | Node::Exit(_) => false,
     }
+}
+
+/// How many times `__ctl.push(..)` is written in `tokens`: in a body with no loop, a bound on
+/// how many entries the control tape holds.
+pub(super) fn count_pushes(tokens: &TokenStream) -> usize {
+    use proc_macro2::TokenTree as Tt;
+    let tts: Vec<Tt> = tokens.clone().into_iter().collect();
+    let mut n = 0;
+    for (k, tt) in tts.iter().enumerate() {
+        match tt {
+            Tt::Group(g) => n += count_pushes(&g.stream()),
+            Tt::Ident(i) if i == "__ctl" => {
+                if let (Some(Tt::Punct(p)), Some(Tt::Ident(m))) = (tts.get(k + 1), tts.get(k + 2))
+                    && p.as_char() == '.'
+                    && m == "push"
+                {
+                    n += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    n
 }

@@ -561,8 +561,9 @@ impl<'a> Reverse<'a> {
         // The control tape (see `control`): pooled like the statements' tapes.
         let ctl = if !control.needs_tape() {
             quote!()
-        } else if let Some(k) =
-            (!has_loop(structured)).then(|| count_pushes(&code)).filter(|k| *k <= FIXED_TAPE_MAX)
+        } else if let Some(k) = (!control::holds_loop(structured))
+            .then(|| control::count_pushes(&code))
+            .filter(|k| *k <= FIXED_TAPE_MAX)
         {
             // Each recording site runs at most once: a fixed tape on the stack.
             quote!(let mut __ctl = #rt::rev::FixedTape::<#k>::new();)
@@ -789,37 +790,3 @@ impl<'a> Reverse<'a> {
 /// [`FixedTape`](mooncake_runtime's `rev::FixedTape`) on the stack; the pullback holds it, and a
 /// recursive rule's pullback is moved into and out of its pooled box at every level.
 const FIXED_TAPE_MAX: usize = 16;
-
-/// Whether the structured program has a loop.
-fn has_loop(n: &Node) -> bool {
-    match n {
-        Node::Loop(..) => true,
-        Node::Seq(children) => children.iter().any(has_loop),
-        Node::Block(_, inner) => has_loop(inner),
-        Node::If(_, a, b) => has_loop(a) || has_loop(b),
-        Node::Statements(_) | Node::Break(_) | Node::Continue(_) | Node::Exit(_) => false,
-    }
-}
-
-/// How many times `__ctl.push(..)` is written in `tokens`: in a body with no loop, a bound on
-/// how many entries the control tape holds.
-fn count_pushes(tokens: &TokenStream) -> usize {
-    use proc_macro2::TokenTree as Tt;
-    let tts: Vec<Tt> = tokens.clone().into_iter().collect();
-    let mut n = 0;
-    for (k, tt) in tts.iter().enumerate() {
-        match tt {
-            Tt::Group(g) => n += count_pushes(&g.stream()),
-            Tt::Ident(i) if i == "__ctl" => {
-                if let (Some(Tt::Punct(p)), Some(Tt::Ident(m))) = (tts.get(k + 1), tts.get(k + 2))
-                    && p.as_char() == '.'
-                    && m == "push"
-                {
-                    n += 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    n
-}
