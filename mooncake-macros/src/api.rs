@@ -22,7 +22,7 @@ enum Tangents {
 }
 
 /// The call the API macros start with: `f(args..)`, by path.
-fn parse_call(input: ParseStream<'_>) -> syn::Result<syn::ExprCall> {
+pub(crate) fn parse_call(input: ParseStream<'_>) -> syn::Result<syn::ExprCall> {
     match ungroup(input.parse::<Expr>()?) {
         Expr::Call(mut c) => {
             // Arguments passed through a `macro_rules!` fragment arrive in invisible groups;
@@ -54,14 +54,14 @@ impl Parse for DerivativeInput {
 }
 
 /// An expression without the invisible group a `macro_rules!` fragment puts around it.
-fn ungroup(e: Expr) -> Expr {
+pub(crate) fn ungroup(e: Expr) -> Expr {
     match e {
         Expr::Group(g) => ungroup(*g.expr),
         other => other,
     }
 }
 
-fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
+pub(crate) fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
     let Expr::Path(p) = func else {
         return Err(syn::Error::new(
             func.span(),
@@ -238,7 +238,7 @@ fn parse_gradient_input(input: ParseStream<'_>, with_ybar: bool) -> syn::Result<
 }
 
 /// An argument written `Const(x)`: `x`, and whether it was so wrapped.
-fn constant(arg: &Expr) -> (bool, Expr) {
+pub(crate) fn constant(arg: &Expr) -> (bool, Expr) {
     if let Expr::Call(c) = arg
         && let Expr::Path(p) = &*c.func
         && p.qself.is_none()
@@ -252,7 +252,7 @@ fn constant(arg: &Expr) -> (bool, Expr) {
 
 /// The rule a gradient calls and the arguments it passes first: `NAME_rrule`, or, when some
 /// argument is `Const(..)`, `NAME_rrule_wrt` with the mask of the others (see `rev::Wrt`).
-fn gradient_rule(
+pub(crate) fn gradient_rule(
     call: &syn::ExprCall,
     args: &[(bool, Expr)],
 ) -> syn::Result<(syn::Path, Option<TokenStream>)> {

@@ -9,6 +9,7 @@ mod derive_tangent;
 mod differentiable;
 #[cfg(test)]
 mod fuzz;
+mod jacobian;
 mod test_rule;
 
 /// Derives the tangent machinery of a struct: see `mooncake_runtime::Tangent`.
@@ -75,6 +76,13 @@ pub fn value_and_gradient(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn value_and_pullback(input: TokenStream) -> TokenStream {
     api::value_and_gradient(input.into(), true).into()
+}
+
+/// The value of a #[differentiable] function and its Jacobian with respect to every argument,
+/// in forward or reverse mode: see `mooncake_runtime::value_and_jacobian`.
+#[proc_macro]
+pub fn value_and_jacobian(input: TokenStream) -> TokenStream {
+    jacobian::value_and_jacobian(input.into()).into()
 }
 
 /// A second body of an existing function that only AD sees: see

@@ -36,6 +36,7 @@ pub mod enums;
 pub mod float;
 pub mod forward;
 mod impls;
+pub mod jacobian;
 pub mod keys;
 pub mod reverse;
 pub mod rng;
@@ -50,6 +51,7 @@ pub use cache::GradientCache;
 pub use dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
 pub use element::Element;
 pub use float::Float;
+pub use jacobian::{FlatTangent, Jacobian};
 pub use mooncake_macros::Tangent;
 
 /// Derives the rules of a function: `NAME_frule` (forward mode) and `NAME_rrule` (reverse mode)
@@ -277,6 +279,59 @@ pub use mooncake_macros::value_and_gradient;
 #[doc(inline)]
 pub use mooncake_macros::value_and_pullback;
 
+/// The value of a `#[differentiable]` function and its Jacobian with respect to each argument:
+/// `(value, (J1, J2, ..))`, one [`Jacobian`] block per argument, `rows x cols` = (components of
+/// the result) x (components of the argument), row-major (`J[(i, j)]` is `∂y_i/∂x_j`).
+/// Components are counted as [`FlatTangent`] lists them: a buffer's or an array's elements in
+/// order, a tuple's or a struct's fields in order; a scalar result gives one row (its gradient).
+/// Like [`value_and_gradient!`], an argument with no differentiable part (an integer) gets
+/// [`NoTangent`] in its place, and so does an argument written `Const(x)`, whose components are
+/// not differentiated. Arguments are written as in the call; `&mut` arguments are refused.
+///
+/// The result may be an `f64` or `f32`, a `Vec`, an array, a tuple of them, or a
+/// `#[derive(Tangent)]` struct whose tangent has [`flat_tangent!`] (its fields flattened in
+/// order).
+///
+/// **Mode.** Forward mode runs `NAME_frule` once per input component (`n` passes, each giving
+/// a column); reverse mode runs `NAME_rrule` and its pullback once per output component (`m`
+/// passes, each seeded with a basis cotangent, giving a row). By default the first pass is a
+/// forward one, which also gives `m`; then forward mode is used if `n <= m`, else reverse (the
+/// first pass then serves only for the value). `value_and_jacobian!(f(..), mode = forward)` or
+/// `mode = reverse` asks for one mode (and needs only that rule, so it works for a function
+/// with a hand-written rule of one mode). Here `n` counts the components of the arguments that
+/// are not `Const(..)`.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// /// Polar to Cartesian coordinates, scaled.
+/// #[differentiable]
+/// fn to_xy(p: &[f64], s: f64) -> [f64; 2] {
+///     [s * p[0] * p[1].cos(), s * p[0] * p[1].sin()]
+/// }
+///
+/// let p = [2.0, 0.0];
+/// let (xy, (jp, js)) = value_and_jacobian!(to_xy(&p, 3.0));
+/// assert_eq!(xy, [6.0, 0.0]);
+/// assert_eq!(jp.shape(), (2, 2)); // d(x, y) / d(r, θ)
+/// assert_eq!(jp.as_slice(), &[3.0, 0.0, 0.0, 6.0]);
+/// assert_eq!(js.shape(), (2, 1)); // d(x, y) / ds
+/// assert_eq!(js.column(0), vec![2.0, 0.0]);
+///
+/// // 3 input components, 2 output ones: that was reverse mode. The same in forward mode, and
+/// // without a block for the constant scale:
+/// let (_, (jf, s)) = value_and_jacobian!(to_xy(&p, Const(3.0)), mode = forward);
+/// assert_eq!(jf, jp);
+/// assert_eq!(s, NoTangent);
+/// ```
+///
+/// # Panics
+/// Only if the function's result changes shape from one pass to the next (it is called once
+/// per pass with the same arguments), with a message saying so. A result with no components
+/// gives blocks with no rows.
+#[doc(inline)]
+pub use mooncake_macros::value_and_jacobian;
+
 /// Declares that existing functions have derivative zero, and generates their rules
 /// (`NAME_frule`, `NAME_rrule`) where it is invoked: see the [`rules_guide`] for the details.
 ///
@@ -335,7 +390,9 @@ pub use tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace}
 pub mod prelude {
     pub use crate::cache::GradientCache;
     pub use crate::dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
+    pub use crate::flat_tangent;
     pub use crate::float::Float;
+    pub use crate::jacobian::{FlatTangent, Jacobian};
     pub use crate::rules::stop_gradient::{
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,
     };
@@ -343,7 +400,7 @@ pub mod prelude {
     pub use crate::tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace};
     pub use mooncake_macros::{
         Tangent, check_rule, differentiable, frule, mooncake_overlay, rrule, test_rule,
-        value_and_derivative, value_and_gradient, value_and_pullback,
+        value_and_derivative, value_and_gradient, value_and_jacobian, value_and_pullback,
     };
     pub use mooncake_macros::{from_rrule, zero_adjoint};
 }
@@ -357,6 +414,7 @@ pub mod __private {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::enums;
     pub use crate::forward as fwd;
+    pub use crate::jacobian as jac;
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;
     pub use crate::rules;

@@ -1,0 +1,237 @@
+//! `value_and_jacobian!(f(args..))` and `value_and_jacobian!(f(args..), mode = forward |
+//! reverse | auto)`.
+//!
+//! The expansion binds each argument once, then builds two closures over the call: a forward
+//! pass (`NAME_frule`, every argument's tangent zero but one basis component) and a reverse
+//! pass (`NAME_rrule` and its pullback, seeded with the basis cotangent of one output
+//! component, every differentiable argument's gradient appended to its row). It hands them to
+//! a driver in `mooncake_runtime::jacobian` that runs as many as the chosen mode needs; a mode
+//! asked for builds only its own closure. As in the other API macros, the macro decides
+//! structure only and rustc the types.
+
+use crate::api::{constant, gradient_rule, parse_call, rule_path};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Expr, Token};
+
+/// Which passes the Jacobian is built from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Auto,
+    Forward,
+    Reverse,
+}
+
+struct JacobianInput {
+    call: syn::ExprCall,
+    mode: Mode,
+}
+
+const USAGE: &str = "expected `value_and_jacobian!(f(args..))` or `value_and_jacobian!(f(args..), \
+                     mode = forward)` (or `mode = reverse`, `mode = auto`)";
+
+impl Parse for JacobianInput {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let call = parse_call(input)?;
+        let mut mode = Mode::Auto;
+        if input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
+            let key: syn::Ident = input.parse().map_err(|e| syn::Error::new(e.span(), USAGE))?;
+            if key != "mode" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown option `{key}`: {USAGE}"),
+                ));
+            }
+            input.parse::<Token![=]>().map_err(|e| syn::Error::new(e.span(), USAGE))?;
+            let value: syn::Ident = input.parse().map_err(|e| {
+                syn::Error::new(e.span(), "expected `forward`, `reverse` or `auto` after `mode =`")
+            })?;
+            mode = match value.to_string().as_str() {
+                "forward" => Mode::Forward,
+                "reverse" => Mode::Reverse,
+                "auto" => Mode::Auto,
+                other => {
+                    return Err(syn::Error::new(
+                        value.span(),
+                        format!(
+                            "unknown mode `{other}`: the modes are `forward` (one forward pass \
+                             per input component), `reverse` (one reverse pass per output \
+                             component) and `auto` (the default: forward when there are no \
+                             more input components than output ones)"
+                        ),
+                    ));
+                }
+            };
+            let _ = input.parse::<Option<Token![,]>>()?;
+        }
+        if !input.is_empty() {
+            return Err(input.error(USAGE));
+        }
+        Ok(JacobianInput { call, mode })
+    }
+}
+
+/// The expansion of `value_and_jacobian!`.
+pub(crate) fn value_and_jacobian(input: TokenStream) -> TokenStream {
+    match syn::parse2::<JacobianInput>(input).and_then(|i| expand(&i)) {
+        Ok(t) => t,
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
+    let rt = quote!(::mooncake_runtime::__private);
+    let site = proc_macro2::Span::mixed_site();
+    let call = &input.call;
+    let func = &call.func;
+    let name = quote!(#func).to_string().replace(' ', "");
+    let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
+    for (_, arg) in &args {
+        if let Expr::Reference(r) = arg
+            && r.mutability.is_some()
+        {
+            return Err(syn::Error::new_spanned(
+                arg,
+                "`value_and_jacobian!` does not take `&mut` arguments: a Jacobian is that of the \
+                 result alone; pass the value as `&x` (or make the function return what it \
+                 writes)",
+            ));
+        }
+    }
+    let (dir, i_out, rows) = (
+        format_ident!("__dir", span = site),
+        format_ident!("__i", span = site),
+        format_ident!("__rows", span = site),
+    );
+    let (y, r) = (format_ident!("__y", span = site), format_ident!("__r", span = site));
+    let blocks = format_ident!("__blocks", span = site);
+
+    // Each argument bound once, the widths of the differentiable ones.
+    let mut binds = Vec::new();
+    let mut dims = Vec::new();
+    // Forward pass: the tangents and the duals.
+    let mut f_lets = Vec::new();
+    let mut f_args = Vec::new();
+    // Reverse pass: the fdata, the codual arguments and each block's row.
+    let mut r_lets = Vec::new();
+    let mut r_args = Vec::new();
+    let mut r_rows = Vec::new();
+    // The blocks given to the user.
+    let mut outs = Vec::new();
+    let mut block = 0usize;
+    for (k, (is_const, arg)) in args.iter().enumerate() {
+        let span = arg.span();
+        let a = format_ident!("__a{}", k, span = site);
+        let t = format_ident!("__t{}", k, span = site);
+        let p = format_ident!("__p{}", k, span = site);
+        let f = format_ident!("__f{}", k, span = site);
+        let m = format_ident!("__m{}", k, span = site);
+        let idx = syn::Index::from(k);
+        let by_ref = matches!(arg, Expr::Reference(_));
+        binds.push(quote_spanned!(span=> let #a = #arg;));
+        let b = block;
+        if !is_const {
+            dims.push(quote_spanned!(span=> #rt::jac::width(&#a)));
+            block += 1;
+        }
+        // Forward: a constant's tangent is zero (no block matches `usize::MAX`).
+        let seed_block = if *is_const { quote!(usize::MAX) } else { quote!(#b) };
+        f_lets.push(quote_spanned!(span=>
+            let mut #t = ::core::option::Option::Some(#rt::jac::seed(&#a, #dir, #seed_block));
+        ));
+        f_args.push(quote_spanned!(span=> {
+            #[allow(unused_imports)]
+            use #rt::api::{RefArgDual as _, ValueArgDual as _};
+            let __d = (&#rt::api::ArgOf::new(::core::clone::Clone::clone(&#a))).arg_dual(&mut #t);
+            #rt::Dual::new(__d.primal, __d.tangent)
+        }));
+        // Reverse: as `value_and_gradient!` passes the argument.
+        let grad = if by_ref {
+            r_lets.push(quote_spanned!(span=> let #f = #rt::Primal::zero_shadow(#a);));
+            r_args.push(quote_spanned!(span=> {
+                let __c = #rt::CoDual::new(#a, ::core::clone::Clone::clone(&#f));
+                #rt::CoDual::new(__c.primal, __c.fdata)
+            }));
+            quote_spanned!(span=> #rt::api::shadow_gradient(#a, &#f))
+        } else {
+            r_lets.push(quote_spanned!(span=>
+                let #p = ::core::clone::Clone::clone(&#a);
+                let #f = #rt::Primal::zero_fdata(&#p);
+                let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
+            ));
+            if !is_const {
+                r_lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
+            }
+            r_args.push(quote_spanned!(span=> {
+                let __c = #rt::rev::pass(&#p);
+                #rt::CoDual::new(__c.primal, __c.fdata)
+            }));
+            quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx))
+        };
+        if *is_const {
+            outs.push(quote!(#rt::NoTangent));
+        } else {
+            r_rows.push(quote_spanned!(span=> #rt::jac::push_row(&mut #rows[#b], &#grad);));
+            outs.push(quote_spanned!(span=> {
+                #[allow(unused_imports)]
+                use #rt::jac::{BlockAsIs as _, BlockNoTangent as _};
+                (&#rt::jac::Block::new(
+                    #rt::jac::next_block(&mut #blocks),
+                    #rt::jac::tangent_marker(&#a),
+                ))
+                    .block()
+            }));
+        }
+    }
+
+    let fwd = if input.mode == Mode::Reverse {
+        quote!()
+    } else {
+        let frule = rule_path(func, "frule")?;
+        quote!(
+            let __fwd = |#dir: ::core::option::Option<(usize, usize)>| {
+                #(#f_lets)*
+                let __d = #frule(#(#f_args),*);
+                (__d.primal, __d.tangent)
+            };
+        )
+    };
+    let rev = if input.mode == Mode::Forward {
+        quote!()
+    } else {
+        let (rrule, mask) = gradient_rule(call, &args)?;
+        quote!(
+            let __rev = |#i_out: usize, #rows: &mut [::std::vec::Vec<f64>]| {
+                #(#r_lets)*
+                let (#y, __pb) = #rrule(#mask #(#r_args),*);
+                match #rt::jac::unit_cotangent(&#y.primal, #i_out) {
+                    ::core::option::Option::Some(__ybar) => {
+                        let #r = __pb(#rt::api::seed_cotangent(&#y, __ybar));
+                        let _ = &#r;
+                        let _ = &#rows;
+                        #(#r_rows)*
+                        (#y.primal, true)
+                    }
+                    ::core::option::Option::None => (#y.primal, false),
+                }
+            };
+        )
+    };
+    let drive = match input.mode {
+        Mode::Auto => quote!(#rt::jac::auto(#name, &__dims, __fwd, __rev)),
+        Mode::Forward => quote!(#rt::jac::forward(#name, &__dims, __fwd)),
+        Mode::Reverse => quote!(#rt::jac::reverse(#name, &__dims, __rev)),
+    };
+    Ok(quote!({
+        #(#binds)*
+        let __dims: [usize; #block] = [#(#dims),*];
+        #fwd
+        #rev
+        let (__value, #blocks) = #drive;
+        #[allow(unused_mut, unused_variables)]
+        let mut #blocks = ::core::iter::IntoIterator::into_iter(#blocks);
+        (__value, (#(#outs,)*))
+    }))
+}

@@ -1,0 +1,453 @@
+//! `value_and_jacobian!` (issue 16): Jacobians of functions with vector, array, tuple and struct
+//! results, checked against central finite differences of the primal and forward mode against
+//! reverse mode (never a mode against itself). Covered: element-wise maps, loops with branches,
+//! two slices and a scalar, an array result, a struct result, an integer argument (no block),
+//! `Const(..)` arguments, by-value and by-name arguments, `f32`, 1 x N and N x 1 shapes, a
+//! result with no components, and the automatic choice of mode.
+
+#![allow(clippy::needless_range_loop)]
+
+use approx::assert_relative_eq;
+use mooncake_runtime::prelude::*;
+use std::cell::Cell;
+
+// ---- the functions ------------------------------------------------------------------------
+
+/// Element-wise: `y_i = x_i sin x_i + exp(x_i / 2)`; a diagonal Jacobian.
+#[differentiable]
+fn elementwise(x: &[f64]) -> Vec<f64> {
+    let mut y = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        y[i] = x[i] * x[i].sin() + (0.5 * x[i]).exp();
+    }
+    y
+}
+
+/// A running accumulator with a branch on each element: a lower-triangular Jacobian.
+#[differentiable]
+fn running(x: &[f64], t: f64) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    let mut acc = 0.0;
+    for i in 0..x.len() {
+        if x[i] > t {
+            acc += x[i] * x[i];
+        } else {
+            acc = 0.5 * acc + t * x[i];
+        }
+        if acc > 1.0 {
+            out[i] = acc.ln();
+        } else {
+            out[i] = acc.tanh();
+        }
+    }
+    out
+}
+
+/// Two slices and a scalar; `a.len() + 1` outputs from `2 a.len() + 1` inputs.
+#[differentiable]
+fn mix(a: &[f64], b: &[f64], s: f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(a.len() + 1);
+    let mut total = 0.0;
+    for i in 0..a.len() {
+        out.push(a[i] * b[i] + s * a[i] * a[i]);
+        total += b[i].cos();
+    }
+    out.push(s * total);
+    out
+}
+
+/// An array result: `u × v`.
+#[differentiable]
+fn cross(u: [f64; 3], v: &[f64]) -> [f64; 3] {
+    [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]]
+}
+
+/// A struct result, with a buffer field and a field with no tangent.
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Summary {
+    mean: f64,
+    centred: Vec<f64>,
+    count: usize,
+}
+flat_tangent!(SummaryTangent { mean, centred, count });
+
+#[differentiable]
+fn summarise(x: &[f64], w: f64) -> Summary {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += *v;
+    }
+    let mean = s / x.len() as f64;
+    let mut centred = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        centred[i] = w * (x[i] - mean) * (x[i] - mean);
+    }
+    Summary { mean, centred, count: x.len() }
+}
+
+/// An integer argument: `x, x², .., x^k` (an N x 1 Jacobian).
+#[differentiable]
+fn powers(x: f64, k: usize) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut p = 1.0;
+    for _ in 0..k {
+        p *= x;
+        out.push(p);
+    }
+    out
+}
+
+/// A scalar result: a 1 x N Jacobian, the gradient.
+#[differentiable]
+fn soft_norm(x: &[f64]) -> f64 {
+    let mut s = 1.0;
+    for v in x.iter() {
+        s += v * v;
+    }
+    s.sqrt()
+}
+
+/// A buffer by value and a tuple result.
+#[differentiable]
+fn shift_and_sum(x: Vec<f64>, s: f64) -> (Vec<f64>, f64) {
+    let mut y = vec![0.0; x.len()];
+    let mut t = 0.0;
+    for i in 0..x.len() {
+        y[i] = (x[i] + s).sin();
+        t += x[i] * s;
+    }
+    (y, t)
+}
+
+/// `f32` throughout.
+#[differentiable]
+fn scale32(x: &[f32], a: f32) -> Vec<f32> {
+    let mut y = vec![0.0_f32; x.len()];
+    for i in 0..x.len() {
+        y[i] = a * x[i] * x[i];
+    }
+    y
+}
+
+/// The first `k` elements, squared (none for `k = 0`).
+#[differentiable]
+fn first_squares(x: &[f64], k: usize) -> Vec<f64> {
+    let mut out = Vec::new();
+    for i in 0..k {
+        out.push(x[i] * x[i]);
+    }
+    out
+}
+
+// ---- counting the passes: a scalar with hand-written rules that count their calls ------------
+
+thread_local! {
+    static FORWARD_CALLS: Cell<usize> = const { Cell::new(0) };
+    static REVERSE_CALLS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn tick(x: f64) -> f64 {
+    x
+}
+
+#[frule(for = tick)]
+fn tick_frule(x: Dual<f64, f64>) -> Dual<f64, f64> {
+    FORWARD_CALLS.with(|c| c.set(c.get() + 1));
+    x
+}
+
+#[rrule(for = tick)]
+fn tick_rrule(x: CoDual<f64, NoFData>) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (f64,)) {
+    REVERSE_CALLS.with(|c| c.set(c.get() + 1));
+    (x, |dy| (dy,))
+}
+
+/// `k` outputs from `x.len()` inputs, each pass calling `tick` once.
+#[differentiable]
+fn fan(x: &[f64], k: usize) -> Vec<f64> {
+    let s = tick(x[0]);
+    let mut out = Vec::new();
+    for j in 0..k {
+        out.push(s * x[j % x.len()] + j as f64);
+    }
+    out
+}
+
+fn passes() -> (usize, usize) {
+    let f = FORWARD_CALLS.with(|c| c.replace(0));
+    let r = REVERSE_CALLS.with(|c| c.replace(0));
+    (f, r)
+}
+
+// ---- the checks ---------------------------------------------------------------------------
+
+/// The central-difference Jacobian of `f` at `x`.
+fn fd_jacobian(x: &[f64], f: impl Fn(&[f64]) -> Vec<f64>) -> Jacobian {
+    let m = f(x).len();
+    let n = x.len();
+    let mut data = vec![0.0; m * n];
+    for j in 0..n {
+        let h = 1e-6 * x[j].abs().max(1.0);
+        let (mut xp, mut xm) = (x.to_vec(), x.to_vec());
+        xp[j] += h;
+        xm[j] -= h;
+        let (yp, ym) = (f(&xp), f(&xm));
+        for i in 0..m {
+            data[i * n + j] = (yp[i] - ym[i]) / (2.0 * h);
+        }
+    }
+    Jacobian::from_row_major(m, n, data).unwrap()
+}
+
+/// `a` and `b` of one shape and equal entries up to `tol` (relative, and absolute near zero).
+fn assert_jacobians_close(a: &Jacobian, b: &Jacobian, tol: f64, what: &str) {
+    assert_eq!(a.shape(), b.shape(), "{what}: shapes differ");
+    for i in 0..a.rows() {
+        for j in 0..a.cols() {
+            assert_relative_eq!(a[(i, j)], b[(i, j)], epsilon = tol, max_relative = tol);
+        }
+    }
+}
+
+/// Finite differences agree to this (the functions are smooth at the points chosen).
+const FD_TOL: f64 = 1e-6;
+/// Forward and reverse mode agree to this.
+const MODE_TOL: f64 = 1e-12;
+
+fn xs(n: usize, seed: f64) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect()
+}
+
+#[test]
+fn elementwise_map_is_diagonal() {
+    let x = xs(5, 0.7);
+    let (y, (jf,)) = value_and_jacobian!(elementwise(&x), mode = forward);
+    let (yr, (jr,)) = value_and_jacobian!(elementwise(&x), mode = reverse);
+    assert_eq!(y, elementwise(&x));
+    assert_eq!(yr, y);
+    assert_eq!(jf.shape(), (5, 5));
+    assert_jacobians_close(&jf, &jr, MODE_TOL, "forward vs reverse");
+    assert_jacobians_close(&jf, &fd_jacobian(&x, elementwise), FD_TOL, "forward vs FD");
+    for i in 0..5 {
+        for j in 0..5 {
+            if i != j {
+                assert_eq!(jf[(i, j)], 0.0);
+                assert_eq!(jr[(i, j)], 0.0);
+            }
+        }
+    }
+    // Square: the default is forward mode, and gives the same.
+    let (_, (ja,)) = value_and_jacobian!(elementwise(&x));
+    assert_eq!(ja, jf);
+}
+
+#[test]
+fn loops_and_branches() {
+    // Elements on both sides of the threshold, and the accumulator on both sides of 1.
+    let x = vec![0.3, 1.2, -0.4, 0.9, 1.5, -1.1];
+    let t = 0.5;
+    let (y, (jx, jt)) = value_and_jacobian!(running(&x, t), mode = forward);
+    let (yr, (rx, rt)) = value_and_jacobian!(running(&x, t), mode = reverse);
+    assert_eq!(y, running(&x, t));
+    assert_eq!(yr, y);
+    assert_eq!((jx.shape(), jt.shape()), ((6, 6), (6, 1)));
+    assert_jacobians_close(&jx, &rx, MODE_TOL, "x: forward vs reverse");
+    assert_jacobians_close(&jt, &rt, MODE_TOL, "t: forward vs reverse");
+    assert_jacobians_close(&jx, &fd_jacobian(&x, |x| running(x, t)), FD_TOL, "x vs FD");
+    assert_jacobians_close(&jt, &fd_jacobian(&[t], |t| running(&x, t[0])), FD_TOL, "t vs FD");
+    // Lower triangular: no output depends on a later input.
+    for i in 0..6 {
+        for j in i + 1..6 {
+            assert_eq!(jx[(i, j)], 0.0);
+        }
+    }
+}
+
+#[test]
+fn two_slices_and_a_scalar() {
+    let (a, b, s) = (xs(3, 0.9), xs(3, 1.7), 0.8);
+    let (y, (ja, jb, js)) = value_and_jacobian!(mix(&a, &b, s));
+    assert_eq!(y, mix(&a, &b, s));
+    assert_eq!((ja.shape(), jb.shape(), js.shape()), ((4, 3), (4, 3), (4, 1)));
+    let (_, (fa, fb, fs)) = value_and_jacobian!(mix(&a, &b, s), mode = forward);
+    let (_, (ra, rb, rs)) = value_and_jacobian!(mix(&a, &b, s), mode = reverse);
+    assert_jacobians_close(&fa, &ra, MODE_TOL, "a: forward vs reverse");
+    assert_jacobians_close(&fb, &rb, MODE_TOL, "b: forward vs reverse");
+    assert_jacobians_close(&fs, &rs, MODE_TOL, "s: forward vs reverse");
+    // 7 inputs, 4 outputs: the default is reverse mode.
+    assert_eq!((&ja, &jb, &js), (&ra, &rb, &rs));
+    assert_jacobians_close(&fa, &fd_jacobian(&a, |a| mix(a, &b, s)), FD_TOL, "a vs FD");
+    assert_jacobians_close(&fb, &fd_jacobian(&b, |b| mix(&a, b, s)), FD_TOL, "b vs FD");
+    assert_jacobians_close(&fs, &fd_jacobian(&[s], |s| mix(&a, &b, s[0])), FD_TOL, "s vs FD");
+}
+
+#[test]
+fn constants_have_no_block() {
+    let (a, b, s) = (xs(3, 0.9), xs(3, 1.7), 0.8);
+    let (_, (ja, jb, js)) = value_and_jacobian!(mix(&a, &b, s), mode = forward);
+    for (mode_forward, (y, (ca, cb, cs))) in [
+        (true, value_and_jacobian!(mix(&a, Const(&b), s), mode = forward)),
+        (false, value_and_jacobian!(mix(&a, Const(&b), s), mode = reverse)),
+        (false, value_and_jacobian!(mix(&a, Const(&b), s))),
+    ] {
+        assert_eq!(y, mix(&a, &b, s));
+        assert_eq!(cb, NoTangent);
+        let tol = if mode_forward { 0.0 } else { MODE_TOL };
+        assert_jacobians_close(&ca, &ja, tol, "a with b constant");
+        assert_jacobians_close(&cs, &js, tol, "s with b constant");
+    }
+    let (_, (ca, cb, cs)) = value_and_jacobian!(mix(Const(&a), &b, Const(s)), mode = reverse);
+    assert_eq!((ca, cs), (NoTangent, NoTangent));
+    assert_jacobians_close(&cb, &jb, MODE_TOL, "b alone");
+}
+
+#[test]
+fn array_result_and_argument() {
+    let (u, v) = ([0.3, -1.2, 0.7], vec![1.1, 0.4, -0.6]);
+    let (y, (fu, fv)) = value_and_jacobian!(cross(u, &v), mode = forward);
+    let (_, (ru, rv)) = value_and_jacobian!(cross(u, &v), mode = reverse);
+    assert_eq!(y, cross(u, &v));
+    assert_jacobians_close(&fu, &ru, MODE_TOL, "u: forward vs reverse");
+    assert_jacobians_close(&fv, &rv, MODE_TOL, "v: forward vs reverse");
+    let as3 = |x: &[f64]| [x[0], x[1], x[2]];
+    assert_jacobians_close(&fu, &fd_jacobian(&u, |u| cross(as3(u), &v).to_vec()), FD_TOL, "u");
+    assert_jacobians_close(&fv, &fd_jacobian(&v, |v| cross(u, v).to_vec()), FD_TOL, "v");
+    // ∂(u × v)/∂v is the cross-product matrix of u.
+    let ux = [0.0, -u[2], u[1], u[2], 0.0, -u[0], -u[1], u[0], 0.0];
+    assert_eq!(fv.as_slice(), &ux);
+}
+
+#[test]
+fn struct_result() {
+    let (x, w) = (xs(4, 1.3), 1.5);
+    let (y, (fx, fw)) = value_and_jacobian!(summarise(&x, w), mode = forward);
+    let (yr, (rx, rw)) = value_and_jacobian!(summarise(&x, w), mode = reverse);
+    assert_eq!(y, summarise(&x, w));
+    assert_eq!(yr, y);
+    // `mean`, then the 4 of `centred`; `count` has no components.
+    assert_eq!((fx.shape(), fw.shape()), ((5, 4), (5, 1)));
+    assert_jacobians_close(&fx, &rx, MODE_TOL, "x: forward vs reverse");
+    assert_jacobians_close(&fw, &rw, MODE_TOL, "w: forward vs reverse");
+    let flat = |s: Summary| {
+        let mut v = vec![s.mean];
+        v.extend(s.centred);
+        v
+    };
+    assert_jacobians_close(&fx, &fd_jacobian(&x, |x| flat(summarise(x, w))), FD_TOL, "x vs FD");
+    assert_jacobians_close(&fw, &fd_jacobian(&[w], |w| flat(summarise(&x, w[0]))), FD_TOL, "w");
+    assert_eq!(fx.row(0), &[0.25; 4]);
+}
+
+#[test]
+fn integer_argument_and_n_by_1() {
+    let x = 1.3;
+    let (y, (fx, k)) = value_and_jacobian!(powers(x, 4), mode = forward);
+    let (_, (rx, _)) = value_and_jacobian!(powers(x, 4), mode = reverse);
+    assert_eq!(y, powers(x, 4));
+    assert_eq!(k, NoTangent);
+    assert_eq!(fx.shape(), (4, 1));
+    assert_jacobians_close(&fx, &rx, MODE_TOL, "forward vs reverse");
+    assert_jacobians_close(&fx, &fd_jacobian(&[x], |x| powers(x[0], 4)), FD_TOL, "FD");
+    // d x^j / dx = j x^(j-1).
+    for j in 1..=4 {
+        assert_relative_eq!(fx[(j - 1, 0)], j as f64 * x.powi(j as i32 - 1), max_relative = 1e-14);
+    }
+}
+
+#[test]
+fn scalar_result_is_1_by_n_and_the_gradient() {
+    let x = xs(6, 0.4);
+    let (y, (fx,)) = value_and_jacobian!(soft_norm(&x), mode = forward);
+    let (_, (rx,)) = value_and_jacobian!(soft_norm(&x), mode = reverse);
+    let (yg, (g,)) = value_and_gradient!(soft_norm(&x));
+    assert_eq!(y, yg);
+    assert_eq!(fx.shape(), (1, 6));
+    assert_jacobians_close(&fx, &rx, MODE_TOL, "forward vs reverse");
+    assert_jacobians_close(&fx, &fd_jacobian(&x, |x| vec![soft_norm(x)]), FD_TOL, "FD");
+    assert_eq!(rx.row(0), &g[..]);
+}
+
+#[test]
+fn buffer_by_value_tuple_result_and_arguments_by_name() {
+    let (x, s) = (xs(3, 0.6), 0.25);
+    let (y, (fx, fs)) = value_and_jacobian!(shift_and_sum(x.clone(), s), mode = forward);
+    let (_, (rx, rs)) = value_and_jacobian!(shift_and_sum(x.clone(), s), mode = reverse);
+    assert_eq!(y, shift_and_sum(x.clone(), s));
+    assert_eq!((fx.shape(), fs.shape()), ((4, 3), (4, 1)));
+    assert_jacobians_close(&fx, &rx, MODE_TOL, "x: forward vs reverse");
+    assert_jacobians_close(&fs, &rs, MODE_TOL, "s: forward vs reverse");
+    let flat = |(mut y, t): (Vec<f64>, f64)| {
+        y.push(t);
+        y
+    };
+    let fd = fd_jacobian(&x, |x| flat(shift_and_sum(x.to_vec(), s)));
+    assert_jacobians_close(&fx, &fd, FD_TOL, "x vs FD");
+    let fd = fd_jacobian(&[s], |s| flat(shift_and_sum(x.clone(), s[0])));
+    assert_jacobians_close(&fs, &fd, FD_TOL, "s vs FD");
+
+    // A slice passed by name, and an argument that is an expression.
+    let view: &[f64] = &x;
+    let (_, (jv,)) = value_and_jacobian!(elementwise(view), mode = reverse);
+    let (_, (je,)) = value_and_jacobian!(elementwise(&x[..]), mode = forward);
+    assert_jacobians_close(&jv, &je, MODE_TOL, "by name vs by reference");
+}
+
+#[test]
+fn f32_functions() {
+    let x = vec![0.5_f32, -1.5, 2.0];
+    let (y, (fx, fa)) = value_and_jacobian!(scale32(&x, 3.0), mode = forward);
+    let (_, (rx, ra)) = value_and_jacobian!(scale32(&x, 3.0), mode = reverse);
+    assert_eq!(y, scale32(&x, 3.0));
+    assert_eq!(fx, rx);
+    assert_eq!(fa, ra);
+    for i in 0..3 {
+        assert_eq!(fx[(i, i)], f64::from(6.0 * x[i]));
+        assert_eq!(fa[(i, 0)], f64::from(x[i] * x[i]));
+    }
+    let x64: Vec<f64> = x.iter().map(|v| f64::from(*v)).collect();
+    let f = |x: &[f64]| x.iter().map(|v| 3.0 * v * v).collect::<Vec<f64>>();
+    assert_jacobians_close(&fx, &fd_jacobian(&x64, f), 1e-6, "FD");
+}
+
+#[test]
+fn a_result_with_no_components_gives_no_rows() {
+    let x = xs(3, 0.5);
+    for (y, (j, k)) in [
+        value_and_jacobian!(first_squares(&x, 0)),
+        value_and_jacobian!(first_squares(&x, 0), mode = forward),
+        value_and_jacobian!(first_squares(&x, 0), mode = reverse),
+    ] {
+        assert!(y.is_empty());
+        assert_eq!(j.shape(), (0, 3));
+        assert_eq!(k, NoTangent);
+    }
+    // And 1 x N, N < len.
+    let (_, (f, _)) = value_and_jacobian!(first_squares(&x, 1), mode = forward);
+    let (_, (r, _)) = value_and_jacobian!(first_squares(&x, 1), mode = reverse);
+    assert_eq!(f.shape(), (1, 3));
+    assert_jacobians_close(&f, &r, MODE_TOL, "forward vs reverse");
+}
+
+#[test]
+fn the_default_mode_follows_the_shape() {
+    let x = xs(4, 0.8);
+    passes();
+    // 4 inputs, 8 outputs: forward, one pass per input.
+    let (_, (jf, _)) = value_and_jacobian!(fan(&x, 8));
+    assert_eq!(passes(), (4, 0));
+    // 4 inputs, 2 outputs: the first (forward) pass, then one reverse pass per output.
+    let (_, (jr, _)) = value_and_jacobian!(fan(&x, 2));
+    assert_eq!(passes(), (1, 2));
+    // 4 inputs, 4 outputs: forward.
+    let _ = value_and_jacobian!(fan(&x, 4));
+    assert_eq!(passes(), (4, 0));
+    // Asked for: only that mode.
+    let (_, (f2, _)) = value_and_jacobian!(fan(&x, 2), mode = forward);
+    assert_eq!(passes(), (4, 0));
+    let (_, (r8, _)) = value_and_jacobian!(fan(&x, 8), mode = reverse);
+    assert_eq!(passes(), (0, 8));
+    assert_jacobians_close(&jr, &f2, MODE_TOL, "2 outputs");
+    assert_jacobians_close(&jf, &r8, MODE_TOL, "8 outputs");
+    let fd = fd_jacobian(&x, |x| fan(x, 8));
+    assert_jacobians_close(&jf, &fd, FD_TOL, "FD");
+}
