@@ -235,3 +235,83 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
         (__value, (#(#outs,)*))
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::value_and_jacobian;
+    use proc_macro2::{TokenStream, TokenTree};
+
+    /// Expands `input`: never a panic, always one expression (a block, or a `compile_error!`).
+    fn expands_to_an_expression(input: TokenStream) -> TokenStream {
+        let text = input.to_string();
+        let out = std::panic::catch_unwind(|| value_and_jacobian(input))
+            .unwrap_or_else(|_| panic!("value_and_jacobian!({text}) panicked"));
+        if let Err(e) = syn::parse2::<syn::Expr>(out.clone()) {
+            panic!(
+                "value_and_jacobian!({text}) expanded to something that is not one expression: {e}"
+            );
+        }
+        out
+    }
+
+    fn is_error(out: &TokenStream) -> bool {
+        out.to_string().contains("compile_error")
+    }
+
+    #[test]
+    fn good_input_expands_without_errors() {
+        for text in [
+            "f(&x)",
+            "f(&x, 2.0, n)",
+            "f(x.clone(), Const(&y), Const(s))",
+            "m::f::<f64>(&x[..],)",
+            "f(&x), mode = forward",
+            "f(&x), mode = reverse,",
+            "f(&x), mode = auto",
+            "f()",
+        ] {
+            let out = expands_to_an_expression(text.parse().unwrap());
+            assert!(!is_error(&out), "{text}: {out}");
+        }
+    }
+
+    #[test]
+    fn bad_input_is_an_error_never_a_panic() {
+        for text in [
+            "",
+            "f",
+            "f(&mut x)",
+            "f(Const(&mut x))",
+            "x.f(y)",
+            "(f)(x)",
+            "f(x), mode",
+            "f(x), mode =",
+            "f(x), mode = 3",
+            "f(x), mode = sideways",
+            "f(x), cache = &mut c",
+            "f(x), mode = forward mode = reverse",
+            "f(x) g(y)",
+            ", mode = forward",
+        ] {
+            let out = expands_to_an_expression(text.parse().unwrap());
+            assert!(is_error(&out), "{text}: {out}");
+        }
+    }
+
+    /// Every prefix of some valid inputs, and each with one token left out: errors or
+    /// expansions, never panics.
+    #[test]
+    fn truncated_and_mutilated_input_never_panics() {
+        for text in ["f(&x, Const(&y), 2.0), mode = reverse,", "a::b(x, &y[..]), mode = forward"] {
+            let tokens: Vec<TokenTree> = text.parse::<TokenStream>().unwrap().into_iter().collect();
+            for k in 0..=tokens.len() {
+                expands_to_an_expression(tokens[..k].iter().cloned().collect());
+                if k < tokens.len() {
+                    let mut left_out = tokens.clone();
+                    left_out.remove(k);
+                    expands_to_an_expression(left_out.into_iter().collect());
+                }
+            }
+        }
+    }
+}
