@@ -401,6 +401,11 @@ impl fmt::Debug for Jacobian {
 // and, if the result has more than `i` components, `true` after appending each block's row `i`
 // (the flat gradient) to `rows[b]`, which it finds empty.
 
+/// `1 component`, `n components`.
+fn components(n: usize) -> String {
+    format!("{n} component{}", if n == 1 { "" } else { "s" })
+}
+
 /// Panics with a message naming the call: the passes disagreed on a shape.
 fn shape_error(call: &str, what: fmt::Arguments<'_>) -> ! {
     panic!(
@@ -428,8 +433,9 @@ fn forward_rest<Y, T: FlatTangent>(
             shape_error(
                 call,
                 format_args!(
-                    "its result's tangent had {m} components in the first pass and {} in another",
-                    col.len()
+                    "its result's tangent had {} in the first pass and {} in another",
+                    components(m),
+                    components(col.len())
                 ),
             );
         }
@@ -475,10 +481,11 @@ fn reverse_rest<Y>(
                 shape_error(
                     call,
                     format_args!(
-                        "the gradient of its argument block {b} had {} components where the \
+                        "the gradient of its differentiable argument number {} had {} where the \
                          argument has {}",
-                        row.len(),
-                        block.cols
+                        b + 1,
+                        components(row.len()),
+                        components(block.cols)
                     ),
                 );
             }
@@ -496,7 +503,10 @@ fn reverse_rest<Y>(
         if !done {
             shape_error(
                 call,
-                format_args!("its result had {m} components in the first pass and {i} in another"),
+                format_args!(
+                    "its result had {} in the first pass and at most {i} in another",
+                    components(m)
+                ),
             );
         }
         write(&mut blocks, i, &rows);

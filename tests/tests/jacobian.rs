@@ -3,7 +3,8 @@
 //! reverse mode (never a mode against itself). Covered: element-wise maps, loops with branches,
 //! two slices and a scalar, an array result, a struct result, an integer argument (no block),
 //! `Const(..)` arguments, by-value and by-name arguments, `f32`, 1 x N and N x 1 shapes, a
-//! result with no components, and the automatic choice of mode.
+//! result with no components, the automatic choice of mode (passes counted), the message of a
+//! result that changes shape between passes, and the methods of `Jacobian`.
 
 #![allow(clippy::needless_range_loop)]
 
@@ -450,4 +451,59 @@ fn the_default_mode_follows_the_shape() {
     assert_jacobians_close(&jf, &r8, MODE_TOL, "8 outputs");
     let fd = fd_jacobian(&x, |x| fan(x, 8));
     assert_jacobians_close(&jf, &fd, FD_TOL, "FD");
+}
+
+// ---- run-time errors and the matrix type ---------------------------------------------------
+
+thread_local! {
+    static GROWTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A function whose forward rule (by hand) returns a longer result at each call: what no
+/// honest function does, but the one run-time error `value_and_jacobian!` has. (Its caller is
+/// `forward_only`: `mode = forward` needs no reverse rule.)
+fn unsteady(x: f64) -> Vec<f64> {
+    vec![x]
+}
+
+#[frule(for = unsteady)]
+fn unsteady_frule(x: Dual<f64, f64>) -> Dual<Vec<f64>, Vec<f64>> {
+    let n = GROWTH.with(|g| g.replace(g.get() + 1)) + 1;
+    Dual::new(vec![x.primal; n], vec![x.tangent; n])
+}
+
+#[differentiable(forward_only)]
+fn unsteady_pair(x: f64, y: f64) -> Vec<f64> {
+    unsteady(x * y)
+}
+
+#[test]
+#[should_panic(
+    expected = "value_and_jacobian!(unsteady_pair(..)): its result's tangent had 1 component in the first pass and 2 components in another"
+)]
+fn a_result_that_changes_shape_is_a_clear_panic() {
+    GROWTH.with(|g| g.set(0));
+    let _ = value_and_jacobian!(unsteady_pair(1.0, 2.0), mode = forward);
+}
+
+#[test]
+fn jacobian_methods() {
+    let j = Jacobian::from_row_major(2, 3, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    assert_eq!(j.shape(), (2, 3));
+    assert_eq!((j.rows(), j.cols()), (2, 3));
+    assert_eq!(j.get(1, 2), Some(6.0));
+    assert_eq!(j.get(2, 0), None);
+    assert_eq!(j[(0, 1)], 2.0);
+    assert_eq!(j.row(1), &[4.0, 5.0, 6.0]);
+    assert_eq!(j.column(2), vec![3.0, 6.0]);
+    assert_eq!(j.mul_vec(&[1.0, 0.0, -1.0]), vec![-2.0, -2.0]);
+    let t = j.transpose();
+    assert_eq!(t.shape(), (3, 2));
+    assert_eq!(t.as_slice(), &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    assert_eq!(t.transpose(), j);
+    assert_eq!(format!("{j:?}"), "Jacobian 2x3 [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]");
+    assert!(Jacobian::from_row_major(2, 2, vec![0.0; 3]).is_none());
+    assert_eq!(Jacobian::zeros(0, 4).into_vec(), Vec::<f64>::new());
+    let caught = std::panic::catch_unwind(|| j[(2, 0)]).unwrap_err();
+    assert_eq!(caught.downcast_ref::<String>().unwrap(), "index (2, 0) of a 2 x 3 Jacobian");
 }
