@@ -507,3 +507,24 @@ fn jacobian_methods() {
     let caught = std::panic::catch_unwind(|| j[(2, 0)]).unwrap_err();
     assert_eq!(caught.downcast_ref::<String>().unwrap(), "index (2, 0) of a 2 x 3 Jacobian");
 }
+
+/// Only a reverse rule: `mode = reverse` needs no forward one.
+#[differentiable(reverse_only)]
+fn reverse_only_map(x: &[f64], s: f64) -> Vec<f64> {
+    let mut y = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        y[i] = (s * x[i]).sin();
+    }
+    y
+}
+
+#[test]
+fn a_function_with_one_rule_in_that_mode() {
+    let (x, s) = (xs(3, 1.1), 0.7);
+    let (y, (jx, js)) = value_and_jacobian!(reverse_only_map(&x, s), mode = reverse);
+    assert_eq!(y, reverse_only_map(&x, s));
+    let fd = fd_jacobian(&x, |x| reverse_only_map(x, s));
+    assert_jacobians_close(&jx, &fd, FD_TOL, "x vs FD");
+    let fd = fd_jacobian(&[s], |s| reverse_only_map(&x, s[0]));
+    assert_jacobians_close(&js, &fd, FD_TOL, "s vs FD");
+}
