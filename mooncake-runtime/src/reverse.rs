@@ -1723,6 +1723,68 @@ pub fn sink<'s, D: Copy + Default + 'static>(
     Sink::Buffered(acc)
 }
 
+/// The part of a [`Sink`] a loop's reverse sweep adds into: the elements its complete
+/// iterations loaded, which are consecutive, cut once when the sweep enters the loop (see
+/// [`sink_window`]). Its slots are counted by the sweep's iterations, so that the optimiser sees
+/// every add in bounds; `lo` is the first slot's index in the sink.
+pub struct SinkWindow<'a, D> {
+    slots: &'a mut [D],
+    lo: usize,
+}
+
+impl<'a, D> SinkWindow<'a, D> {
+    /// No window: the name of one, for code of a loop's reverse sweep that never runs its adds
+    /// (the last iteration's, peeled off). `_like` only fixes the element type.
+    #[inline(always)]
+    pub fn empty_like(_like: &[D]) -> Self {
+        SinkWindow { slots: &mut [], lo: 0 }
+    }
+}
+
+/// The window of `acc` for a loop whose `m` complete iterations loaded indices `lo() .. lo() +
+/// m` (every one of them in bounds: they were loaded); empty if the loop ran no complete
+/// iteration (then `lo()`, which counts from the first one, is not evaluated), or if the
+/// argument's gradient is not wanted (`live`; its sink then holds nothing).
+#[inline(always)]
+pub fn sink_window<D>(
+    acc: &mut [D],
+    live: bool,
+    m: usize,
+    lo: impl FnOnce() -> usize,
+) -> SinkWindow<'_, D> {
+    if !live {
+        return SinkWindow { slots: &mut [], lo: 0 };
+    }
+    let lo = if m == 0 { 0 } else { lo() };
+    let w = &mut acc[lo..lo + m];
+    // Cut again to `m`, the bound the optimiser compares the slots with.
+    SinkWindow { slots: &mut w[..m], lo }
+}
+
+/// `acc[i] += r` through a [`SinkWindow`]: into `slot`, which is `i`'s (checked in debug
+/// builds).
+#[inline(always)]
+pub fn window_add<D: crate::element::AddRData<R>, R>(
+    w: &mut SinkWindow<'_, D>,
+    slot: usize,
+    i: usize,
+    r: R,
+) {
+    debug_assert_eq!(
+        Some(i),
+        w.lo.checked_add(slot),
+        "mooncake: a sink window's slot disagrees with the index loaded (an internal error)"
+    );
+    w.slots[slot].add_rdata(r);
+}
+
+/// The slot of a [`SinkWindow`] for the iteration `it` of `m` counted down, when the indices
+/// fall as the iterations go: `m - 1 - it` (wrapping in code that never runs, where `m` is 0).
+#[inline(always)]
+pub fn slot_down(m: usize, it: usize) -> usize {
+    m.wrapping_sub(1).wrapping_sub(it)
+}
+
 /// `acc[i] += r`: a load's adjoint into the memory of a [`Sink`].
 #[inline(always)]
 pub fn acc_add<D: crate::element::AddRData<R>, R>(acc: &mut [D], i: usize, r: R) {

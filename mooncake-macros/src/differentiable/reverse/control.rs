@@ -41,7 +41,7 @@ struct Forward<'a> {
 
 /// Where a jump goes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Target {
+pub(super) enum Target {
     /// `break 'bN`: past the block labelled N.
     Block(BlockId),
     /// `continue 'lN`: to the top of the loop labelled N.
@@ -50,7 +50,7 @@ enum Target {
     Out,
 }
 
-fn target(n: &Node) -> Option<Target> {
+pub(super) fn target(n: &Node) -> Option<Target> {
     match n {
         Node::Break(b) => Some(Target::Block(*b)),
         Node::Continue(b) => Some(Target::Loop(*b)),
@@ -573,24 +573,23 @@ impl Control {
 
     /// The reverse sweep: `statements(b)` is the reverse code of block `b`'s statements,
     /// `loop_entry(h)` what entering the loop with header `h` takes back of what its exit
-    /// recorded (see [`Control::forward`]).
+    /// recorded (see [`Control::forward`]), `windows(h, m)` the windows of sinks its iterations
+    /// add into, given the number of complete iterations `m` (`None` for names only: see
+    /// `Reverse::window_decls`).
     pub(crate) fn reverse(
         &self,
         root: &Node,
         statements: &dyn Fn(BlockId) -> TokenStream,
         loop_entry: &dyn Fn(BlockId) -> TokenStream,
+        windows: &dyn Fn(BlockId, Option<TokenStream>) -> TokenStream,
     ) -> TokenStream {
-        self.rev(root, statements, loop_entry, &mut Uses::default())
+        let f = Funcs { statements, loop_entry, windows };
+        self.rev(root, &f, &mut Uses::default())
     }
 
     /// `n`'s reverse sweep; adds its uses of the guards' names to `uses`.
-    fn rev(
-        &self,
-        n: &Node,
-        statements: &dyn Fn(BlockId) -> TokenStream,
-        loop_entry: &dyn Fn(BlockId) -> TokenStream,
-        uses: &mut Uses,
-    ) -> TokenStream {
+    fn rev(&self, n: &Node, f: &Funcs<'_>, uses: &mut Uses) -> TokenStream {
+        let (statements, loop_entry) = (f.statements, f.loop_entry);
         let pop = quote!(match __ctl.pop() {
             ::core::option::Option::Some(v) => v,
             ::core::option::Option::None => ::core::unreachable!(),
@@ -600,7 +599,7 @@ impl Control {
                 if self.record(n) == Record::SeqChild {
                     let first = self.first_jumper.get(&key(n)).copied().unwrap_or(0);
                     let parts = children.iter().enumerate().rev().map(|(m, c)| {
-                        let code = self.rev(c, statements, loop_entry, uses);
+                        let code = self.rev(c, f, uses);
                         if m <= first { code } else { then_block(quote!(if __s >= #m), code) }
                     });
                     let mut out = quote!(let __s: usize = #pop;);
@@ -608,13 +607,13 @@ impl Control {
                     TokenStream::from(braced(out))
                 } else {
                     let parts = children.iter().rev();
-                    parts.map(|c| self.rev(c, statements, loop_entry, uses)).collect()
+                    parts.map(|c| self.rev(c, f, uses)).collect()
                 }
             }
-            Node::Block(_, inner) => self.rev(inner, statements, loop_entry, uses),
+            Node::Block(_, inner) => self.rev(inner, f, uses),
             Node::Loop(b, inner) => {
                 let mut within = Uses::default();
-                let body = self.rev(inner, statements, loop_entry, &mut within);
+                let body = self.rev(inner, f, &mut within);
                 let last = last_iteration(*b);
                 let read_only = self.read_only.borrow().get(&key(n)).cloned().unwrap_or_default();
                 let (guards, body) = if read_only.shadows.is_empty() {
@@ -639,6 +638,7 @@ impl Control {
                         step.extend(quote!(let #last = __it + 1 == __n;));
                     }
                     step.extend(body);
+                    head.extend((f.windows)(*b, Some(quote!(__n.saturating_sub(1)))));
                     head.extend(then_block(quote!(while __it > 0), step));
                     return TokenStream::from(braced(head));
                 }
@@ -649,8 +649,29 @@ impl Control {
                 first.extend(body.clone());
                 let mut rest = quote!(__it -= 1; let #last = false;);
                 rest.extend(body);
-                head.extend(then_block(quote!(if __it > 0), first));
-                head.extend(then_block(quote!(while __it > 0), rest));
+                let names = (f.windows)(*b, None);
+                if names.is_empty() {
+                    head.extend(then_block(quote!(if __it > 0), first));
+                } else {
+                    // The windows are cut after the peeled iteration, from the count of those
+                    // left: the bound the optimiser compares the slots with. A loop ran its
+                    // header at least once (`__n > 0`), so the peeled iteration is unconditional
+                    // and the count is one expression, `__n - 1`, which the optimiser sees the
+                    // loop's counter start from.
+                    head.extend(names);
+                    head.extend([braced(first)]);
+                }
+                let decls = (f.windows)(*b, Some(quote!(__it)));
+                let rest = then_block(quote!(while __it > 0), rest);
+                if decls.is_empty() {
+                    head.extend(rest);
+                } else {
+                    // Cut where a complete iteration is left to undo, so that the optimiser
+                    // knows the count is not zero and a window's length is `__it` plus its span.
+                    let mut inner = decls;
+                    inner.extend(rest);
+                    head.extend(then_block(quote!(if __it > 0), inner));
+                }
                 TokenStream::from(braced(head))
             }
             Node::Statements(b) if self.guards.quiet.get(b.index()) == Some(&true) => {
@@ -658,8 +679,8 @@ impl Control {
             }
             Node::Statements(b) => self.guards.count(statements(*b), uses),
             Node::If(_, t, e) => {
-                let t = self.rev(t, statements, loop_entry, uses);
-                let e = self.rev(e, statements, loop_entry, uses);
+                let t = self.rev(t, f, uses);
+                let e = self.rev(e, f, uses);
                 match self.record(n) {
                     Record::ExitTest { header, exit_arm } => {
                         let last = last_iteration(header);
@@ -675,6 +696,13 @@ impl Control {
             Node::Break(_) | Node::Continue(_) | Node::Exit(_) => quote!(),
         }
     }
+}
+
+/// The code [`Control::reverse`] asks of its caller.
+struct Funcs<'a> {
+    statements: &'a dyn Fn(BlockId) -> TokenStream,
+    loop_entry: &'a dyn Fn(BlockId) -> TokenStream,
+    windows: &'a dyn Fn(BlockId, Option<TokenStream>) -> TokenStream,
 }
 
 fn block_label(b: BlockId) -> syn::Lifetime {
@@ -711,7 +739,7 @@ fn leaves(n: &Node, within: &Node, labels: &Labels) -> bool {
 /// Where each node and each label is in the tree, numbered in preorder: whether a jump's
 /// target lies inside a node is then two comparisons, not a walk of the node.
 #[derive(Default)]
-struct Labels {
+pub(super) struct Labels {
     /// A node's key to the preorder numbers of it and of the first node after it.
     span: HashMap<usize, (usize, usize)>,
     /// A label to the preorder number of the block or loop that defines it.
@@ -719,7 +747,7 @@ struct Labels {
 }
 
 impl Labels {
-    fn of(root: &Node) -> Labels {
+    pub(super) fn of(root: &Node) -> Labels {
         fn number(n: &Node, next: &mut usize, l: &mut Labels) {
             let start = *next;
             *next += 1;
@@ -749,7 +777,7 @@ impl Labels {
     }
 
     /// Whether the target of a jump lies inside `n` (so that the jump does not leave `n`).
-    fn inside(&self, n: &Node, t: Target) -> bool {
+    pub(super) fn inside(&self, n: &Node, t: Target) -> bool {
         match (self.span.get(&key(n)), self.def.get(&t)) {
             (Some(&(start, end)), Some(&d)) => start <= d && d < end,
             _ => false,
@@ -757,7 +785,7 @@ impl Labels {
     }
 }
 
-fn visit(n: &Node, f: &mut dyn FnMut(&Node)) {
+pub(super) fn visit(n: &Node, f: &mut dyn FnMut(&Node)) {
     f(n);
     match n {
         Node::Seq(cs) => cs.iter().for_each(|c| visit(c, f)),
@@ -770,7 +798,7 @@ fn visit(n: &Node, f: &mut dyn FnMut(&Node)) {
     }
 }
 
-fn visit_jumps(n: &Node, f: &mut dyn FnMut(&Node)) {
+pub(super) fn visit_jumps(n: &Node, f: &mut dyn FnMut(&Node)) {
     visit(n, &mut |m| {
         if target(m).is_some() {
             f(m)
@@ -802,7 +830,11 @@ fn completes(n: &Node) -> bool {
 /// documentation): an `if`, the last child of the body, before which nothing jumps, one of
 /// whose arms always leaves the loop (it cannot complete and does not continue the loop)
 /// while the other never does. Returns the `if` and its exit arm.
-fn exit_test<'n>(h: BlockId, body: &'n Node, labels: &Labels) -> Option<(&'n Node, usize)> {
+pub(super) fn exit_test<'n>(
+    h: BlockId,
+    body: &'n Node,
+    labels: &Labels,
+) -> Option<(&'n Node, usize)> {
     let (before, last): (&[Node], &Node) = match body {
         Node::Seq(cs) => {
             let (last, before) = cs.split_last()?;

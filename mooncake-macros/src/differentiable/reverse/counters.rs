@@ -106,7 +106,7 @@ fn step_of(rv: &Rvalue) -> Option<(Local, bool, TokenStream)> {
 }
 
 /// The steps the statements of `block` make: statement index and step.
-fn steps(block: &Block) -> Vec<(usize, Step)> {
+pub(super) fn steps(block: &Block) -> Vec<(usize, Step)> {
     let mut out = Vec::new();
     for (i, s) in block.statements.iter().enumerate() {
         let StatementKind::Assign(p, rv) = &s.kind else { continue };

@@ -41,6 +41,7 @@ mod replay;
 mod reverse_sweep;
 mod scalarise;
 mod sinks;
+mod windows;
 
 use forward_sweep::*;
 pub(crate) use normalise::normalise;
@@ -344,6 +345,8 @@ pub(crate) struct Reverse<'a> {
     /// Set while generating: whether the body calls a function or a method of a user type
     /// (whose rule may call this one back; see [`Reverse::boxes_own_pullback`]).
     calls_out: std::cell::Cell<bool>,
+    /// The windows of the sinks in the loops' reverse sweeps (see `windows`).
+    windows: windows::Windows,
 }
 
 /// The slot holding the handle of a buffer built in the body whose stores are undone inline
@@ -740,7 +743,8 @@ impl<'a> Reverse<'a> {
         let reverse_block = |b: BlockId| self.reverse_block(b);
         // Where the reverse sweep enters a loop, the integers its exit recorded.
         let loop_entry = |h: BlockId| self.loop_entry(h);
-        let sweep = control.reverse(structured, &reverse_block, &loop_entry);
+        let loop_windows = |h: BlockId, m: Option<TokenStream>| self.window_decls(h, m);
+        let sweep = control.reverse(structured, &reverse_block, &loop_entry, &loop_windows);
         // The reverse sweep pops exactly what the forward sweep pushed.
         let ctl_check = if control.needs_tape() {
             quote!(::core::debug_assert!(__ctl.is_empty(), "mooncake: the control tape of a reverse rule was not consumed exactly");)

@@ -453,6 +453,7 @@ impl<'a> Reverse<'a> {
             inactive,
             box_all_calls,
             calls_out: std::cell::Cell::new(false),
+            windows: windows::Windows::default(),
             pool_tapes: false,
             ret_ty: quote!(_),
             stable_args,
@@ -489,6 +490,13 @@ impl<'a> Reverse<'a> {
         r.sinks = (0..body.locals.len())
             .map(|l| r.copied[l] || (r.direct && loaded[l] && !r.captured_locals[l]))
             .collect();
+        r.windows = r.plan_windows(structured);
+        for (h, l) in std::mem::take(&mut r.windows.record) {
+            let record = r.counters.records.entry(h).or_default();
+            if !record.contains(&l) {
+                record.push(l);
+            }
+        }
         r
     }
 

@@ -251,6 +251,13 @@ impl Reverse<'_> {
             // A load of a stable argument: the index from the tape, the adjoint into the
             // shadow captured at entry.
             let t = tape((b.index(), i));
+            if let Some(&k) = self.windows.at.get(&(b.index(), i)) {
+                // Into the sink's window in this loop (see `windows`).
+                let (w, slot) = (windows::window_name(k), self.window_slot(k));
+                let add =
+                    quote!(#rt::rev::window_add(&mut #w, #slot, #t, #rt::rev::take(&mut #ax)););
+                return self.guard_arg_add(base, &ax, add);
+            }
             if self.sinks[base.index()] {
                 // Into the argument's sink (see `sinks`).
                 let acc = accumulator(base);
