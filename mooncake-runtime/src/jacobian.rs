@@ -21,8 +21,30 @@ use std::fmt;
 /// array's likewise, a tuple's fields in order, each flattened in turn; `f32` components are
 /// widened to `f64` (exactly). Non-differentiable tangents ([`NoTangent`]) have no components.
 ///
-/// Implemented for the tangents of the standard types; for the tangent of a
-/// `#[derive(Tangent)]` struct, write [`flat_tangent!`](crate::flat_tangent) once beside it.
+/// Implemented for the tangents of the standard types, and by `#[derive(Tangent)]` for the
+/// tangent it generates: a struct's fields in declaration order, each flattened in turn; an
+/// enum's, the fields of its variant (none for `Zero`). The derived impl is there whenever
+/// every field's tangent has a flat view (not, say, for an `Option` field). For a type with a
+/// hand-written `Primal`, implement it for the tangent by hand.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[derive(Tangent, Clone, Debug)]
+/// struct State {
+///     x: f64,
+///     v: Vec<f64>,
+///     steps: usize,
+/// }
+///
+/// let t = StateTangent { x: 1.0, v: vec![2.0, 3.0], steps: NoTangent };
+/// assert_eq!(t.flat_len(), 3);
+/// let mut flat = Vec::new();
+/// t.extend_flat(&mut flat);
+/// assert_eq!(flat, [1.0, 2.0, 3.0]);
+/// ```
+///
+/// The standard types:
 ///
 /// ```
 /// use mooncake_runtime::jacobian::FlatTangent;
@@ -41,7 +63,7 @@ use std::fmt;
 #[diagnostic::on_unimplemented(
     message = "the tangent type `{Self}` has no flat view of its components, which a Jacobian needs",
     label = "a Jacobian's result and arguments need tangents with a flat view",
-    note = "`FlatTangent` is implemented for `f64`, `f32`, `NoTangent`, `Vec`s, arrays and tuples of them; for the tangent of a `#[derive(Tangent)] struct S`, write `mooncake_runtime::flat_tangent!(STangent {{ field1, field2 }});` once beside the struct"
+    note = "`FlatTangent` is implemented for `f64`, `f32`, `NoTangent`, `Vec`s, arrays and tuples of them, and by `#[derive(Tangent)]` for a derived tangent whose fields' tangents all have it (an `Option` field's does not); for a type with a hand-written `Primal`, implement `mooncake_runtime::jacobian::FlatTangent` for its tangent"
 )]
 pub trait FlatTangent {
     /// The number of real components.
@@ -213,56 +235,6 @@ flat_tuples! {
     (A.0, B.1, C.2, D.3, E.4, F.5)
     (A.0, B.1, C.2, D.3, E.4, F.5, G.6)
     (A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7)
-}
-
-/// Implements [`FlatTangent`] for the tangent of a `#[derive(Tangent)]` struct: its fields,
-/// named in declaration order, flattened one after another (a non-differentiable field's
-/// [`NoTangent`] has no components; naming it is harmless). Write it once beside the struct; it
-/// is what lets [`value_and_jacobian!`](crate::value_and_jacobian) take the struct as a result
-/// or an argument. (For non-generic structs; several may be listed, separated by `;`.)
-///
-/// ```
-/// use mooncake_runtime::prelude::*;
-///
-/// #[derive(Tangent, Clone, Debug)]
-/// struct State {
-///     x: f64,
-///     v: Vec<f64>,
-///     steps: usize,
-/// }
-/// mooncake_runtime::flat_tangent!(StateTangent { x, v, steps });
-///
-/// let t = StateTangent { x: 1.0, v: vec![2.0, 3.0], steps: NoTangent };
-/// let mut flat = Vec::new();
-/// t.extend_flat(&mut flat);
-/// assert_eq!(flat, [1.0, 2.0, 3.0]);
-/// ```
-#[macro_export]
-macro_rules! flat_tangent {
-    ($($ty:ident { $($field:ident),* $(,)? });+ $(;)?) => {$(
-        impl $crate::jacobian::FlatTangent for $ty {
-            fn flat_len(&self) -> usize {
-                0 $(+ $crate::jacobian::FlatTangent::flat_len(&self.$field))*
-            }
-            fn extend_flat(&self, out: &mut ::std::vec::Vec<f64>) {
-                let _ = &out;
-                $($crate::jacobian::FlatTangent::extend_flat(&self.$field, out);)*
-            }
-            fn set_flat(&mut self, k: usize, v: f64) -> bool {
-                let _ = v;
-                let mut k = k;
-                $(
-                    let d = $crate::jacobian::FlatTangent::flat_len(&self.$field);
-                    if k < d {
-                        return $crate::jacobian::FlatTangent::set_flat(&mut self.$field, k, v);
-                    }
-                    k -= d;
-                )*
-                let _ = k;
-                false
-            }
-        }
-    )+};
 }
 
 /// A dense Jacobian block `∂y/∂x`: `rows` output components by `cols` input components, stored

@@ -289,8 +289,8 @@ pub use mooncake_macros::value_and_pullback;
 /// not differentiated. Arguments are written as in the call; `&mut` arguments are refused.
 ///
 /// The result may be an `f64` or `f32`, a `Vec`, an array, a tuple of them, or a
-/// `#[derive(Tangent)]` struct whose tangent has [`flat_tangent!`] (its fields flattened in
-/// order).
+/// `#[derive(Tangent)]` struct (its fields flattened in order) or enum (the fields of the
+/// value's variant) made of them: whatever has a [`FlatTangent`] tangent.
 ///
 /// **Mode.** Forward mode runs `NAME_frule` once per input component (`n` passes, each giving
 /// a column); reverse mode runs `NAME_rrule` and its pullback once per output component (`m`
@@ -390,7 +390,6 @@ pub use tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace}
 pub mod prelude {
     pub use crate::cache::GradientCache;
     pub use crate::dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
-    pub use crate::flat_tangent;
     pub use crate::float::Float;
     pub use crate::jacobian::{FlatTangent, Jacobian};
     pub use crate::rules::stop_gradient::{

@@ -1,7 +1,9 @@
 //! `value_and_jacobian!` (issue 16): Jacobians of functions with vector, array, tuple and struct
 //! results, checked against central finite differences of the primal and forward mode against
 //! reverse mode (never a mode against itself). Covered: element-wise maps, loops with branches,
-//! two slices and a scalar, an array result, a struct result, an integer argument (no block),
+//! two slices and a scalar, an array result, struct results (flat views from
+//! `#[derive(Tangent)]`: flat, nested with buffer, array, tuple-struct and integer fields, and a
+//! struct argument), an enum-with-data result, an integer argument (no block),
 //! `Const(..)` arguments, by-value and by-name arguments, `f32`, 1 x N and N x 1 shapes, a
 //! result with no components, the automatic choice of mode (passes counted), the message of a
 //! result that changes shape between passes, and the methods of `Jacobian`.
@@ -70,7 +72,6 @@ struct Summary {
     centred: Vec<f64>,
     count: usize,
 }
-flat_tangent!(SummaryTangent { mean, centred, count });
 
 #[differentiable]
 fn summarise(x: &[f64], w: f64) -> Summary {
@@ -84,6 +85,81 @@ fn summarise(x: &[f64], w: f64) -> Summary {
         centred[i] = w * (x[i] - mean) * (x[i] - mean);
     }
     Summary { mean, centred, count: x.len() }
+}
+
+/// A nested result: a tuple struct, a buffer, an array and integers among the fields (the
+/// derived tangents' flat views, no `FlatTangent` written by hand).
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Moments(f64, f64);
+
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Fit {
+    level: f64,
+    steps: usize,
+    residuals: Vec<f64>,
+    moments: Moments,
+    ends: [f64; 2],
+    label: u32,
+}
+
+#[differentiable]
+fn fit(x: &[f64], a: f64, b: f64) -> Fit {
+    let mut residuals = vec![0.0; x.len()];
+    let mut s1 = 0.0;
+    let mut s2 = 1.0;
+    for i in 0..x.len() {
+        let r = x[i] - (a + b * i as f64);
+        residuals[i] = r;
+        s1 += r;
+        s2 += r * r;
+    }
+    let ends = [residuals[0] * a, residuals[x.len() - 1] / b];
+    Fit { level: a * b, steps: x.len(), residuals, moments: Moments(s1, s2.sqrt()), ends, label: 7 }
+}
+
+/// `fit`'s result in the order of its flat view: `level`, `residuals`, `moments`, `ends`.
+fn flat_fit(f: Fit) -> Vec<f64> {
+    let mut v = vec![f.level];
+    v.extend(f.residuals);
+    v.extend([f.moments.0, f.moments.1]);
+    v.extend(f.ends);
+    v
+}
+
+/// A struct argument (its tangent's flat view gives the columns) and a struct result.
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Line {
+    a: f64,
+    b: f64,
+    n: usize,
+}
+
+#[differentiable]
+fn line_fit(x: &[f64], line: &Line) -> Fit {
+    fit(x, line.a, line.b)
+}
+
+/// An enum with data as the result: the Jacobian's rows are the fields of the value's variant.
+#[derive(Tangent, Clone, Debug, PartialEq)]
+enum Shape {
+    Flat,
+    Weights(Vec<f64>, f64),
+    Gauss(f64),
+}
+
+#[differentiable]
+fn make_shape(scale: f64, n: usize) -> Shape {
+    if n > 1 {
+        let mut w = vec![0.0; n];
+        for (i, wi) in w.iter_mut().enumerate() {
+            *wi = scale / (1.0 + i as f64);
+        }
+        Shape::Weights(w, scale * scale)
+    } else if n == 1 {
+        Shape::Gauss(scale.exp())
+    } else {
+        Shape::Flat
+    }
 }
 
 /// An integer argument: `x, x², .., x^k` (an N x 1 Jacobian).
@@ -337,6 +413,93 @@ fn struct_result() {
     assert_jacobians_close(&fx, &fd_jacobian(&x, |x| flat(summarise(x, w))), FD_TOL, "x vs FD");
     assert_jacobians_close(&fw, &fd_jacobian(&[w], |w| flat(summarise(&x, w[0]))), FD_TOL, "w");
     assert_eq!(fx.row(0), &[0.25; 4]);
+}
+
+#[test]
+fn nested_struct_result() {
+    let (x, a, b) = (xs(4, 0.9), 0.4, 1.3);
+    let (y, (fx, fa, fb)) = value_and_jacobian!(fit(&x, a, b), mode = forward);
+    let (yr, (rx, ra, rb)) = value_and_jacobian!(fit(&x, a, b), mode = reverse);
+    assert_eq!(y, fit(&x, a, b));
+    assert_eq!(yr, y);
+    // `level`, the 4 `residuals`, the 2 of `moments` and the 2 `ends`; `steps` and `label` have
+    // no components.
+    assert_eq!((fx.shape(), fa.shape(), fb.shape()), ((9, 4), (9, 1), (9, 1)));
+    assert_jacobians_close(&fx, &rx, MODE_TOL, "x: forward vs reverse");
+    assert_jacobians_close(&fa, &ra, MODE_TOL, "a: forward vs reverse");
+    assert_jacobians_close(&fb, &rb, MODE_TOL, "b: forward vs reverse");
+    let fd = fd_jacobian(&x, |x| flat_fit(fit(x, a, b)));
+    assert_jacobians_close(&fx, &fd, FD_TOL, "x vs FD");
+    let fd = fd_jacobian(&[a], |a| flat_fit(fit(&x, a[0], b)));
+    assert_jacobians_close(&fa, &fd, FD_TOL, "a vs FD");
+    let fd = fd_jacobian(&[b], |b| flat_fit(fit(&x, a, b[0])));
+    assert_jacobians_close(&fb, &fd, FD_TOL, "b vs FD");
+    // ∂residuals/∂x is the identity, ∂level/∂a = b.
+    for i in 0..4 {
+        assert_eq!(
+            fx.row(1 + i),
+            &(0..4).map(|j| f64::from(u8::from(i == j))).collect::<Vec<_>>()[..]
+        );
+    }
+    assert_eq!(fa[(0, 0)], b);
+    // The flat view itself, on the derived tangent.
+    let mut t = y.zero_tangent();
+    assert_eq!(t.flat_len(), 9);
+    assert!(t.set_flat(6, 2.5));
+    assert_eq!(t.moments.1, 2.5);
+    assert!(t.set_flat(8, -1.0));
+    assert_eq!(t.ends, [0.0, -1.0]);
+    assert!(!t.set_flat(9, 1.0));
+    let mut flat = Vec::new();
+    t.extend_flat(&mut flat);
+    assert_eq!(flat, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.5, 0.0, -1.0]);
+}
+
+#[test]
+fn struct_argument() {
+    let x = xs(3, 1.9);
+    let line = Line { a: -0.3, b: 0.8, n: 11 };
+    let (y, (fx, fl)) = value_and_jacobian!(line_fit(&x, &line), mode = forward);
+    let (_, (rx, rl)) = value_and_jacobian!(line_fit(&x, &line), mode = reverse);
+    let (_, (ax, al)) = value_and_jacobian!(line_fit(&x, &line));
+    assert_eq!(y, fit(&x, line.a, line.b));
+    // Columns: `a` and `b` (`n` has none).
+    assert_eq!((fx.shape(), fl.shape()), ((8, 3), (8, 2)));
+    assert_jacobians_close(&fx, &rx, MODE_TOL, "x: forward vs reverse");
+    assert_jacobians_close(&fl, &rl, MODE_TOL, "line: forward vs reverse");
+    assert_eq!((&ax, &al), (&fx, &fl));
+    let (_, (_, ja, jb)) = value_and_jacobian!(fit(&x, line.a, line.b), mode = forward);
+    assert_eq!(fl.column(0), ja.column(0));
+    assert_eq!(fl.column(1), jb.column(0));
+    let fd = fd_jacobian(&[line.a, line.b], |p| flat_fit(fit(&x, p[0], p[1])));
+    assert_jacobians_close(&fl, &fd, FD_TOL, "line vs FD");
+}
+
+#[test]
+fn enum_result() {
+    let s = 0.7;
+    // `Weights`: the 3 weights, then the scalar.
+    let (y, (fs, _)) = value_and_jacobian!(make_shape(s, 3), mode = forward);
+    let (_, (rs, _)) = value_and_jacobian!(make_shape(s, 3), mode = reverse);
+    assert_eq!(y, make_shape(s, 3));
+    assert_eq!(fs.shape(), (4, 1));
+    assert_jacobians_close(&fs, &rs, MODE_TOL, "weights: forward vs reverse");
+    let flat = |sh: Shape| match sh {
+        Shape::Weights(w, q) => w.into_iter().chain([q]).collect::<Vec<f64>>(),
+        Shape::Gauss(g) => vec![g],
+        Shape::Flat => vec![],
+    };
+    let fd = fd_jacobian(&[s], |p| flat(make_shape(p[0], 3)));
+    assert_jacobians_close(&fs, &fd, FD_TOL, "weights vs FD");
+    // `Gauss`: one component.
+    let (_, (fg, _)) = value_and_jacobian!(make_shape(s, 1), mode = forward);
+    let (_, (rg, _)) = value_and_jacobian!(make_shape(s, 1), mode = reverse);
+    assert_eq!(fg.shape(), (1, 1));
+    assert_jacobians_close(&fg, &rg, MODE_TOL, "gauss: forward vs reverse");
+    assert_relative_eq!(fg[(0, 0)], s.exp(), max_relative = 1e-14);
+    // `Flat`: none.
+    let (_, (f0, _)) = value_and_jacobian!(make_shape(s, 0));
+    assert_eq!(f0.shape(), (0, 1));
 }
 
 #[test]

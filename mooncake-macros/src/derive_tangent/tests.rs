@@ -140,6 +140,41 @@ fn an_enum_with_data_gets_sibling_enums_and_variants() {
 }
 
 #[test]
+fn derived_tangents_get_a_flat_view_bounded_on_the_fields() {
+    let out = expand_str(quote!(
+        struct S<T> {
+            w: Vec<f64>,
+            t: T,
+            n: usize,
+        }
+    ));
+    assert!(out.contains("FlatTangent for STangent < T >"), "{out}");
+    assert!(out.contains(
+        "for < '__mooncake > < Vec < f64 > as :: mooncake_runtime :: __private :: Primal > :: \
+         Tangent : :: mooncake_runtime :: __private :: jac :: FlatTangent"
+    ));
+    assert!(out.contains(
+        "< T as :: mooncake_runtime :: __private :: Primal > :: Tangent : :: mooncake_runtime :: \
+         __private :: jac :: FlatTangent"
+    ));
+    // No fields: no components, and no unused parameters.
+    let out = expand_str(quote!(
+        struct E;
+    ));
+    assert!(out.contains("FlatTangent for ETangent"), "{out}");
+    assert!(out.contains("fn set_flat (& mut self , _ :"), "{out}");
+    let out = expand_str(quote!(
+        enum Act {
+            Relu,
+            Leaky(f64),
+            Empty(),
+        }
+    ));
+    assert!(out.contains("FlatTangent for ActTangent"), "{out}");
+    assert!(out.contains("ActTangent :: Zero => 0"), "{out}");
+}
+
+#[test]
 fn a_fieldless_enum_is_non_differentiable() {
     let out = expand_str(quote!(
         #[repr(u8)]

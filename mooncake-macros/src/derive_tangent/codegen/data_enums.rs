@@ -3,7 +3,8 @@
 //! `ActShadow`, each with a variant `Zero` (no derivative: a variant without data, or none yet)
 //! and one variant per variant with data, holding its fields' tangents (fdata, rdata, shadows);
 //! `Handle = SharedRef<Self>` (so the enum must be `Clone`). Tangents of two different variants
-//! are not added (the first is kept): they belong to different points.
+//! are not added (the first is kept): they belong to different points. The tangent's flat view
+//! (`FlatTangent`, for Jacobians) is the components of its variant's fields; `Zero` has none.
 //!
 //! Each variant with data also implements the runtime's `enums::Variant<KEY>` (`KEY` the
 //! variant's name as a number), through which `#[differentiable]` code builds it
@@ -46,6 +47,7 @@ pub(crate) fn expand(container: &Container, variants: &[Variant]) -> TokenStream
     let copies = ["Tangent", "FData", "RData"].iter().map(|s| e.copy_impl(s));
     let partial_eq = e.partial_eq_impl();
     let zero = e.zero_rdata_impl();
+    let flat = e.flat_tangent_impl();
     let primal = e.primal_impl();
     let from_handle = e.handle_reader_impl();
     let clone_check = super::enums::clone_check(container, &e.rt);
@@ -54,6 +56,7 @@ pub(crate) fn expand(container: &Container, variants: &[Variant]) -> TokenStream
         #(#copies)*
         #partial_eq
         #(#spaces)*
+        #flat
         #zero
         #(#fdatas)*
         #primal
@@ -210,6 +213,76 @@ impl Enum<'_> {
                     match self {
                         #(#settle,)*
                         _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// `impl FlatTangent` for the tangent (what `value_and_jacobian!` needs): the components
+    /// of the variant's fields one after another, none for `Zero`. A Jacobian's basis tangents
+    /// start from `zero_tangent`, which is the variant of the value, so its components are
+    /// those of the value's variant. Absent, not an error, where a field's tangent has no flat
+    /// view.
+    fn flat_tangent_impl(&self) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.name("Tangent");
+        let flat = quote!(#rt::jac::FlatTangent);
+        let bounds = self.data.iter().flat_map(|(_, tys)| self.assoc_tys(tys, "Tangent"));
+        let usize_ty = quote!(#rt::core::primitive::usize);
+        let f64_ty = quote!(#rt::core::primitive::f64);
+        let bool_ty = quote!(#rt::core::primitive::bool);
+        let (out, k, v, d) = (local("out"), local("k"), local("v"), local("d"));
+        let len = self.arms(&name, &|_, a, tys| {
+            let tts = self.assoc_tys(tys, "Tangent");
+            if a.is_empty() { quote!(0) } else { quote!(#(<#tts as #flat>::flat_len(#a))+*) }
+        });
+        let extend = self.arms(&name, &|_, a, tys| {
+            let tts = self.assoc_tys(tys, "Tangent");
+            quote!({ #(<#tts as #flat>::extend_flat(#a, #out);)* })
+        });
+        let set = self.arms(&name, &|_, a, tys| {
+            let tts = self.assoc_tys(tys, "Tangent");
+            match (a.split_last(), tts.split_last()) {
+                (Some((a_last, a_init)), Some((t_last, t_init))) => quote!({
+                    #(
+                        let #d = <#t_init as #flat>::flat_len(#a_init);
+                        if #k < #d {
+                            return <#t_init as #flat>::set_flat(#a_init, #k, #v);
+                        }
+                        let #k = #k - #d;
+                    )*
+                    <#t_last as #flat>::set_flat(#a_last, #k, #v)
+                }),
+                _ => quote!(false),
+            }
+        });
+        // A variant `V()` would leave `k`, `v` and `out` unused.
+        quote! {
+            #[automatically_derived]
+            #[allow(unused_variables)]
+            impl #flat for #name
+            where #(for<'__mooncake> #bounds: #flat,)*
+            {
+                #[inline]
+                fn flat_len(&self) -> #usize_ty {
+                    match self {
+                        #name::Zero => 0,
+                        #(#len,)*
+                    }
+                }
+                #[inline]
+                fn extend_flat(&self, #out: &mut #rt::std::vec::Vec<#f64_ty>) {
+                    match self {
+                        #name::Zero => {}
+                        #(#extend)*
+                    }
+                }
+                #[inline]
+                fn set_flat(&mut self, #k: #usize_ty, #v: #f64_ty) -> #bool_ty {
+                    match self {
+                        #name::Zero => false,
+                        #(#set)*
                     }
                 }
             }

@@ -1,7 +1,7 @@
 //! A struct: five sibling structs (`STangent`, `SFData`, `SRData`, `SShadow`, `SHandle`), each
 //! with one public field per field of `S` holding that field's tangent, fdata, rdata, shadow or
-//! handle; their `Clone` / `Debug` / `PartialEq` / `TangentSpace` / `FData` impls; and
-//! `impl Primal for S`, every method field-wise.
+//! handle; their `Clone` / `Debug` / `PartialEq` / `TangentSpace` / `FData` impls (and
+//! `FlatTangent` for the tangent); and `impl Primal for S`, every method field-wise.
 
 use super::generics::ItemGenerics;
 use super::tokens::{Mentions, lifetimes_to_static, replace_self};
@@ -534,6 +534,60 @@ impl StructGen<'_> {
         }
     }
 
+    /// `impl FlatTangent` for the tangent struct (what `value_and_jacobian!` needs): the
+    /// fields' components one after another, in declaration order (a `NoTangent` field and the
+    /// marker have none). Bounded on each field's tangent having a flat view, so that the impl
+    /// is absent, not an error, where one does not (an `Option` field).
+    fn flat_tangent_impl(&self) -> TokenStream {
+        let rt = &self.rt;
+        let s = Sibling::Tangent;
+        let name = self.name(s);
+        let flat = quote!(#rt::jac::FlatTangent);
+        let (impl_generics, ty_generics) = self.generics.for_impl();
+        let where_clause = self.where_clause(Some((s, flat.clone())));
+        let usize_ty = quote!(#rt::core::primitive::usize);
+        let f64_ty = quote!(#rt::core::primitive::f64);
+        let bool_ty = quote!(#rt::core::primitive::bool);
+        let (out, k, v, d) = (local("out"), local("k"), local("v"), local("d"));
+        let (out_p, k_p, v_p) = (self.param("out"), self.param("k"), self.param("v"));
+        let members: Vec<&Member> = self.fields.iter().map(|f| &f.member).collect();
+        let len = if members.is_empty() {
+            quote!(0)
+        } else {
+            quote!(#(#flat::flat_len(&self.#members))+*)
+        };
+        let set = match members.split_last() {
+            None => quote!(false),
+            Some((last, init)) => quote! {
+                #(
+                    let #d = #flat::flat_len(&self.#init);
+                    if #k < #d {
+                        return #flat::set_flat(&mut self.#init, #k, #v);
+                    }
+                    let #k = #k - #d;
+                )*
+                #flat::set_flat(&mut self.#last, #k, #v)
+            },
+        };
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #flat for #name #ty_generics #where_clause {
+                #[inline]
+                fn flat_len(&self) -> #usize_ty {
+                    #len
+                }
+                #[inline]
+                fn extend_flat(&self, #out_p: &mut #rt::std::vec::Vec<#f64_ty>) {
+                    #( #flat::extend_flat(&self.#members, #out); )*
+                }
+                #[inline]
+                fn set_flat(&mut self, #k_p: #usize_ty, #v_p: #f64_ty) -> #bool_ty {
+                    #set
+                }
+            }
+        }
+    }
+
     fn tangent_impls(&self) -> TokenStream {
         let s = Sibling::Tangent;
         let impls = [
@@ -542,6 +596,7 @@ impl StructGen<'_> {
             self.debug_impl(s, false),
             self.partial_eq_impl(s),
             self.tangent_space_impl(s),
+            self.flat_tangent_impl(),
         ];
         quote!(#(#impls)*)
     }

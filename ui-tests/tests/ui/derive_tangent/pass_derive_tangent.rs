@@ -73,6 +73,15 @@ pub mod model {
         Slow = 10,
     }
 
+    /// An enum with data: its tangent's flat view is its variant's fields.
+    #[derive(Tangent, Clone, Debug)]
+    pub enum Setting {
+        /// None.
+        Off,
+        /// Two fields.
+        Scaled(f64, Vec<f64>),
+    }
+
     /// No variants.
     #[derive(Tangent, Clone, Debug)]
     pub enum Never {}
@@ -105,4 +114,17 @@ fn main() {
     let _ = Unit.zero_tangent();
     let r = &m;
     let _: ModelShadow = <&Model as Primal>::zero_fdata(&r);
+    // The flat views (`FlatTangent`) of the derived tangents.
+    assert_eq!(t.flat_len(), 2);
+    assert_eq!(gt.flat_len(), 6);
+    assert_eq!(Unit.zero_tangent().flat_len(), 0);
+    let mut wt = wt;
+    assert!(wt.set_flat(1, 3.0));
+    assert_eq!(wt.x, 3.0);
+    let mut ht = Setting::Scaled(1.0, vec![2.0]).zero_tangent();
+    assert!(ht.set_flat(1, 4.0));
+    let mut flat = Vec::new();
+    ht.extend_flat(&mut flat);
+    assert_eq!(flat, [0.0, 4.0]);
 }
+
