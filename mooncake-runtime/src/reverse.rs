@@ -1778,6 +1778,77 @@ pub fn window_add<D: crate::element::AddRData<R>, R>(
     w.slots[slot].add_rdata(r);
 }
 
+/// The part of an argument's copy that the re-run loads of a loop's reverse sweep read: the
+/// elements its complete iterations loaded, consecutive, lent once when the sweep enters the
+/// loop (see [`read_window`]); like [`SinkWindow`], its slots are counted by the sweep's
+/// iterations.
+pub struct ReadWindow<'a, T> {
+    slots: &'a [T],
+    lo: usize,
+}
+
+impl<'a, T> ReadWindow<'a, T> {
+    /// No window: the name of one, for code that never runs its loads (see
+    /// [`SinkWindow::empty_like`]). `_like` only fixes the element type.
+    #[inline(always)]
+    pub fn empty_like<B: WindowSource<T>>(_like: &B) -> Self {
+        ReadWindow { slots: &[], lo: 0 }
+    }
+}
+
+/// A codual whose primal is a slice, a `Vec` or an array behind a shared reference (the copy of
+/// an argument a re-run block reads: see [`ReplayCopy::View`]), whose elements a
+/// [`ReadWindow`] lends.
+pub trait WindowSource<T> {
+    /// The elements.
+    fn window_slice(&self) -> &[T];
+}
+
+impl<T, F> WindowSource<T> for CoDual<&[T], F> {
+    #[inline(always)]
+    fn window_slice(&self) -> &[T] {
+        self.primal
+    }
+}
+
+impl<T, F> WindowSource<T> for CoDual<&Vec<T>, F> {
+    #[inline(always)]
+    fn window_slice(&self) -> &[T] {
+        self.primal
+    }
+}
+
+impl<T, F, const N: usize> WindowSource<T> for CoDual<&[T; N], F> {
+    #[inline(always)]
+    fn window_slice(&self) -> &[T] {
+        self.primal
+    }
+}
+
+/// The window of `x`'s elements `lo() .. lo() + m` (see [`sink_window`]; empty if the loop ran
+/// no complete iteration).
+#[inline(always)]
+pub fn read_window<T, B: WindowSource<T>>(
+    x: &B,
+    m: usize,
+    lo: impl FnOnce() -> usize,
+) -> ReadWindow<'_, T> {
+    let lo = if m == 0 { 0 } else { lo() };
+    let w = &x.window_slice()[lo..lo + m];
+    ReadWindow { slots: &w[..m], lo }
+}
+
+/// `x[i]` through a [`ReadWindow`]: its `slot`, which is `i`'s (checked in debug builds).
+#[inline(always)]
+pub fn window_read<T: Copy>(w: &ReadWindow<'_, T>, slot: usize, i: usize) -> T {
+    debug_assert_eq!(
+        Some(i),
+        w.lo.checked_add(slot),
+        "mooncake: a read window's slot disagrees with the index loaded (an internal error)"
+    );
+    w.slots[slot]
+}
+
 /// The slot of a [`SinkWindow`] for the iteration `it` of `m` counted down, when the indices
 /// fall as the iterations go: `m - 1 - it` (wrapping in code that never runs, where `m` is 0).
 #[inline(always)]

@@ -352,6 +352,18 @@ impl Reverse<'_> {
                     // The element's value; only the index goes on the tape.
                     let (b_, i_) = (self.names.local(base), self.names.local(index));
                     let t = tape((b.index(), i));
+                    if self.rerun.get()
+                        && let Some(&k) = self.windows.reads.get(&(b.index(), i))
+                    {
+                        // Run again in the reverse sweep: through the window of the copy (see
+                        // `windows`).
+                        let (w, slot) = (windows::window_name(k), self.window_slot(k));
+                        return quote_spanned!(span=>
+                            #x = #rt::CoDual::new(#rt::rev::window_read(&#w, #slot, #i_.primal), #rt::NoFData);
+                            #mark
+                            let #t: usize = #i_.primal;
+                        );
+                    }
                     return quote_spanned!(span=>
                         #x = #rt::CoDual::new(#rt::rev::read_at(&#b_, #i_.primal), #rt::NoFData);
                         #mark

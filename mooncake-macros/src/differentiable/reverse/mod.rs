@@ -347,6 +347,8 @@ pub(crate) struct Reverse<'a> {
     calls_out: std::cell::Cell<bool>,
     /// The windows of the sinks in the loops' reverse sweeps (see `windows`).
     windows: windows::Windows,
+    /// Set while generating the statements a re-run block runs again (see `windows`).
+    rerun: std::cell::Cell<bool>,
 }
 
 /// The slot holding the handle of a buffer built in the body whose stores are undone inline

@@ -454,6 +454,7 @@ impl<'a> Reverse<'a> {
             box_all_calls,
             calls_out: std::cell::Cell::new(false),
             windows: windows::Windows::default(),
+            rerun: std::cell::Cell::new(false),
             pool_tapes: false,
             ret_ty: quote!(_),
             stable_args,

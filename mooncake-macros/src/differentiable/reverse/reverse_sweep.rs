@@ -453,27 +453,33 @@ impl Reverse<'_> {
                     ::core::option::Option::None => ::core::unreachable!(),
                 };)
             });
-            let again = (0..block.statements.len()).filter_map(|i| {
-                if plan.statements.contains(&i) {
-                    return Some(self.forward_statement(b, i, &block.statements[i]));
-                }
-                if !plan.indices.contains(&i) {
-                    return None;
-                }
-                // A load whose value is not needed, or a store that keeps no record: its
-                // index.
-                let StatementKind::Assign(p, Rvalue::Use(value)) = &block.statements[i].kind else {
-                    return None;
-                };
-                let q = match value {
-                    _ if self.is_fresh(b, i) => p,
-                    Operand::Use(q) => q,
-                    _ => return None,
-                };
-                let Some(Access::Index(_, index)) = access(q) else { return None };
-                let (t, i_) = (tape((b.index(), i)), self.names.local(index));
-                Some(quote!(let #t: usize = #i_.primal;))
-            });
+            // The statements run again read the copies' windows (see `windows`).
+            self.rerun.set(true);
+            let again: Vec<TokenStream> = (0..block.statements.len())
+                .filter_map(|i| {
+                    if plan.statements.contains(&i) {
+                        return Some(self.forward_statement(b, i, &block.statements[i]));
+                    }
+                    if !plan.indices.contains(&i) {
+                        return None;
+                    }
+                    // A load whose value is not needed, or a store that keeps no record: its
+                    // index.
+                    let StatementKind::Assign(p, Rvalue::Use(value)) = &block.statements[i].kind
+                    else {
+                        return None;
+                    };
+                    let q = match value {
+                        _ if self.is_fresh(b, i) => p,
+                        Operand::Use(q) => q,
+                        _ => return None,
+                    };
+                    let Some(Access::Index(_, index)) = access(q) else { return None };
+                    let (t, i_) = (tape((b.index(), i)), self.names.local(index));
+                    Some(quote!(let #t: usize = #i_.primal;))
+                })
+                .collect();
+            self.rerun.set(false);
             // The integers it steps again are put back to their values at its start.
             let mut stepped: Vec<Local> = steps.iter().map(|st| st.local).collect();
             stepped.sort();

@@ -39,12 +39,16 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{BTreeMap, HashMap};
 
-/// A sink's window in one loop (see the module documentation).
+/// A window in one loop (see the module documentation): of an argument's sink, or of the
+/// copy of an argument that re-run loads read.
 pub(super) struct Window {
     /// The loop's header.
     pub(super) header: BlockId,
-    /// The argument whose sink it is.
+    /// The argument whose sink (or copy) it is.
     pub(super) sink: Local,
+    /// Whether it is a window of the copy the re-run reads (`rev::read_window`), not of the
+    /// sink.
+    pub(super) read: bool,
     /// Whether the indices grow with the forward iteration (the counter is stepped up).
     pub(super) up: bool,
     /// The lowest index, at the reverse sweep's entry into the loop (`__mH` complete
@@ -58,6 +62,9 @@ pub(super) struct Windows {
     pub(super) list: Vec<Window>,
     /// Per load `(block, statement)`: its window.
     pub(super) at: HashMap<(usize, usize), usize>,
+    /// Per load `(block, statement)` that a re-run block runs again: the window of the copy it
+    /// reads.
+    pub(super) reads: HashMap<(usize, usize), usize>,
     /// The integers the windows' starts read, per loop: its exit records them (see `counters`).
     pub(super) record: Vec<(BlockId, Local)>,
 }
@@ -156,6 +163,8 @@ struct Loop<'a> {
     assigned: Vec<bool>,
     /// The counters: per local, whether its one step is up.
     counters: BTreeMap<Local, bool>,
+    /// Locals with a snapshot slot (see `replay`): at hand in the whole pullback.
+    snapshots: Vec<bool>,
 }
 
 impl Loop<'_> {
@@ -164,7 +173,9 @@ impl Loop<'_> {
         if self.counters.contains_key(&l) {
             return Sym::Aff { c: l, base: None, k: 0 };
         }
-        if self.assigned[l.index()] || !self.r.inactive.ints[l.index()] {
+        // Not always known to be an integer (`p.n` of a struct), but one all the same where
+        // it meets the counter: Rust has no arithmetic that mixes types.
+        if self.assigned[l.index()] {
             return Sym::Unknown;
         }
         // An integer argument the body never assigns is at hand in the whole pullback; any
@@ -178,9 +189,18 @@ impl Loop<'_> {
                 .iter()
                 .flat_map(|b| &b.statements)
                 .any(|s| matches!(&s.kind, StatementKind::Assign(p, _) if p.local == l));
+        let key = format!("l{}", l.0);
+        if self.snapshots[l.index()] {
+            let slot = super::snapshot_slot(l);
+            let expr = quote!((match &#slot {
+                ::core::option::Option::Some(v) => v.primal,
+                ::core::option::Option::None => ::core::unreachable!(),
+            }));
+            return Sym::Inv(Inv { expr, key, lit: None, uses: Vec::new() });
+        }
         let x = self.r.names.local(l);
         let uses = if stable_arg { Vec::new() } else { vec![l] };
-        Sym::Inv(Inv { expr: quote!(#x.primal), key: format!("l{}", l.0), lit: None, uses })
+        Sym::Inv(Inv { expr: quote!(#x.primal), key, lit: None, uses })
     }
 
     fn operand(&self, env: &HashMap<Local, Sym>, o: &Operand) -> Sym {
@@ -355,11 +375,17 @@ impl Reverse<'_> {
         if counters.is_empty() {
             return;
         }
-        let lp = Loop { r: self, assigned, counters };
+        let snapshots = self.replayed(|p| &p.snapshots);
+        let lp = Loop { r: self, assigned, counters, snapshots };
         // Per sink: its loads in the loop, each `Some((block, statement, counter, base, e))` if
         // it can go through a window.
         type Load = Option<(usize, usize, Local, Option<Inv>, i64)>;
         let mut loads: BTreeMap<Local, Vec<Load>> = BTreeMap::new();
+        // The re-run loads in the loop that read an argument's copy at `c + base + e`, by
+        // argument, counter, base and offset: each group can have a window of the copy (shared
+        // borrows, so a load that cannot stands in no one's way).
+        type ReadKey = (Local, Local, String, i64);
+        let mut reads: BTreeMap<ReadKey, Vec<Load>> = BTreeMap::new();
         // The straight blocks in order, from the arm's start (where the counters hold their
         // values at the iteration's start), carrying what is known of the integers from one to
         // the next but for those a block off the straight path may assign in between.
@@ -374,6 +400,7 @@ impl Reverse<'_> {
         let mut env: HashMap<Local, Sym> = HashMap::new();
         for b in &straight {
             env.retain(|l, _| !elsewhere[l.index()]);
+            let rerun = self.replays[b.index()].as_ref().map(|p| &p.statements);
             for (i, s) in self.body.blocks[b.index()].statements.iter().enumerate() {
                 if let Some((base, idx)) = sink_load(self, s) {
                     let sym = env.get(&idx).cloned().unwrap_or_else(|| lp.initial(idx));
@@ -381,6 +408,13 @@ impl Reverse<'_> {
                         Sym::Aff { c, base: inv, k } => Some((b.index(), i, c, inv, k)),
                         _ => None,
                     };
+                    if let Some((_, _, c, inv, e)) = &load
+                        && self.copied[base.index()]
+                        && rerun.is_some_and(|r| r.contains(&i))
+                    {
+                        let key = inv.as_ref().map(|b| b.key.clone()).unwrap_or_default();
+                        reads.entry((base, *c, key, *e)).or_default().push(load.clone());
+                    }
                     loads.entry(base).or_default().push(load);
                 }
                 if let StatementKind::Assign(p, rv) = &s.kind
@@ -392,7 +426,8 @@ impl Reverse<'_> {
             }
         }
         // Loads off the straight path (the header, an arm of an `if`, a nested loop): the
-        // argument gets no window in this loop.
+        // argument gets no window of its sink in this loop (its copy may still have one: the
+        // copy is only read, and the windows of it only lend their slices).
         for b in blocks.iter().filter(|b| !straight.contains(b)) {
             for s in &self.body.blocks[b.index()].statements {
                 if let Some((base, _)) = sink_load(self, s) {
@@ -400,8 +435,10 @@ impl Reverse<'_> {
                 }
             }
         }
+        let groups = loads.into_iter().map(|(b, ls)| (b, ls, false));
+        let groups = groups.chain(reads.into_iter().map(|(key, ls)| (key.0, ls, true)));
         let m = complete_iterations(h);
-        for (sink, ls) in loads {
+        for (sink, ls, read) in groups {
             let Some(ls) = ls.into_iter().collect::<Option<Vec<_>>>() else { continue };
             let (c, inv) = (ls[0].2, ls[0].3.clone());
             let key = inv.as_ref().map(|b| b.key.clone());
@@ -457,9 +494,10 @@ impl Reverse<'_> {
                 }
             }
             let k = out.list.len();
-            out.list.push(Window { header: h, sink, up, lo });
+            out.list.push(Window { header: h, sink, read, up, lo });
+            let at = if read { &mut out.reads } else { &mut out.at };
             for l in ls {
-                out.at.insert((l.0, l.1), k);
+                at.insert((l.0, l.1), k);
             }
         }
     }
@@ -476,6 +514,17 @@ impl Reverse<'_> {
         for (k, w) in self.windows.list.iter().enumerate().filter(|(_, w)| w.header == h) {
             any = true;
             let (name, acc) = (window_name(k), super::accumulator(w.sink));
+            if w.read {
+                let x = self.names.local(w.sink);
+                out.extend(match &m {
+                    None => quote!(let #name = #rt::rev::ReadWindow::empty_like(&#x);),
+                    Some(_) => {
+                        let lo = &w.lo;
+                        quote!(let #name = #rt::rev::read_window(&#x, #mh, || #lo);)
+                    }
+                });
+                continue;
+            }
             out.extend(match &m {
                 None => quote!(let mut #name = #rt::rev::SinkWindow::empty_like(&*#acc);),
                 Some(_) => {
@@ -508,9 +557,18 @@ impl Reverse<'_> {
 
 #[cfg(test)]
 mod tests {
-    /// How many windows `f`'s reverse rule cuts (`tests/tests/sink_windows.rs` checks the
-    /// gradients of the same shapes).
+    /// How many windows of sinks `f`'s reverse rule cuts (`tests/tests/sink_windows.rs` checks
+    /// the gradients of the same shapes).
     fn windows(f: &str) -> usize {
+        count(f, "rev :: sink_window")
+    }
+
+    /// How many windows of copies its re-run loads read.
+    fn read_windows(f: &str) -> usize {
+        count(f, "rev :: read_window")
+    }
+
+    fn count(f: &str, what: &str) -> usize {
         let out = crate::differentiable::expand(
             proc_macro2::TokenStream::new(),
             f.parse().expect("test source lexes"),
@@ -518,7 +576,27 @@ mod tests {
         .to_string();
         assert!(!out.contains("compile_error"), "{out}");
         let rrule = &out[out.find("fn f_rrule_wrt").expect("a reverse rule")..];
-        rrule.matches("rev :: sink_window").count()
+        rrule.matches(what).count()
+    }
+
+    #[test]
+    fn re_run_loads_read_windows_of_copies() {
+        // Both loads are run again (for the product's pullback): one window per argument.
+        let dot = "fn f(x: &[f64], y: &[f64]) -> f64 { let mut s = 0.0; \
+                   for i in 0..x.len() { s += x[i] * y[i]; } s }";
+        assert_eq!(read_windows(dot), 2);
+        // Loads at three offsets: a window each (they only lend the copy).
+        let stencil = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 1..x.len() - 1 { \
+                       let d = x[i - 1] - 2.0 * x[i] + x[i + 1]; s += d * d; } s }";
+        assert_eq!(read_windows(stencil), 3);
+        // A sum needs no value of the load: nothing is read again.
+        let sum =
+            "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() { s += x[i]; } s }";
+        assert_eq!(read_windows(sum), 0);
+        // A stride of two: no window.
+        let strided = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; \
+                       for i in 0..x.len() / 2 { s += x[2 * i] * x[2 * i + 1]; } s }";
+        assert_eq!(read_windows(strided), 0);
     }
 
     #[test]
