@@ -39,8 +39,13 @@
 //! [`check_rule!`](crate::prelude::check_rule) runs the same checks and returns a
 //! `Result<(), RuleTestFailure>` instead of panicking, and [`RuleTest`] is the function-level
 //! interface both macros expand to.
+//!
+//! Jacobians (`value_and_jacobian!`) are checked against finite differences by
+//! [`check_jacobian`] (module [`jacobian`]), for any argument and result whose tangents have a
+//! flat view.
 
 mod harness;
+pub mod jacobian;
 mod slots;
 #[cfg(feature = "proptest")]
 pub mod strategies;
@@ -48,4 +53,7 @@ pub mod strategies;
 pub mod support;
 
 pub use harness::{ArgKind, Check, Config, RuleTest, RuleTestFailure};
+pub use jacobian::{
+    JacobianConfig, JacobianMismatch, check_jacobian, check_jacobian_with, fd_jacobian,
+};
 pub use slots::SlotValues;
