@@ -24,12 +24,12 @@
 //! all others. A `while` or `for` loop thus records one number per execution, its trip count,
 //! and nothing per iteration.
 
+use super::super::codegen::FastMap as HashMap;
 use super::super::codegen::{braced, if_else, then_block};
 use super::super::ir::{BlockId, Local};
 use super::super::structure::Node;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::HashMap;
 
 /// The code the forward sweep is made of (see [`Control::forward`]).
 struct Forward<'a> {
@@ -368,13 +368,15 @@ fn rewrite(tokens: TokenStream, swaps: &[(&syn::Ident, &str, &str, TokenStream)]
 }
 
 impl Control {
-    pub(crate) fn new(root: &Node) -> Self {
+    /// The analysis of `root`, whose labels are `labels` (`Labels::of(root)`, made once for
+    /// this and the windows: see `Reverse::plan_windows`).
+    pub(crate) fn new(root: &Node, labels: Labels) -> Self {
         let mut c = Control {
-            records: HashMap::new(),
-            first_jumper: HashMap::new(),
+            records: HashMap::default(),
+            first_jumper: HashMap::default(),
             guards: Guards::default(),
-            read_only: std::cell::RefCell::new(HashMap::new()),
-            labels: Labels::of(root),
+            read_only: std::cell::RefCell::new(HashMap::default()),
+            labels,
         };
         c.analyse(root);
         c

@@ -349,6 +349,9 @@ pub(crate) struct Reverse<'a> {
     windows: windows::Windows,
     /// Set while generating the statements a re-run block runs again (see `windows`).
     rerun: std::cell::Cell<bool>,
+    /// Where the structured program's nodes and labels are, made for the windows and kept for
+    /// the control flow's analysis.
+    labels: std::cell::Cell<Option<control::Labels>>,
 }
 
 /// The slot holding the handle of a buffer built in the body whose stores are undone inline
@@ -434,7 +437,8 @@ impl<'a> Reverse<'a> {
     pub(crate) fn generate(&self, structured: &Node) -> (TokenStream, TokenStream, TokenStream) {
         let rt = rt();
         let body = self.body;
-        let mut control = control::Control::new(structured);
+        let labels = self.labels.take().unwrap_or_else(|| control::Labels::of(structured));
+        let mut control = control::Control::new(structured, labels);
         // Buffers built in the body (held through handles): a loop that only loads from one
         // borrows it once, and one whose reverse only adds into its shadow borrows that once.
         let handles: Vec<Local> = (0..body.locals.len())

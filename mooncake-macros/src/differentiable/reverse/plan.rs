@@ -455,6 +455,7 @@ impl<'a> Reverse<'a> {
             calls_out: std::cell::Cell::new(false),
             windows: windows::Windows::default(),
             rerun: std::cell::Cell::new(false),
+            labels: std::cell::Cell::new(None),
             pool_tapes: false,
             ret_ty: quote!(_),
             stable_args,

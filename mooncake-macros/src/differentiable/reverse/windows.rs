@@ -30,6 +30,7 @@
 //! (`rev::window_add`). Loads at several offsets (`x[i]` and `x[i + 1]`) keep the sink as it is:
 //! a window spanning them measured slower (see `loop_windows`).
 
+use super::super::codegen::FastMap as HashMap;
 use super::super::ir::*;
 use super::super::structure::Node;
 use super::control::{Labels, exit_test, target, visit, visit_jumps};
@@ -37,7 +38,7 @@ use super::counters::steps;
 use super::{Access, Reverse, access};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// A window in one loop (see the module documentation): of an argument's sink, or of the
 /// copy of an argument that re-run loads read.
@@ -79,17 +80,71 @@ pub(super) fn complete_iterations(h: BlockId) -> syn::Ident {
     format_ident!("__mi{}", h.0, span = Span::mixed_site())
 }
 
-/// A value the loop never changes, as an expression the reverse sweep can evaluate at the
-/// loop's entry.
-#[derive(Clone)]
-struct Inv {
-    expr: TokenStream,
-    /// The expression as text, to compare two of them.
-    key: String,
-    /// The value of a literal.
-    lit: Option<i64>,
-    /// The locals it reads that the loop's exit must record (see `counters`).
-    uses: Vec<Local>,
+/// A value the loop never changes: an expression over literals and integers the reverse
+/// sweep has at the loop's entry, written out only for the windows made.
+#[derive(Clone, PartialEq)]
+enum Inv {
+    Lit(i64),
+    /// An integer argument the body never assigns, a local with a snapshot slot (see
+    /// `replay`), or (`recorded`) a local the loop's exit must record (see `counters`).
+    Local {
+        l: Local,
+        recorded: bool,
+    },
+    Bin(BinOp, std::rc::Rc<Inv>, std::rc::Rc<Inv>),
+}
+
+impl Inv {
+    fn lit(&self) -> Option<i64> {
+        match self {
+            Inv::Lit(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The locals the loop's exit must record for it.
+    fn uses(&self, out: &mut Vec<Local>) {
+        match self {
+            Inv::Lit(_) => {}
+            Inv::Local { l, recorded } => {
+                if *recorded {
+                    out.push(*l)
+                }
+            }
+            Inv::Bin(_, a, b) => {
+                a.uses(out);
+                b.uses(out);
+            }
+        }
+    }
+
+    fn tokens(&self, r: &Reverse<'_>, whole: &Whole) -> TokenStream {
+        match self {
+            Inv::Lit(v) => {
+                let v = proc_macro2::Literal::i64_unsuffixed(*v);
+                quote!(#v)
+            }
+            Inv::Local { l, .. } if whole.snapshots[l.index()] => {
+                let slot = super::snapshot_slot(*l);
+                quote!((match &#slot {
+                    ::core::option::Option::Some(v) => v.primal,
+                    ::core::option::Option::None => ::core::unreachable!(),
+                }))
+            }
+            Inv::Local { l, .. } => {
+                let x = r.names.local(*l);
+                quote!(#x.primal)
+            }
+            Inv::Bin(op, a, b) => {
+                let (a, b) = (a.tokens(r, whole), b.tokens(r, whole));
+                match op {
+                    BinOp::Add => quote!((#a + #b)),
+                    BinOp::Sub => quote!((#a - #b)),
+                    _ => quote!((#a * #b)),
+                }
+            }
+        }
+    }
 }
 
 /// An integer's value in terms of the loop, as far as the windows need it.
@@ -120,31 +175,26 @@ fn literal(t: &TokenStream) -> Option<i64> {
     digits.replace('_', "").parse().ok()
 }
 
-/// `a op b` of two invariants.
+/// `a op b` of two invariants (literals folded).
 fn combine(a: &Inv, b: &Inv, op: BinOp) -> Option<Inv> {
-    let (ea, eb) = (&a.expr, &b.expr);
-    let (lit, expr, sign) = match op {
-        BinOp::Add => {
-            (a.lit.zip(b.lit).and_then(|(x, y)| x.checked_add(y)), quote!((#ea + #eb)), '+')
+    if let (Some(x), Some(y)) = (a.lit(), b.lit()) {
+        let v = match op {
+            BinOp::Add => x.checked_add(y),
+            BinOp::Sub => x.checked_sub(y).filter(|v| *v >= 0),
+            BinOp::Mul => x.checked_mul(y),
+            _ => None,
+        };
+        if let Some(v) = v {
+            return Some(Inv::Lit(v));
         }
-        BinOp::Sub => (
-            a.lit.zip(b.lit).and_then(|(x, y)| x.checked_sub(y)).filter(|v| *v >= 0),
-            quote!((#ea - #eb)),
-            '-',
-        ),
-        BinOp::Mul => {
-            (a.lit.zip(b.lit).and_then(|(x, y)| x.checked_mul(y)), quote!((#ea * #eb)), '*')
-        }
-        _ => return None,
-    };
-    let mut uses = a.uses.clone();
-    uses.extend(b.uses.iter().copied());
-    Some(Inv { expr, key: format!("({}{sign}{})", a.key, b.key), lit, uses })
+    }
+    matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul)
+        .then(|| Inv::Bin(op, std::rc::Rc::new(a.clone()), std::rc::Rc::new(b.clone())))
 }
 
 /// `c + base + k` plus an invariant.
 fn aff_plus(c: Local, base: &Option<Inv>, k: i64, inv: &Inv) -> Sym {
-    if let Some(v) = inv.lit {
+    if let Some(v) = inv.lit() {
         return match k.checked_add(v) {
             Some(k) => Sym::Aff { c, base: base.clone(), k },
             None => Sym::Unknown,
@@ -163,8 +213,16 @@ struct Loop<'a> {
     assigned: Vec<bool>,
     /// The counters: per local, whether its one step is up.
     counters: BTreeMap<Local, bool>,
+    /// What the whole body tells (see [`Whole`]).
+    whole: &'a Whole,
+}
+
+/// What the windows of every loop need to know of the whole body.
+struct Whole {
     /// Locals with a snapshot slot (see `replay`): at hand in the whole pullback.
     snapshots: Vec<bool>,
+    /// Locals some statement of the body assigns.
+    assigned: Vec<bool>,
 }
 
 impl Loop<'_> {
@@ -178,42 +236,18 @@ impl Loop<'_> {
         if self.assigned[l.index()] {
             return Sym::Unknown;
         }
-        // An integer argument the body never assigns is at hand in the whole pullback; any
-        // other integer the loop never assigns is recorded by its exit.
+        // An integer argument the body never assigns is at hand in the whole pullback, and so
+        // is a snapshot; any other local the loop never assigns is recorded by its exit.
         let stable_arg = (1..=self.r.body.n_args).contains(&l.index())
             && !self.r.refs[l.index()]
-            && !self
-                .r
-                .body
-                .blocks
-                .iter()
-                .flat_map(|b| &b.statements)
-                .any(|s| matches!(&s.kind, StatementKind::Assign(p, _) if p.local == l));
-        let key = format!("l{}", l.0);
-        if self.snapshots[l.index()] {
-            let slot = super::snapshot_slot(l);
-            let expr = quote!((match &#slot {
-                ::core::option::Option::Some(v) => v.primal,
-                ::core::option::Option::None => ::core::unreachable!(),
-            }));
-            return Sym::Inv(Inv { expr, key, lit: None, uses: Vec::new() });
-        }
-        let x = self.r.names.local(l);
-        let uses = if stable_arg { Vec::new() } else { vec![l] };
-        Sym::Inv(Inv { expr: quote!(#x.primal), key, lit: None, uses })
+            && !self.whole.assigned[l.index()];
+        let recorded = !stable_arg && !self.whole.snapshots[l.index()];
+        Sym::Inv(Inv::Local { l, recorded })
     }
 
     fn operand(&self, env: &HashMap<Local, Sym>, o: &Operand) -> Sym {
         match o {
-            Operand::Const(t) => match literal(t) {
-                Some(v) => Sym::Inv(Inv {
-                    expr: t.clone(),
-                    key: v.to_string(),
-                    lit: Some(v),
-                    uses: Vec::new(),
-                }),
-                None => Sym::Unknown,
-            },
+            Operand::Const(t) => literal(t).map_or(Sym::Unknown, |v| Sym::Inv(Inv::Lit(v))),
             Operand::Use(p) if p.projections.is_empty() => {
                 env.get(&p.local).cloned().unwrap_or_else(|| self.initial(p.local))
             }
@@ -231,7 +265,7 @@ impl Loop<'_> {
                     | (BinOp::Add, Sym::Inv(inv), Sym::Aff { c, base, k }) => {
                         aff_plus(*c, base, *k, inv)
                     }
-                    (BinOp::Sub, Sym::Aff { c, base, k }, Sym::Inv(Inv { lit: Some(v), .. })) => {
+                    (BinOp::Sub, Sym::Aff { c, base, k }, Sym::Inv(Inv::Lit(v))) => {
                         match k.checked_sub(*v) {
                             Some(k) => Sym::Aff { c: *c, base: base.clone(), k },
                             None => Sym::Unknown,
@@ -284,15 +318,30 @@ impl Reverse<'_> {
     pub(super) fn plan_windows(&self, root: &Node) -> Windows {
         let labels = Labels::of(root);
         let mut out = Windows::default();
+        let mut assigned = vec![false; self.body.locals.len()];
+        for s in self.body.blocks.iter().flat_map(|b| &b.statements) {
+            if let StatementKind::Assign(p, _) = &s.kind {
+                assigned[p.local.index()] = true;
+            }
+        }
+        let whole = Whole { snapshots: self.replayed(|p| &p.snapshots), assigned };
         visit(root, &mut |n| {
             if let Node::Loop(h, body) = n {
-                self.loop_windows(*h, body, &labels, &mut out);
+                self.loop_windows(*h, body, &labels, &whole, &mut out);
             }
         });
+        self.labels.set(Some(labels));
         out
     }
 
-    fn loop_windows(&self, h: BlockId, body: &Node, labels: &Labels, out: &mut Windows) {
+    fn loop_windows(
+        &self,
+        h: BlockId,
+        body: &Node,
+        labels: &Labels,
+        whole: &Whole,
+        out: &mut Windows,
+    ) {
         let Some((Node::If(_, t, e), exit_arm)) = exit_test(h, body, labels) else { return };
         let arm: &Node = if exit_arm == 0 { e } else { t };
         fn flatten<'n>(n: &'n Node, out: &mut Vec<&'n Node>) {
@@ -337,46 +386,39 @@ impl Reverse<'_> {
                 }
             }
         }
-        // The counters: integers assigned once per iteration, by a step of one.
-        let mut counters = BTreeMap::new();
-        for c in (0..nlocals).map(|l| Local(l as u32)) {
-            if !assigned[c.index()]
-                || !self.inactive.ints[c.index()]
-                || self.counters.whole.contains(&c)
-            {
-                continue;
-            }
-            let mut found = Vec::new();
-            let mut other = false;
-            for b in &blocks {
-                let block = &self.body.blocks[b.index()];
-                let st = steps(block);
-                for (i, s) in block.statements.iter().enumerate() {
-                    let StatementKind::Assign(p, _) = &s.kind else { continue };
-                    if p.local != c || !p.projections.is_empty() {
-                        continue;
+        // The counters: integers assigned once per iteration, by a step of one. Per local: its
+        // steps of one (block, up), and whether anything else assigns it.
+        let mut found: HashMap<Local, (Vec<(BlockId, bool)>, bool)> = HashMap::default();
+        for b in &blocks {
+            let block = &self.body.blocks[b.index()];
+            let st = steps(block);
+            for (i, s) in block.statements.iter().enumerate() {
+                let StatementKind::Assign(p, _) = &s.kind else { continue };
+                if !p.projections.is_empty() || !self.inactive.ints[p.local.index()] {
+                    continue;
+                }
+                let entry = found.entry(p.local).or_default();
+                match st.iter().find(|(k, step)| *k == i && step.local == p.local) {
+                    Some((_, step)) if literal(&step.by) == Some(1) => {
+                        entry.0.push((*b, step.adds))
                     }
-                    match st.iter().find(|(k, step)| *k == i && step.local == c) {
-                        Some((_, step)) if literal(&step.by) == Some(1) => {
-                            found.push((*b, step.adds))
-                        }
-                        _ => other = true,
-                    }
+                    _ => entry.1 = true,
                 }
             }
-            if other || found.len() != 1 {
-                continue;
-            }
-            let (b, adds) = found[0];
-            if straight.contains(&b) {
-                counters.insert(c, adds);
+        }
+        let mut counters = BTreeMap::new();
+        for (c, (steps, other)) in found {
+            if let ([(b, up)], false) = (steps.as_slice(), other)
+                && straight.contains(b)
+                && !self.counters.whole.contains(&c)
+            {
+                counters.insert(c, *up);
             }
         }
         if counters.is_empty() {
             return;
         }
-        let snapshots = self.replayed(|p| &p.snapshots);
-        let lp = Loop { r: self, assigned, counters, snapshots };
+        let lp = Loop { r: self, assigned, counters, whole };
         // Per sink: its loads in the loop, each `Some((block, statement, counter, base, e))` if
         // it can go through a window.
         type Load = Option<(usize, usize, Local, Option<Inv>, i64)>;
@@ -384,8 +426,8 @@ impl Reverse<'_> {
         // The re-run loads in the loop that read an argument's copy at `c + base + e`, by
         // argument, counter, base and offset: each group can have a window of the copy (shared
         // borrows, so a load that cannot stands in no one's way).
-        type ReadKey = (Local, Local, String, i64);
-        let mut reads: BTreeMap<ReadKey, Vec<Load>> = BTreeMap::new();
+        type ReadKey = (Local, Local, Option<Inv>, i64);
+        let mut reads: Vec<(ReadKey, Vec<Load>)> = Vec::new();
         // The straight blocks in order, from the arm's start (where the counters hold their
         // values at the iteration's start), carrying what is known of the integers from one to
         // the next but for those a block off the straight path may assign in between.
@@ -397,7 +439,7 @@ impl Reverse<'_> {
                 }
             }
         }
-        let mut env: HashMap<Local, Sym> = HashMap::new();
+        let mut env: HashMap<Local, Sym> = HashMap::default();
         for b in &straight {
             env.retain(|l, _| !elsewhere[l.index()]);
             let rerun = self.replays[b.index()].as_ref().map(|p| &p.statements);
@@ -412,13 +454,20 @@ impl Reverse<'_> {
                         && self.copied[base.index()]
                         && rerun.is_some_and(|r| r.contains(&i))
                     {
-                        let key = inv.as_ref().map(|b| b.key.clone()).unwrap_or_default();
-                        reads.entry((base, *c, key, *e)).or_default().push(load.clone());
+                        let group = reads
+                            .iter_mut()
+                            .find(|(k, _)| k.0 == base && k.1 == *c && k.2 == *inv && k.3 == *e);
+                        match group {
+                            Some((_, ls)) => ls.push(load.clone()),
+                            None => reads.push(((base, *c, inv.clone(), *e), vec![load.clone()])),
+                        }
                     }
                     loads.entry(base).or_default().push(load);
                 }
+                // Only integers meet the counter in an index.
                 if let StatementKind::Assign(p, rv) = &s.kind
                     && p.projections.is_empty()
+                    && self.inactive.ints[p.local.index()]
                 {
                     let v = lp.eval(&env, rv);
                     env.insert(p.local, v);
@@ -441,8 +490,7 @@ impl Reverse<'_> {
         for (sink, ls, read) in groups {
             let Some(ls) = ls.into_iter().collect::<Option<Vec<_>>>() else { continue };
             let (c, inv) = (ls[0].2, ls[0].3.clone());
-            let key = inv.as_ref().map(|b| b.key.clone());
-            if ls.iter().any(|l| l.2 != c || l.3.as_ref().map(|b| b.key.clone()) != key) {
+            if ls.iter().any(|l| l.2 != c || l.3 != inv) {
                 continue;
             }
             let e = ls[0].4;
@@ -460,7 +508,7 @@ impl Reverse<'_> {
             let start = if up { quote!((#x.primal - #m)) } else { quote!((#x.primal + 1)) };
             let mut lo = match &inv {
                 Some(b) => {
-                    let e = &b.expr;
+                    let e = b.tokens(self, whole);
                     quote!((#start + #e))
                 }
                 None => start,
@@ -481,8 +529,10 @@ impl Reverse<'_> {
             // measured on `gmm`'s triangular loop (4.5 iterations on average), a window whose
             // counter had to be added to its tape cost 28 instructions per execution more than
             // the checks it saved, so there a window only reads what the loop records already.
-            let reads: Vec<Local> =
-                std::iter::once(c).chain(inv.iter().flat_map(|b| b.uses.iter().copied())).collect();
+            let mut reads = vec![c];
+            if let Some(b) = &inv {
+                b.uses(&mut reads);
+            }
             let recorded = self.counters.records.get(&h);
             let missing = reads.iter().filter(|l| !recorded.is_some_and(|r| r.contains(l)));
             if self.counters.nested.contains(&h) && missing.clone().next().is_some() {
