@@ -1732,15 +1732,6 @@ pub struct SinkWindow<'a, D> {
     lo: usize,
 }
 
-impl<'a, D> SinkWindow<'a, D> {
-    /// No window: the name of one, for code of a loop's reverse sweep that never runs its adds
-    /// (the last iteration's, peeled off). `_like` only fixes the element type.
-    #[inline(always)]
-    pub fn empty_like(_like: &[D]) -> Self {
-        SinkWindow { slots: &mut [], lo: 0 }
-    }
-}
-
 /// The window of `acc` for a loop whose `m` complete iterations loaded indices `lo() .. lo() +
 /// m` (every one of them in bounds: they were loaded); empty if the loop ran no complete
 /// iteration (then `lo()`, which counts from the first one, is not evaluated), or if the
@@ -1785,15 +1776,6 @@ pub fn window_add<D: crate::element::AddRData<R>, R>(
 pub struct ReadWindow<'a, T> {
     slots: &'a [T],
     lo: usize,
-}
-
-impl<'a, T> ReadWindow<'a, T> {
-    /// No window: the name of one, for code that never runs its loads (see
-    /// [`SinkWindow::empty_like`]). `_like` only fixes the element type.
-    #[inline(always)]
-    pub fn empty_like<B: WindowSource<T>>(_like: &B) -> Self {
-        ReadWindow { slots: &[], lo: 0 }
-    }
 }
 
 /// A codual whose primal is a slice, a `Vec` or an array behind a shared reference (the copy of

@@ -575,17 +575,16 @@ impl Control {
 
     /// The reverse sweep: `statements(b)` is the reverse code of block `b`'s statements,
     /// `loop_entry(h)` what entering the loop with header `h` takes back of what its exit
-    /// recorded (see [`Control::forward`]), `windows(h, m)` the windows of sinks its iterations
-    /// add into, given the number of complete iterations `m` (`None` for names only: see
-    /// `Reverse::window_decls`).
+    /// recorded (see [`Control::forward`]), `windows(h, m)` the windows its iterations add into
+    /// and read, given the number of complete iterations `m` (see `Reverse::window_decls`).
     pub(crate) fn reverse(
         &self,
         root: &Node,
         statements: &dyn Fn(BlockId) -> TokenStream,
         loop_entry: &dyn Fn(BlockId) -> TokenStream,
-        windows: &dyn Fn(BlockId, Option<TokenStream>) -> TokenStream,
+        windows: &dyn Fn(BlockId, TokenStream) -> TokenStream,
     ) -> TokenStream {
-        let f = Funcs { statements, loop_entry, windows };
+        let f = Funcs { statements, loop_entry, windows, peel: std::cell::Cell::new(None) };
         self.rev(root, &f, &mut Uses::default())
     }
 
@@ -615,65 +614,70 @@ impl Control {
             Node::Block(_, inner) => self.rev(inner, f, uses),
             Node::Loop(b, inner) => {
                 let mut within = Uses::default();
-                let body = self.rev(inner, f, &mut within);
                 let last = last_iteration(*b);
-                let read_only = self.read_only.borrow().get(&key(n)).cloned().unwrap_or_default();
-                let (guards, body) = if read_only.shadows.is_empty() {
-                    uses.add(&within);
-                    (quote!(), body)
+                // Only an innermost loop is peeled: peeling one that holds loops would copy
+                // them, and the copies multiply with the depth of the nest. The peeled last
+                // iteration runs only the exit test's exit arm, the others only its other arm:
+                // each is made with that arm alone.
+                let mentioned = self.tests_exit(*b);
+                let peeled = mentioned && !holds_loop(inner);
+                let outer = f.peel.get();
+                let (body, first_body) = if peeled {
+                    f.peel.set(Some((*b, true)));
+                    let first = self.rev(inner, f, &mut within);
+                    f.peel.set(Some((*b, false)));
+                    let rest = self.rev(inner, f, &mut within);
+                    f.peel.set(outer);
+                    (rest, Some(first))
                 } else {
-                    let (guards, body, _, within) =
-                        self.guards.apply(body, &within, Some(&read_only));
+                    (self.rev(inner, f, &mut within), None)
+                };
+                let read_only = self.read_only.borrow().get(&key(n)).cloned().unwrap_or_default();
+                let (guards, body, first_body) = if read_only.shadows.is_empty() {
                     uses.add(&within);
-                    (guards, body)
+                    (quote!(), body, first_body)
+                } else {
+                    let (guards, body, _, after) =
+                        self.guards.apply(body, &within, Some(&read_only));
+                    let first_body =
+                        first_body.map(|fb| self.guards.apply(fb, &within, Some(&read_only)).1);
+                    uses.add(&after);
+                    (guards, body, first_body)
                 };
                 let mut head = quote!(let __n: usize = #pop;);
                 head.extend(self.guards.count(loop_entry(*b), uses));
                 head.extend(guards);
                 head.extend(quote!(let mut __it: usize = __n;));
-                // Only an innermost loop is peeled: peeling one that holds loops would copy
-                // them, and the copies multiply with the depth of the nest.
-                let mentioned = self.tests_exit(*b);
-                if !mentioned || holds_loop(inner) {
+                if !peeled {
                     let mut step = quote!(__it -= 1;);
                     if mentioned {
                         step.extend(quote!(let #last = __it + 1 == __n;));
                     }
                     step.extend(body);
-                    head.extend((f.windows)(*b, Some(quote!(__n.saturating_sub(1)))));
+                    head.extend((f.windows)(*b, quote!(__n - 1)));
                     head.extend(then_block(quote!(while __it > 0), step));
                     return TokenStream::from(braced(head));
                 }
                 // The last iteration of an innermost loop, the first one undone, is peeled
                 // off: in the loop, the test that chose the exit arm is a constant, and the arm
                 // is gone.
-                let mut first = quote!(__it -= 1; let #last = true;);
-                first.extend(body.clone());
-                let mut rest = quote!(__it -= 1; let #last = false;);
+                let mut first = quote!(__it -= 1;);
+                first.extend(first_body.unwrap_or_default());
+                let mut rest = quote!(__it -= 1;);
                 rest.extend(body);
-                let names = (f.windows)(*b, None);
-                if names.is_empty() {
+                let decls = (f.windows)(*b, quote!(__n - 1));
+                if decls.is_empty() {
                     head.extend(then_block(quote!(if __it > 0), first));
                 } else {
-                    // The windows are cut after the peeled iteration, from the count of those
-                    // left: the bound the optimiser compares the slots with. A loop ran its
-                    // header at least once (`__n > 0`), so the peeled iteration is unconditional
-                    // and the count is one expression, `__n - 1`, which the optimiser sees the
-                    // loop's counter start from.
-                    head.extend(names);
+                    // The windows are cut before the peeled iteration, from the count of the
+                    // complete ones, `__n - 1`: the loop's header ran at least once (`__n > 0`),
+                    // so the peeled iteration is unconditional and the loop's counter starts
+                    // from the same expression, which is how the optimiser sees the slots in
+                    // bounds.
+                    head.extend(decls);
                     head.extend([braced(first)]);
                 }
-                let decls = (f.windows)(*b, Some(quote!(__it)));
-                let rest = then_block(quote!(while __it > 0), rest);
-                if decls.is_empty() {
-                    head.extend(rest);
-                } else {
-                    // Cut where a complete iteration is left to undo, so that the optimiser
-                    // knows the count is not zero and a window's length is `__it` plus its span.
-                    let mut inner = decls;
-                    inner.extend(rest);
-                    head.extend(then_block(quote!(if __it > 0), inner));
-                }
+                head.extend(then_block(quote!(while __it > 0), rest));
                 TokenStream::from(braced(head))
             }
             Node::Statements(b) if self.guards.quiet.get(b.index()) == Some(&true) => {
@@ -681,6 +685,15 @@ impl Control {
             }
             Node::Statements(b) => self.guards.count(statements(*b), uses),
             Node::If(_, t, e) => {
+                if let Record::ExitTest { header, exit_arm } = self.record(n)
+                    && let Some((h, last)) = f.peel.get()
+                    && h == header
+                {
+                    // In a peeled iteration the arm is known (see `Node::Loop` above).
+                    let exit = if exit_arm == 0 { t } else { e };
+                    let other = if exit_arm == 0 { e } else { t };
+                    return self.rev(if last { exit } else { other }, f, uses);
+                }
                 let t = self.rev(t, f, uses);
                 let e = self.rev(e, f, uses);
                 match self.record(n) {
@@ -704,7 +717,10 @@ impl Control {
 struct Funcs<'a> {
     statements: &'a dyn Fn(BlockId) -> TokenStream,
     loop_entry: &'a dyn Fn(BlockId) -> TokenStream,
-    windows: &'a dyn Fn(BlockId, Option<TokenStream>) -> TokenStream,
+    windows: &'a dyn Fn(BlockId, TokenStream) -> TokenStream,
+    /// While the code of a peeled loop's iteration is made: the loop's header, and whether it
+    /// is the last iteration (whose exit test takes the exit arm) or one of the others.
+    peel: std::cell::Cell<Option<(BlockId, bool)>>,
 }
 
 fn block_label(b: BlockId) -> syn::Lifetime {

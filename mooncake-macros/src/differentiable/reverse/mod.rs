@@ -749,7 +749,7 @@ impl<'a> Reverse<'a> {
         let reverse_block = |b: BlockId| self.reverse_block(b);
         // Where the reverse sweep enters a loop, the integers its exit recorded.
         let loop_entry = |h: BlockId| self.loop_entry(h);
-        let loop_windows = |h: BlockId, m: Option<TokenStream>| self.window_decls(h, m);
+        let loop_windows = |h: BlockId, m: TokenStream| self.window_decls(h, m);
         let sweep = control.reverse(structured, &reverse_block, &loop_entry, &loop_windows);
         // The reverse sweep pops exactly what the forward sweep pushed.
         let ctl_check = if control.needs_tape() {

@@ -553,47 +553,28 @@ impl Reverse<'_> {
     }
 
     /// The windows of the loop with header `h`, declared where its reverse sweep starts (see
-    /// [`Self::plan_windows`]): with `m` the number of complete iterations, or empty (`None`:
-    /// before an innermost loop's peeled last iteration, whose code names them but never runs
-    /// their adds).
-    pub(super) fn window_decls(&self, h: BlockId, m: Option<TokenStream>) -> TokenStream {
+    /// [`Self::plan_windows`]), `m` the number of complete iterations.
+    pub(super) fn window_decls(&self, h: BlockId, m: TokenStream) -> TokenStream {
         let rt = super::rt();
-        let mut out = TokenStream::new();
-        let mut any = false;
         let mh = complete_iterations(h);
+        let mut out = TokenStream::new();
         for (k, w) in self.windows.list.iter().enumerate().filter(|(_, w)| w.header == h) {
-            any = true;
-            let (name, acc) = (window_name(k), super::accumulator(w.sink));
+            if out.is_empty() {
+                out = quote!(let #mh: usize = #m;);
+            }
+            let (name, lo) = (window_name(k), &w.lo);
             if w.read {
                 let x = self.names.local(w.sink);
-                out.extend(match &m {
-                    None => quote!(let #name = #rt::rev::ReadWindow::empty_like(&#x);),
-                    Some(_) => {
-                        let lo = &w.lo;
-                        quote!(let #name = #rt::rev::read_window(&#x, #mh, || #lo);)
-                    }
-                });
-                continue;
+                out.extend(quote!(let #name = #rt::rev::read_window(&#x, #mh, || #lo);));
+            } else {
+                let acc = super::accumulator(w.sink);
+                let live = self.live(w.sink).unwrap_or_else(|| quote!(true));
+                out.extend(
+                    quote!(let mut #name = #rt::rev::sink_window(&mut *#acc, #live, #mh, || #lo);),
+                );
             }
-            out.extend(match &m {
-                None => quote!(let mut #name = #rt::rev::SinkWindow::empty_like(&*#acc);),
-                Some(_) => {
-                    let live = match self.live(w.sink) {
-                        Some(live) => live,
-                        None => quote!(true),
-                    };
-                    let lo = &w.lo;
-                    quote!(let mut #name = #rt::rev::sink_window(&mut *#acc, #live, #mh, || #lo);)
-                }
-            });
         }
-        if !any {
-            return quote!();
-        }
-        let m = m.unwrap_or(quote!(0));
-        let mut head = quote!(let #mh: usize = #m;);
-        head.extend(out);
-        head
+        out
     }
 
     /// The slot of a load's add in its window (see [`Self::plan_windows`]).
