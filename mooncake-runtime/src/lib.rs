@@ -38,6 +38,8 @@ pub mod forward;
 mod impls;
 pub mod jacobian;
 pub mod keys;
+#[cfg(feature = "nalgebra")]
+pub mod linalg;
 pub mod reverse;
 pub mod rng;
 pub mod rules;

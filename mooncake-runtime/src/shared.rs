@@ -404,4 +404,9 @@ impl<T> SharedRef<T> {
     pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         f(&mut self.0.borrow_mut())
     }
+
+    /// Whether the two handles share one value.
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
 }

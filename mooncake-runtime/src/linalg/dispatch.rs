@@ -1,0 +1,1 @@
+//! Dispatch of methods and operators on heap matrices in derived code (see `ARCHITECTURE.md`).

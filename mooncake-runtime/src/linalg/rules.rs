@@ -1,0 +1,492 @@
+//! Rules of nalgebra's heap matrices, both modes side by side. Each computes its value and its
+//! derivative with nalgebra's own kernels (`dot`, `gemv`, `gemm`, `ger`, `axpy`, `cmpy`, ...):
+//! no rule loops over elements.
+//!
+//! Arguments come as the rules of buffers take them: matrices behind references
+//! (`Dual<&M, &M>`, `CoDual<&M, SharedRef<M>>`), scalars and indices by value. A matrix result
+//! has a fresh zero shadow, which the pullback reads. Pullbacks capture no borrow: they keep a
+//! copy of the primal matrices they need (`+ use<..>` without lifetimes), as the buffer rules do.
+
+// Rule signatures spell out the rule interface: `(CoDual<..>, impl FnOnce(..) -> (..))`.
+#![allow(clippy::type_complexity)]
+
+use super::HeapMatrix;
+use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+use crate::shared::{SharedRef, SharedVec};
+use nalgebra::{DMatrix, DMatrixViewMut, DVector, DVectorViewMut};
+
+/// A matrix result of a reverse rule with a fresh zero shadow, and a handle on that shadow for
+/// the pullback.
+fn fresh<M: HeapMatrix>(y: M) -> (CoDual<M, SharedRef<M>>, SharedRef<M>) {
+    let s = SharedRef::new(y.zeros_like());
+    (CoDual::new(y, s.clone()), s)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions: `a.dot(&b)`, `a.norm_squared()`, `a.norm()`, `a.sum()`.
+
+/// Forward rule of `a.dot(&b)`: `da·b + a·db`.
+pub fn dot_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<f64, f64> {
+    Dual::new(
+        a.primal.dot_with(b.primal),
+        a.tangent.dot_with(b.primal) + a.primal.dot_with(b.tangent),
+    )
+}
+
+/// Reverse rule of `a.dot(&b)`: `ā += ȳ b`, `b̄ += ȳ a`.
+pub fn dot_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+    b: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, NoRData) + use<M>) {
+    let y = a.primal.dot_with(b.primal);
+    let (pa, pb) = (a.primal.clone(), b.primal.clone());
+    let (da, db) = (a.fdata, b.fdata);
+    let pullback = move |y_bar: f64| {
+        da.with_mut(|d| d.add_scaled(y_bar, &pb));
+        db.with_mut(|d| d.add_scaled(y_bar, &pa));
+        (NoRData, NoRData)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+/// Forward rule of `a.norm_squared()`: `2 a·da`.
+pub fn norm_squared_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<f64, f64> {
+    Dual::new(a.primal.dot_with(a.primal), 2.0 * a.primal.dot_with(a.tangent))
+}
+
+/// Reverse rule of `a.norm_squared()`: `ā += 2ȳ a`.
+pub fn norm_squared_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<M>) {
+    let y = a.primal.dot_with(a.primal);
+    let pa = a.primal.clone();
+    let da = a.fdata;
+    let pullback = move |y_bar: f64| {
+        da.with_mut(|d| d.add_scaled(2.0 * y_bar, &pa));
+        (NoRData,)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+/// Forward rule of `a.norm()` (Euclidean / Frobenius): `a·da / |a|`.
+pub fn norm_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<f64, f64> {
+    let y = a.primal.dot_with(a.primal).sqrt();
+    Dual::new(y, a.primal.dot_with(a.tangent) / y)
+}
+
+/// Reverse rule of `a.norm()`: `ā += (ȳ / |a|) a`.
+pub fn norm_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<M>) {
+    let y = a.primal.dot_with(a.primal).sqrt();
+    let pa = a.primal.clone();
+    let da = a.fdata;
+    let pullback = move |y_bar: f64| {
+        da.with_mut(|d| d.add_scaled(y_bar / y, &pa));
+        (NoRData,)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+/// Forward rule of `a.sum()`: `da.sum()`.
+pub fn sum_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<f64, f64> {
+    Dual::new(a.primal.total(), a.tangent.total())
+}
+
+/// Reverse rule of `a.sum()`: `ȳ` added to every entry of `ā`.
+pub fn sum_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<M>) {
+    let y = a.primal.total();
+    let da = a.fdata;
+    let pullback = move |y_bar: f64| {
+        da.with_mut(|d| d.add_to_all(y_bar));
+        (NoRData,)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// `a.transpose()`.
+
+/// Forward rule of `a.transpose()`.
+pub fn transpose_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<M::Transposed, M::Transposed> {
+    Dual::new(a.primal.transposed(), a.tangent.transposed())
+}
+
+/// Reverse rule of `a.transpose()`: `ā += ȳᵀ`.
+pub fn transpose_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<M::Transposed, SharedRef<M::Transposed>>, impl FnOnce(NoRData) -> (NoRData,) + use<M>)
+{
+    let (y, dy) = fresh(a.primal.transposed());
+    let da = a.fdata;
+    let pullback = move |_: NoRData| {
+        dy.with(|g| da.with_mut(|d| d.add_scaled(1.0, &g.transposed())));
+        (NoRData,)
+    };
+    (y, pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element-wise: `a + b`, `a - b`, `-a`, `a * s`, `a.component_mul(&b)`.
+
+/// Forward rule of `a + b`.
+pub fn add_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<M, M> {
+    let mut y = a.primal.clone();
+    y.add_scaled(1.0, b.primal);
+    let mut t = a.tangent.clone();
+    t.add_scaled(1.0, b.tangent);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a + b`: `ā += ȳ`, `b̄ += ȳ`.
+pub fn add_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+    b: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<M>) {
+    let mut y = a.primal.clone();
+    y.add_scaled(1.0, b.primal);
+    let (y, dy) = fresh(y);
+    let (da, db) = (a.fdata, b.fdata);
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            da.with_mut(|d| d.add_scaled(1.0, g));
+            db.with_mut(|d| d.add_scaled(1.0, g));
+        });
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `a - b`.
+pub fn sub_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<M, M> {
+    let mut y = a.primal.clone();
+    y.add_scaled(-1.0, b.primal);
+    let mut t = a.tangent.clone();
+    t.add_scaled(-1.0, b.tangent);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a - b`: `ā += ȳ`, `b̄ -= ȳ`.
+pub fn sub_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+    b: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<M>) {
+    let mut y = a.primal.clone();
+    y.add_scaled(-1.0, b.primal);
+    let (y, dy) = fresh(y);
+    let (da, db) = (a.fdata, b.fdata);
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            da.with_mut(|d| d.add_scaled(1.0, g));
+            db.with_mut(|d| d.add_scaled(-1.0, g));
+        });
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `-a`.
+pub fn neg_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<M, M> {
+    let mut y = a.primal.zeros_like();
+    y.add_scaled(-1.0, a.primal);
+    let mut t = a.tangent.zeros_like();
+    t.add_scaled(-1.0, a.tangent);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `-a`: `ā -= ȳ`.
+pub fn neg_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData,) + use<M>) {
+    let mut y = a.primal.zeros_like();
+    y.add_scaled(-1.0, a.primal);
+    let (y, dy) = fresh(y);
+    let da = a.fdata;
+    let pullback = move |_: NoRData| {
+        dy.with(|g| da.with_mut(|d| d.add_scaled(-1.0, g)));
+        (NoRData,)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `a * s` (and `s * a`) for a scalar `s`: `da s + a ds`.
+pub fn scale_frule<M: HeapMatrix>(a: Dual<&M, &M>, s: Dual<f64, f64>) -> Dual<M, M> {
+    let mut y = a.primal.zeros_like();
+    y.add_scaled(s.primal, a.primal);
+    let mut t = a.primal.zeros_like();
+    t.add_scaled(s.primal, a.tangent);
+    t.add_scaled(s.tangent, a.primal);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a * s`: `ā += s ȳ`, `s̄ = <a, ȳ>`.
+pub fn scale_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+    s: CoDual<f64, NoFData>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, f64) + use<M>) {
+    let mut y = a.primal.zeros_like();
+    y.add_scaled(s.primal, a.primal);
+    let (y, dy) = fresh(y);
+    let pa = a.primal.clone();
+    let (da, s) = (a.fdata, s.primal);
+    let pullback = move |_: NoRData| {
+        let s_bar = dy.with(|g| {
+            da.with_mut(|d| d.add_scaled(s, g));
+            pa.dot_with(g)
+        });
+        (NoRData, s_bar)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `a.component_mul(&b)`: `da ∘ b + a ∘ db`.
+pub fn component_mul_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<M, M> {
+    let mut y = a.primal.zeros_like();
+    y.add_component_mul(1.0, a.primal, b.primal);
+    let mut t = a.primal.zeros_like();
+    t.add_component_mul(1.0, a.tangent, b.primal);
+    t.add_component_mul(1.0, a.primal, b.tangent);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a.component_mul(&b)`: `ā += ȳ ∘ b`, `b̄ += ȳ ∘ a`.
+pub fn component_mul_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+    b: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<M>) {
+    let mut y = a.primal.zeros_like();
+    y.add_component_mul(1.0, a.primal, b.primal);
+    let (y, dy) = fresh(y);
+    let (pa, pb) = (a.primal.clone(), b.primal.clone());
+    let (da, db) = (a.fdata, b.fdata);
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            da.with_mut(|d| d.add_component_mul(1.0, g, &pb));
+            db.with_mut(|d| d.add_component_mul(1.0, g, &pa));
+        });
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Products: `m * x` (matrix-vector) and `a * b` (matrix-matrix).
+
+/// Forward rule of `m * x`: `dm x + m dx` (two `gemv`s).
+pub fn mat_vec_frule(
+    m: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+    x: Dual<&DVector<f64>, &DVector<f64>>,
+) -> Dual<DVector<f64>, DVector<f64>> {
+    let y = m.primal * x.primal;
+    let mut t = m.tangent * x.primal;
+    t.gemv(1.0, m.primal, x.tangent, 1.0);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `m * x`: `m̄ += ȳ xᵀ` (`ger`), `x̄ += mᵀ ȳ` (`gemv_tr`).
+pub fn mat_vec_rrule(
+    m: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    x: CoDual<&DVector<f64>, SharedRef<DVector<f64>>>,
+) -> (
+    CoDual<DVector<f64>, SharedRef<DVector<f64>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+) {
+    let (y, dy) = fresh(m.primal * x.primal);
+    let (pm, px) = (m.primal.clone(), x.primal.clone());
+    let (dm, dx) = (m.fdata, x.fdata);
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            dm.with_mut(|d| d.ger(1.0, g, &px, 1.0));
+            dx.with_mut(|d| d.gemv_tr(1.0, &pm, g, 1.0));
+        });
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `a * b`: `da b + a db` (two `gemm`s).
+pub fn mat_mat_frule(
+    a: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+    b: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+    let y = a.primal * b.primal;
+    let mut t = a.tangent * b.primal;
+    t.gemm(1.0, a.primal, b.tangent, 1.0);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a * b`: `ā += ȳ bᵀ` (`gemm`), `b̄ += aᵀ ȳ` (`gemm_tr`).
+pub fn mat_mat_rrule(
+    a: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    b: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+) -> (
+    CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+) {
+    let (y, dy) = fresh(a.primal * b.primal);
+    let (pa, pb) = (a.primal.clone(), b.primal.clone());
+    let (da, db) = (a.fdata, b.fdata);
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            da.with_mut(|d| d.gemm(1.0, g, &pb.transpose(), 1.0));
+            db.with_mut(|d| d.gemm_tr(1.0, &pa, g, 1.0));
+        });
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction: `DVector::from_vec(v)`, `DMatrix::from_row_slice(r, c, s)`, `zeros`.
+
+/// Forward rule of `DVector::from_vec(v)`.
+pub fn from_vec_frule(v: Dual<Vec<f64>, Vec<f64>>) -> Dual<DVector<f64>, DVector<f64>> {
+    Dual::new(DVector::from_vec(v.primal), DVector::from_vec(v.tangent))
+}
+
+/// Reverse rule of `DVector::from_vec(v)`: `v̄ += ȳ` (`axpy` into a view of `v`'s shadow).
+pub fn from_vec_rrule(
+    v: CoDual<Vec<f64>, SharedVec<f64>>,
+) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,) + use<>) {
+    let (y, dy) = fresh(DVector::from_vec(v.primal));
+    let dv = v.fdata;
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            dv.with_mut(|d| {
+                let n = d.len();
+                DVectorViewMut::from_slice(d, n).axpy(1.0, g, 1.0)
+            })
+        });
+        (NoRData,)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `DMatrix::from_row_slice(nrows, ncols, s)`.
+pub fn from_row_slice_frule(
+    nrows: Dual<usize, NoTangent>,
+    ncols: Dual<usize, NoTangent>,
+    s: Dual<&[f64], &[f64]>,
+) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+    let (r, c) = (nrows.primal, ncols.primal);
+    Dual::new(DMatrix::from_row_slice(r, c, s.primal), DMatrix::from_row_slice(r, c, s.tangent))
+}
+
+/// Reverse rule of `DMatrix::from_row_slice(nrows, ncols, s)`: `s̄ += ȳ` read row by row (the
+/// shadow of `s` seen as the column-major `ncols x nrows` matrix `ȳᵀ`).
+pub fn from_row_slice_rrule(
+    nrows: CoDual<usize, NoFData>,
+    ncols: CoDual<usize, NoFData>,
+    s: CoDual<&[f64], SharedVec<f64>>,
+) -> (
+    CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<>,
+) {
+    let (r, c) = (nrows.primal, ncols.primal);
+    let (y, dy) = fresh(DMatrix::from_row_slice(r, c, s.primal));
+    let ds = s.fdata;
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            ds.with_mut(|d| {
+                let mut view = DMatrixViewMut::from_slice(&mut d[..r * c], c, r);
+                view += g.transpose();
+            })
+        });
+        (NoRData, NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `DVector::zeros(n)`: no derivative.
+pub fn zeros_vector_frule(n: Dual<usize, NoTangent>) -> Dual<DVector<f64>, DVector<f64>> {
+    Dual::new(DVector::zeros(n.primal), DVector::zeros(n.primal))
+}
+
+/// Reverse rule of `DVector::zeros(n)`: a fresh zero shadow; nothing flows back.
+pub fn zeros_vector_rrule(
+    n: CoDual<usize, NoFData>,
+) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,) + use<>) {
+    (fresh(DVector::zeros(n.primal)).0, |_: NoRData| (NoRData,))
+}
+
+/// Forward rule of `DMatrix::zeros(nrows, ncols)`: no derivative.
+pub fn zeros_matrix_frule(
+    nrows: Dual<usize, NoTangent>,
+    ncols: Dual<usize, NoTangent>,
+) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+    let (r, c) = (nrows.primal, ncols.primal);
+    Dual::new(DMatrix::zeros(r, c), DMatrix::zeros(r, c))
+}
+
+/// Reverse rule of `DMatrix::zeros(nrows, ncols)`: a fresh zero shadow; nothing flows back.
+pub fn zeros_matrix_rrule(
+    nrows: CoDual<usize, NoFData>,
+    ncols: CoDual<usize, NoFData>,
+) -> (
+    CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+) {
+    let y = DMatrix::zeros(nrows.primal, ncols.primal);
+    (fresh(y).0, |_: NoRData| (NoRData, NoRData))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexed reads: `v[i]`, `m[(i, j)]`.
+
+/// Forward rule of the read `v[i]` (any heap matrix, column-major linear index, as nalgebra's
+/// `Index<usize>`).
+///
+/// # Panics
+/// If `i` is out of range, as `v[i]` does.
+pub fn index_frule<M: HeapMatrix>(v: Dual<&M, &M>, i: Dual<usize, NoTangent>) -> Dual<f64, f64> {
+    Dual::new(v.primal.entries()[i.primal], v.tangent.entries()[i.primal])
+}
+
+/// Reverse rule of the read `v[i]`: `v̄[i] += ȳ`.
+///
+/// # Panics
+/// If `i` is out of range, as `v[i]` does.
+pub fn index_rrule<M: HeapMatrix>(
+    v: CoDual<&M, SharedRef<M>>,
+    i: CoDual<usize, NoFData>,
+) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, NoRData) + use<M>) {
+    let i = i.primal;
+    let y = v.primal.entries()[i];
+    let dv = v.fdata;
+    let pullback = move |y_bar: f64| {
+        dv.with_mut(|d| d.entries_mut()[i] += y_bar);
+        (NoRData, NoRData)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+/// Forward rule of the read `m[(i, j)]`.
+///
+/// # Panics
+/// If `(i, j)` is out of range, as `m[(i, j)]` does.
+pub fn index2_frule<M: HeapMatrix + std::ops::Index<(usize, usize), Output = f64>>(
+    m: Dual<&M, &M>,
+    ij: Dual<(usize, usize), (NoTangent, NoTangent)>,
+) -> Dual<f64, f64> {
+    Dual::new(m.primal[ij.primal], m.tangent[ij.primal])
+}
+
+/// Reverse rule of the read `m[(i, j)]`: `m̄[(i, j)] += ȳ`.
+///
+/// # Panics
+/// If `(i, j)` is out of range, as `m[(i, j)]` does.
+pub fn index2_rrule<M: HeapMatrix + std::ops::IndexMut<(usize, usize), Output = f64>>(
+    m: CoDual<&M, SharedRef<M>>,
+    ij: CoDual<(usize, usize), (NoFData, NoFData)>,
+) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, (NoRData, NoRData)) + use<M>) {
+    let ij = ij.primal;
+    let y = m.primal[ij];
+    let dm = m.fdata;
+    let pullback = move |y_bar: f64| {
+        dm.with_mut(|d| d[ij] += y_bar);
+        (NoRData, (NoRData, NoRData))
+    };
+    (CoDual::new(y, NoFData), pullback)
+}

@@ -1,0 +1,286 @@
+//! nalgebra's heap matrices in differentiable code (feature `nalgebra`, issue 15): every rule of
+//! `mooncake_runtime::linalg::rules` checked by `test_rule!` (finite differences, forward against
+//! reverse) on random inputs of several shapes, non-square and `1 x n` / `n x 1` included.
+
+// Rule signatures spell out the rule interface.
+#![allow(clippy::type_complexity)]
+
+use mooncake_runtime::TestRng;
+use mooncake_runtime::linalg::rules::*;
+use mooncake_runtime::prelude::*;
+use nalgebra::{DMatrix, DVector, RowDVector};
+
+/// Shapes `(rows, columns)` the tests run on.
+const SHAPES: &[(usize, usize)] = &[(1, 1), (3, 3), (2, 5), (5, 2), (1, 4), (4, 1)];
+
+fn mat(r: usize, c: usize, seed: u64) -> DMatrix<f64> {
+    let mut rng = TestRng::seed_from_u64(seed);
+    DMatrix::from_fn(r, c, |_, _| rng.normal())
+}
+
+fn vector(n: usize, seed: u64) -> DVector<f64> {
+    let mut rng = TestRng::seed_from_u64(seed);
+    DVector::from_fn(n, |_, _| rng.normal())
+}
+
+fn row(n: usize, seed: u64) -> RowDVector<f64> {
+    let mut rng = TestRng::seed_from_u64(seed);
+    RowDVector::from_fn(n, |_, _| rng.normal())
+}
+
+// -- the primals --------------------------------------------------------------------------------
+
+fn dot<M: DotLike>(a: &M, b: &M) -> f64 {
+    a.dot_like(b)
+}
+
+/// `dot` for the three types (nalgebra's `dot` is generic over storages, which a primal
+/// signature cannot name once for all three).
+trait DotLike {
+    fn dot_like(&self, b: &Self) -> f64;
+}
+macro_rules! dot_like {
+    ($($t:ty),*) => {$(
+        impl DotLike for $t {
+            fn dot_like(&self, b: &Self) -> f64 {
+                self.dot(b)
+            }
+        }
+    )*};
+}
+dot_like!(DVector<f64>, RowDVector<f64>, DMatrix<f64>);
+
+fn norm_squared(a: &DMatrix<f64>) -> f64 {
+    a.norm_squared()
+}
+fn norm(a: &DMatrix<f64>) -> f64 {
+    a.norm()
+}
+fn vnorm(a: &DVector<f64>) -> f64 {
+    a.norm()
+}
+fn vnorm_squared(a: &DVector<f64>) -> f64 {
+    a.norm_squared()
+}
+fn sum(a: &DMatrix<f64>) -> f64 {
+    a.sum()
+}
+fn vsum(a: &DVector<f64>) -> f64 {
+    a.sum()
+}
+fn transpose(a: &DMatrix<f64>) -> DMatrix<f64> {
+    a.transpose()
+}
+fn vtranspose(a: &DVector<f64>) -> RowDVector<f64> {
+    a.transpose()
+}
+fn rtranspose(a: &RowDVector<f64>) -> DVector<f64> {
+    a.transpose()
+}
+fn add(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    a + b
+}
+fn sub(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    a - b
+}
+fn vadd(a: &DVector<f64>, b: &DVector<f64>) -> DVector<f64> {
+    a + b
+}
+fn vsub(a: &DVector<f64>, b: &DVector<f64>) -> DVector<f64> {
+    a - b
+}
+fn neg(a: &DMatrix<f64>) -> DMatrix<f64> {
+    -a
+}
+fn scale(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {
+    a * s
+}
+fn vscale(a: &DVector<f64>, s: f64) -> DVector<f64> {
+    a * s
+}
+fn component_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    a.component_mul(b)
+}
+fn vcomponent_mul(a: &DVector<f64>, b: &DVector<f64>) -> DVector<f64> {
+    a.component_mul(b)
+}
+fn mat_vec(m: &DMatrix<f64>, x: &DVector<f64>) -> DVector<f64> {
+    m * x
+}
+fn mat_mat(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    a * b
+}
+fn from_vec(v: Vec<f64>) -> DVector<f64> {
+    DVector::from_vec(v)
+}
+fn from_row_slice(r: usize, c: usize, s: &[f64]) -> DMatrix<f64> {
+    DMatrix::from_row_slice(r, c, s)
+}
+fn zeros_vector(n: usize) -> DVector<f64> {
+    DVector::zeros(n)
+}
+fn zeros_matrix(r: usize, c: usize) -> DMatrix<f64> {
+    DMatrix::zeros(r, c)
+}
+fn vindex(v: &DVector<f64>, i: usize) -> f64 {
+    v[i]
+}
+fn index2(m: &DMatrix<f64>, ij: (usize, usize)) -> f64 {
+    m[ij]
+}
+
+// -- the rule tests -------------------------------------------------------------------------------
+
+#[test]
+fn reductions() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let (a, b) = (mat(r, c, s), mat(r, c, s + 100));
+        let (x, y) = (vector(r, s + 200), vector(r, s + 300));
+        let (p, q) = (row(c, s + 400), row(c, s + 500));
+        test_rule!(dot(&a, &b), frule = dot_frule, rrule = dot_rrule, seed = s);
+        test_rule!(dot(&x, &y), frule = dot_frule, rrule = dot_rrule, seed = s);
+        test_rule!(dot(&p, &q), frule = dot_frule, rrule = dot_rrule, seed = s);
+        // The same matrix twice: one slot, one shadow.
+        test_rule!(dot(&a, &a), frule = dot_frule, rrule = dot_rrule, seed = s);
+        test_rule!(norm_squared(&a), frule = norm_squared_frule, rrule = norm_squared_rrule);
+        test_rule!(vnorm_squared(&x), frule = norm_squared_frule, rrule = norm_squared_rrule);
+        test_rule!(norm(&a), frule = norm_frule, rrule = norm_rrule, seed = s);
+        test_rule!(vnorm(&x), frule = norm_frule, rrule = norm_rrule, seed = s);
+        test_rule!(sum(&a), frule = sum_frule, rrule = sum_rrule, seed = s);
+        test_rule!(vsum(&x), frule = sum_frule, rrule = sum_rrule, seed = s);
+    }
+}
+
+#[test]
+fn transposes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let a = mat(r, c, s);
+        let x = vector(r, s + 1);
+        let p = row(c, s + 2);
+        test_rule!(transpose(&a), frule = transpose_frule, rrule = transpose_rrule, seed = s);
+        test_rule!(vtranspose(&x), frule = transpose_frule, rrule = transpose_rrule, seed = s);
+        test_rule!(rtranspose(&p), frule = transpose_frule, rrule = transpose_rrule, seed = s);
+    }
+}
+
+#[test]
+fn element_wise() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let (a, b) = (mat(r, c, s), mat(r, c, s + 100));
+        let (x, y) = (vector(r, s + 200), vector(r, s + 300));
+        test_rule!(add(&a, &b), frule = add_frule, rrule = add_rrule, seed = s);
+        test_rule!(add(&a, &a), frule = add_frule, rrule = add_rrule, seed = s);
+        test_rule!(vadd(&x, &y), frule = add_frule, rrule = add_rrule, seed = s);
+        test_rule!(sub(&a, &b), frule = sub_frule, rrule = sub_rrule, seed = s);
+        test_rule!(vsub(&x, &y), frule = sub_frule, rrule = sub_rrule, seed = s);
+        test_rule!(neg(&a), frule = neg_frule, rrule = neg_rrule, seed = s);
+        test_rule!(scale(&a, -1.5), frule = scale_frule, rrule = scale_rrule, seed = s);
+        test_rule!(vscale(&x, 0.7), frule = scale_frule, rrule = scale_rrule, seed = s);
+        test_rule!(
+            component_mul(&a, &b),
+            frule = component_mul_frule,
+            rrule = component_mul_rrule,
+            seed = s
+        );
+        test_rule!(
+            component_mul(&a, &a),
+            frule = component_mul_frule,
+            rrule = component_mul_rrule,
+            seed = s
+        );
+        test_rule!(
+            vcomponent_mul(&x, &y),
+            frule = component_mul_frule,
+            rrule = component_mul_rrule,
+            seed = s
+        );
+    }
+}
+
+#[test]
+fn products() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s);
+        let x = vector(c, s + 1);
+        test_rule!(mat_vec(&m, &x), frule = mat_vec_frule, rrule = mat_vec_rrule, seed = s);
+        for n in [1, 3] {
+            let b = mat(c, n, s + 2);
+            test_rule!(mat_mat(&m, &b), frule = mat_mat_frule, rrule = mat_mat_rrule, seed = s);
+        }
+    }
+    // A square matrix times itself: one shadow for both operands.
+    let a = mat(3, 3, 7);
+    test_rule!(mat_mat(&a, &a), frule = mat_mat_frule, rrule = mat_mat_rrule);
+}
+
+#[test]
+fn construction() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let v: Vec<f64> = vector(r * c, s).iter().copied().collect();
+        test_rule!(from_vec(v), frule = from_vec_frule, rrule = from_vec_rrule, seed = s);
+        test_rule!(
+            from_row_slice(r, c, &*v),
+            frule = from_row_slice_frule,
+            rrule = from_row_slice_rrule,
+            seed = s
+        );
+        test_rule!(zeros_vector(r), frule = zeros_vector_frule, rrule = zeros_vector_rrule);
+        test_rule!(zeros_matrix(r, c), frule = zeros_matrix_frule, rrule = zeros_matrix_rrule);
+    }
+}
+
+#[test]
+fn indexed_reads() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s);
+        let x = vector(r, s + 1);
+        for i in [0, r - 1] {
+            test_rule!(vindex(&x, i), frule = index_frule, rrule = index_rrule, seed = s);
+            for j in [0, c - 1] {
+                test_rule!(
+                    index2(&m, (i, j)),
+                    frule = index2_frule,
+                    rrule = index2_rrule,
+                    seed = s
+                );
+            }
+        }
+    }
+}
+
+/// A reverse rule of `m * x` whose `x̄` is twice too large: the checker must reject it.
+fn mat_vec_wrong_rrule(
+    m: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    x: CoDual<&DVector<f64>, SharedRef<DVector<f64>>>,
+) -> (
+    CoDual<DVector<f64>, SharedRef<DVector<f64>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+) {
+    let dx = x.fdata.clone();
+    let before = dx.with(Clone::clone);
+    let (y, pb) = mat_vec_rrule(m, x);
+    let pullback = move |r: NoRData| {
+        let out = pb(r);
+        // The increment `mᵀ ȳ` added a second time.
+        dx.with_mut(|d| {
+            let inc = &*d - &before;
+            *d += inc;
+        });
+        out
+    };
+    (y, pullback)
+}
+
+#[test]
+fn a_wrong_rule_is_rejected() {
+    let m = mat(3, 2, 1);
+    let x = vector(2, 2);
+    let e = check_rule!(mat_vec(&m, &x), rrule = mat_vec_wrong_rrule, mode = reverse);
+    assert!(e.is_err(), "a wrong pullback passed the checker");
+}
