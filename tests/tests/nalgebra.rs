@@ -284,3 +284,51 @@ fn a_wrong_rule_is_rejected() {
     let e = check_rule!(mat_vec(&m, &x), rrule = mat_vec_wrong_rrule, mode = reverse);
     assert!(e.is_err(), "a wrong pullback passed the checker");
 }
+
+// -- derived rules ------------------------------------------------------------------------------
+
+/// The quadratic form `xᵀ M x`. Forward mode only: derived reverse code does not take matrix
+/// operators yet (see `ARCHITECTURE.md`, nalgebra).
+#[differentiable(forward_only)]
+fn quad_form(m: &DMatrix<f64>, x: &DVector<f64>) -> f64 {
+    let y = m * x;
+    x.dot(&y)
+}
+
+/// The least-squares loss `|A x - b|²`, forward mode only as `quad_form`.
+#[differentiable(forward_only)]
+fn least_squares(a: &DMatrix<f64>, x: &DVector<f64>, b: &DVector<f64>) -> f64 {
+    let r = a * x - b;
+    r.norm_squared()
+}
+
+/// Methods only: both modes.
+#[differentiable]
+fn methods(a: &DVector<f64>, b: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
+    let c = a.component_mul(b);
+    c.dot(a) + a.norm() * b.sum() + m.transpose().norm_squared()
+}
+
+#[test]
+fn derived_forward() {
+    for &(r, c) in SHAPES {
+        let m = mat(r, c, 1);
+        let x = vector(c, 2);
+        let b = vector(r, 3);
+        check_rule!(least_squares(&m, &x, &b), frule = least_squares_frule, mode = forward)
+            .unwrap();
+        let q = mat(c, c, 4);
+        check_rule!(quad_form(&q, &x), frule = quad_form_frule, mode = forward).unwrap();
+    }
+}
+
+#[test]
+fn derived_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let (a, b) = (vector(r, s), vector(r, s + 1));
+        let m = mat(r, c, s + 2);
+        test_rule!(methods(&a, &b, &m), seed = s);
+        test_rule!(methods(&a, &a, &m), seed = s);
+    }
+}

@@ -1,1 +1,349 @@
-//! Dispatch of methods and operators on heap matrices in derived code (see `ARCHITECTURE.md`).
+//! How derived code reaches the rules of [`super::rules`].
+//!
+//! Forward mode: operators (`a + b`, `a - b`, `-a`, `m * x`, `a * b`, `a * s`, `s * a`) are
+//! `std::ops` impls on [`Dual`]s of matrices held by value or behind `&`, and methods
+//! (`dot`, `norm_squared`, `norm`, `sum`, `transpose`, `component_mul`) are
+//! [`MethodFrule`] impls keyed by [`MatrixKey`], as the buffer methods are keyed by
+//! [`crate::keys::BufferKey`]. A method without a rule gets `MethodFrule`'s message naming the
+//! receiver's type.
+
+use super::HeapMatrix;
+use super::rules;
+use crate::dual::Dual;
+use crate::forward::{MethodFrule, method_key};
+use nalgebra::{DMatrix, DVector, RowDVector};
+use std::marker::PhantomData;
+
+/// Key type of the method rules on heap matrices of type `M`.
+pub struct MatrixKey<M>(PhantomData<M>);
+
+/// How a matrix is held in a forward-mode dual: by value, behind `&` or behind `&mut`.
+pub trait HeldMatrix<M> {
+    /// The matrix.
+    fn matrix(&self) -> &M;
+}
+
+impl<M: HeapMatrix> HeldMatrix<M> for M {
+    #[inline(always)]
+    fn matrix(&self) -> &M {
+        self
+    }
+}
+
+impl<M: HeapMatrix> HeldMatrix<M> for &M {
+    #[inline(always)]
+    fn matrix(&self) -> &M {
+        self
+    }
+}
+
+impl<M: HeapMatrix> HeldMatrix<M> for &mut M {
+    #[inline(always)]
+    fn matrix(&self) -> &M {
+        self
+    }
+}
+
+/// A shared view of a matrix dual, however it is held.
+#[inline(always)]
+fn view<M, P: HeldMatrix<M>, T: HeldMatrix<M>>(d: &Dual<P, T>) -> Dual<&M, &M> {
+    Dual::new(d.primal.matrix(), d.tangent.matrix())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Methods.
+
+macro_rules! unary_methods {
+    ($($name:literal => $rule:ident -> $out:ty),* $(,)?) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<'b, M: HeapMatrix, P: HeldMatrix<M>, T: HeldMatrix<M>>
+            MethodFrule<{ method_key($name) }, MatrixKey<M>> for &'b mut Dual<P, T>
+        {
+            type Receiver = Dual<&'b M, &'b M>;
+            type Rule = fn(Dual<&'b M, &'b M>) -> Dual<$out, $out>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (view(self), rules::$rule::<M>)
+            }
+        }
+    )*};
+}
+
+unary_methods! {
+    "norm_squared" => norm_squared_frule -> f64,
+    "norm" => norm_frule -> f64,
+    "sum" => sum_frule -> f64,
+    "transpose" => transpose_frule -> M::Transposed,
+}
+
+macro_rules! binary_methods {
+    ($($name:literal => $rule:ident -> $out:ty),* $(,)?) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<'b, M: HeapMatrix, P: HeldMatrix<M>, T: HeldMatrix<M>>
+            MethodFrule<{ method_key($name) }, MatrixKey<M>> for &'b mut Dual<P, T>
+        {
+            type Receiver = Dual<&'b M, &'b M>;
+            type Rule = for<'s, 't> fn(Dual<&'b M, &'b M>, Dual<&'s M, &'t M>) -> Dual<$out, $out>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (view(self), rules::$rule::<M>)
+            }
+        }
+    )*};
+}
+
+binary_methods! {
+    "dot" => dot_frule -> f64,
+    "component_mul" => component_mul_frule -> M,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators, for every pair of operands held by value or behind `&`.
+
+macro_rules! binop {
+    ($Tr:ident $m:ident $rule:path: $A:ty, $B:ty => $Out:ty) => {
+        impl std::ops::$Tr<Dual<$B, $B>> for Dual<$A, $A> {
+            type Output = Dual<$Out, $Out>;
+            #[inline]
+            fn $m(self, rhs: Dual<$B, $B>) -> Dual<$Out, $Out> {
+                $rule(view(&self), view(&rhs))
+            }
+        }
+        impl<'a, 'b> std::ops::$Tr<Dual<$B, $B>> for Dual<&'a $A, &'b $A> {
+            type Output = Dual<$Out, $Out>;
+            #[inline]
+            fn $m(self, rhs: Dual<$B, $B>) -> Dual<$Out, $Out> {
+                $rule(self, view(&rhs))
+            }
+        }
+        impl<'c, 'd> std::ops::$Tr<Dual<&'c $B, &'d $B>> for Dual<$A, $A> {
+            type Output = Dual<$Out, $Out>;
+            #[inline]
+            fn $m(self, rhs: Dual<&'c $B, &'d $B>) -> Dual<$Out, $Out> {
+                $rule(view(&self), rhs)
+            }
+        }
+        impl<'a, 'b, 'c, 'd> std::ops::$Tr<Dual<&'c $B, &'d $B>> for Dual<&'a $A, &'b $A> {
+            type Output = Dual<$Out, $Out>;
+            #[inline]
+            fn $m(self, rhs: Dual<&'c $B, &'d $B>) -> Dual<$Out, $Out> {
+                $rule(self, rhs)
+            }
+        }
+    };
+}
+
+macro_rules! matrix_ops {
+    ($($M:ty),*) => {$(
+        binop!(Add add rules::add_frule: $M, $M => $M);
+        binop!(Sub sub rules::sub_frule: $M, $M => $M);
+
+        impl std::ops::Neg for Dual<$M, $M> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn neg(self) -> Dual<$M, $M> {
+                rules::neg_frule(view(&self))
+            }
+        }
+        impl std::ops::Neg for Dual<&$M, &$M> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn neg(self) -> Dual<$M, $M> {
+                rules::neg_frule(self)
+            }
+        }
+
+        impl std::ops::Mul<Dual<f64, f64>> for Dual<$M, $M> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn mul(self, s: Dual<f64, f64>) -> Dual<$M, $M> {
+                rules::scale_frule(view(&self), s)
+            }
+        }
+        impl<'a, 'b> std::ops::Mul<Dual<f64, f64>> for Dual<&'a $M, &'b $M> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn mul(self, s: Dual<f64, f64>) -> Dual<$M, $M> {
+                rules::scale_frule(self, s)
+            }
+        }
+        impl std::ops::Mul<Dual<$M, $M>> for Dual<f64, f64> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn mul(self, a: Dual<$M, $M>) -> Dual<$M, $M> {
+                rules::scale_frule(view(&a), self)
+            }
+        }
+        impl<'a, 'b> std::ops::Mul<Dual<&'a $M, &'b $M>> for Dual<f64, f64> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn mul(self, a: Dual<&'a $M, &'b $M>) -> Dual<$M, $M> {
+                rules::scale_frule(a, self)
+            }
+        }
+    )*};
+}
+
+matrix_ops!(DVector<f64>, RowDVector<f64>, DMatrix<f64>);
+
+binop!(Mul mul rules::mat_vec_frule: DMatrix<f64>, DVector<f64> => DVector<f64>);
+binop!(Mul mul rules::mat_mat_frule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>);
+
+// ---------------------------------------------------------------------------------------------
+// Reverse mode. Methods go through the dispatch of user methods (`rev::RecvMarker` picks the
+// marker of how the receiver is held, `rev::UserMethodRrule` on the marker calls the rule);
+// operators through `rev::RevAdd` and its siblings.
+
+use crate::dual::{CoDual, NoFData, NoRData};
+use crate::reverse::{ByRef, ByValue, RecvMarker, RevAdd, RevMul, RevNeg, RevSub, UserMethodRrule};
+use crate::shared::SharedRef;
+
+/// A reverse-mode matrix operand, by value or behind `&`: its shared view.
+pub trait HeldCoDual<X> {
+    /// The matrix behind `&`, with its shadow.
+    fn rview(&self) -> CoDual<&X, SharedRef<X>>;
+}
+
+impl<X: HeapMatrix> HeldCoDual<X> for CoDual<X, SharedRef<X>> {
+    #[inline(always)]
+    fn rview(&self) -> CoDual<&X, SharedRef<X>> {
+        CoDual::new(&self.primal, self.fdata.clone())
+    }
+}
+
+impl<X: HeapMatrix> HeldCoDual<X> for CoDual<&X, SharedRef<X>> {
+    #[inline(always)]
+    fn rview(&self) -> CoDual<&X, SharedRef<X>> {
+        CoDual::new(self.primal, self.fdata.clone())
+    }
+}
+
+macro_rules! rev_methods {
+    ($($name:literal => $rule:ident ($($arg:ident),*) -> $out:ty),* $(,)?) => {$(
+        impl<'a, X: HeapMatrix> RecvMarker<{ method_key($name) }, MatrixKey<X>>
+            for CoDual<&'a X, SharedRef<X>>
+        {
+            type Marker = ByRef<X>;
+        }
+        impl<X: HeapMatrix> RecvMarker<{ method_key($name) }, MatrixKey<X>>
+            for CoDual<X, SharedRef<X>>
+        {
+            type Marker = ByValue<X>;
+        }
+        rev_methods!(@rule $name $rule ($($arg),*) -> $out: ByRef, CoDual<&'a X, SharedRef<X>>);
+        rev_methods!(@rule $name $rule ($($arg),*) -> $out: ByValue, CoDual<X, SharedRef<X>>);
+    )*};
+    (@rule $name:literal $rule:ident ($($arg:ident),*) -> $out:ty: $marker:ident, $recv:ty) => {
+        impl<X: HeapMatrix> UserMethodRrule<{ method_key($name) }, MatrixKey<X>> for $marker<X> {
+            type Recv<'a> = $recv;
+            type Args<'b> = ($(rev_methods!(@arg $arg 'b),)*);
+            type Out = $out;
+            type RecvRData = NoRData;
+            type Rets = (NoRData, $(rev_methods!(@rdata $arg),)*);
+            #[inline]
+            #[allow(clippy::type_complexity, non_snake_case)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                args: Self::Args<'b>,
+            ) -> (
+                CoDual<$out, <$out as crate::tangent::Primal>::FData>,
+                impl FnOnce(<$out as crate::tangent::Primal>::RData, NoRData) -> Self::Rets + use<X>,
+            ) {
+                let ($($arg,)*) = args;
+                let (y, pb) = rules::$rule::<X>(recv.rview() $(, $arg)*);
+                (y, move |y_bar, _: NoRData| pb(y_bar))
+            }
+        }
+    };
+    (@arg $arg:ident $l:lifetime) => { CoDual<&$l X, SharedRef<X>> };
+    (@rdata $arg:ident) => { NoRData };
+}
+
+rev_methods! {
+    "norm_squared" => norm_squared_rrule() -> f64,
+    "norm" => norm_rrule() -> f64,
+    "sum" => sum_rrule() -> f64,
+    "transpose" => transpose_rrule() -> X::Transposed,
+    "dot" => dot_rrule(B) -> f64,
+    "component_mul" => component_mul_rrule(B) -> X,
+}
+
+macro_rules! rev_binop {
+    ($Tr:ident $m:ident $rule:path: $A:ty, $B:ty => $Out:ty) => {
+        rev_binop!(@one $Tr $m $rule: CoDual<$A, SharedRef<$A>>, CoDual<$B, SharedRef<$B>> => $Out; );
+        rev_binop!(@one $Tr $m $rule: CoDual<&'a $A, SharedRef<$A>>, CoDual<$B, SharedRef<$B>> => $Out; 'a);
+        rev_binop!(@one $Tr $m $rule: CoDual<$A, SharedRef<$A>>, CoDual<&'c $B, SharedRef<$B>> => $Out; 'c);
+        rev_binop!(@one $Tr $m $rule: CoDual<&'a $A, SharedRef<$A>>, CoDual<&'c $B, SharedRef<$B>> => $Out; 'a, 'c);
+    };
+    (@one $Tr:ident $m:ident $rule:path: $A:ty, $B:ty => $Out:ty; $($l:lifetime),*) => {
+        impl<$($l),*> $Tr<$B> for $A {
+            type Out = $Out;
+            type RA = NoRData;
+            type RB = NoRData;
+            #[inline]
+            fn $m(self, rhs: $B) -> (
+                CoDual<$Out, SharedRef<$Out>>,
+                impl FnOnce(NoRData) -> (NoRData, NoRData),
+            ) {
+                $rule(self.rview(), rhs.rview())
+            }
+        }
+    };
+}
+
+macro_rules! rev_matrix_ops {
+    ($($M:ty),*) => {$(
+        rev_binop!(RevAdd add rules::add_rrule: $M, $M => $M);
+        rev_binop!(RevSub sub rules::sub_rrule: $M, $M => $M);
+        rev_matrix_ops!(@neg $M, CoDual<$M, SharedRef<$M>>; );
+        rev_matrix_ops!(@neg $M, CoDual<&'a $M, SharedRef<$M>>; 'a);
+        rev_matrix_ops!(@scale $M, CoDual<$M, SharedRef<$M>>; );
+        rev_matrix_ops!(@scale $M, CoDual<&'a $M, SharedRef<$M>>; 'a);
+    )*};
+    (@neg $M:ty, $A:ty; $($l:lifetime),*) => {
+        impl<$($l),*> RevNeg for $A {
+            type Out = $M;
+            type R = NoRData;
+            #[inline]
+            fn neg(self) -> (CoDual<$M, SharedRef<$M>>, impl FnOnce(NoRData) -> (NoRData,)) {
+                rules::neg_rrule(self.rview())
+            }
+        }
+    };
+    (@scale $M:ty, $A:ty; $($l:lifetime),*) => {
+        impl<$($l),*> RevMul<CoDual<f64, NoFData>> for $A {
+            type Out = $M;
+            type RA = NoRData;
+            type RB = f64;
+            #[inline]
+            fn mul(self, s: CoDual<f64, NoFData>) -> (
+                CoDual<$M, SharedRef<$M>>,
+                impl FnOnce(NoRData) -> (NoRData, f64),
+            ) {
+                rules::scale_rrule(self.rview(), s)
+            }
+        }
+        impl<$($l),*> RevMul<$A> for CoDual<f64, NoFData> {
+            type Out = $M;
+            type RA = f64;
+            type RB = NoRData;
+            #[inline]
+            fn mul(self, a: $A) -> (
+                CoDual<$M, SharedRef<$M>>,
+                impl FnOnce(NoRData) -> (f64, NoRData),
+            ) {
+                let (y, pb) = rules::scale_rrule(a.rview(), self);
+                (y, move |r| {
+                    let (ra, rs) = pb(r);
+                    (rs, ra)
+                })
+            }
+        }
+    };
+}
+
+rev_matrix_ops!(DVector<f64>, RowDVector<f64>, DMatrix<f64>);
+
+rev_binop!(RevMul mul rules::mat_vec_rrule: DMatrix<f64>, DVector<f64> => DVector<f64>);
+rev_binop!(RevMul mul rules::mat_mat_rrule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>);
