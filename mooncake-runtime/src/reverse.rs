@@ -117,6 +117,46 @@ rev_binary!(
     RevRem rem rem_rrule %
 );
 
+/// An operand of an operator's rule in derived code ([`operand`]): what the rule takes by
+/// value, made from the local without giving it up. A number is copied; a matrix of the
+/// `nalgebra` feature, owned or behind a reference, is cloned into an owned codual (the same
+/// shadow), so that the rule's pullback owns what it needs and borrows nothing from the call.
+pub trait Operand {
+    /// What the rule takes.
+    type Owned;
+    /// The operand for the rule.
+    fn operand(&self) -> Self::Owned;
+}
+
+impl<T: Float> Operand for CoDual<T, NoFData> {
+    type Owned = Self;
+    #[inline(always)]
+    fn operand(&self) -> Self {
+        *self
+    }
+}
+
+macro_rules! int_operands {
+    ($($t:ty),*) => {$(
+        impl Operand for CoDual<$t, NoFData> {
+            type Owned = Self;
+            #[inline(always)]
+            fn operand(&self) -> Self {
+                *self
+            }
+        }
+    )*};
+}
+
+int_operands!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+/// The free-function form generated code calls: `x` as an operand of an operator's rule (see
+/// [`Operand`]).
+#[inline(always)]
+pub fn operand<X: Operand>(x: &X) -> X::Owned {
+    x.operand()
+}
+
 /// The reverse-mode rule of unary minus.
 pub trait RevNeg {
     /// The result's primal type.

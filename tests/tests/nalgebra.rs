@@ -287,19 +287,33 @@ fn a_wrong_rule_is_rejected() {
 
 // -- derived rules ------------------------------------------------------------------------------
 
-/// The quadratic form `xᵀ M x`. Forward mode only: derived reverse code does not take matrix
-/// operators yet (see `ARCHITECTURE.md`, nalgebra).
-#[differentiable(forward_only)]
+/// The quadratic form `xᵀ M x`.
+#[differentiable]
 fn quad_form(m: &DMatrix<f64>, x: &DVector<f64>) -> f64 {
     let y = m * x;
     x.dot(&y)
 }
 
-/// The least-squares loss `|A x - b|²`, forward mode only as `quad_form`.
-#[differentiable(forward_only)]
+/// The least-squares loss `|A x - b|²`.
+#[differentiable]
 fn least_squares(a: &DMatrix<f64>, x: &DVector<f64>, b: &DVector<f64>) -> f64 {
     let r = a * x - b;
     r.norm_squared()
+}
+
+/// Operators on owned temporaries and on references mixed, scaling on both sides, unary minus
+/// and matrix products. Not yet in reverse mode: a borrow of a local (`&c * 2.0`:
+/// `BorrowsInLocalsOrStdCalls`), and `+`, `-` between two matrices both held by value (`c - d`)
+/// and unary `-` of one (`-c`), which the reverse sweep takes for numbers' sums (a type error
+/// in the expansion).
+#[differentiable]
+fn operators(a: &DMatrix<f64>, b: &DMatrix<f64>, x: &DVector<f64>, s: f64) -> f64 {
+    let c = a * b;
+    let t = c.sum() * s;
+    let d = c * 2.0 - a;
+    let y = (d.transpose() * x) * s;
+    let w = s * y;
+    w.norm_squared() + t
 }
 
 /// Methods only: both modes.
@@ -307,6 +321,21 @@ fn least_squares(a: &DMatrix<f64>, x: &DVector<f64>, b: &DVector<f64>) -> f64 {
 fn methods(a: &DVector<f64>, b: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
     let c = a.component_mul(b);
     c.dot(a) + a.norm() * b.sum() + m.transpose().norm_squared()
+}
+
+#[test]
+fn derived_operators_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s + 1);
+        let x = vector(c, s + 2);
+        let b = vector(r, s + 3);
+        test_rule!(least_squares(&m, &x, &b), seed = s);
+        let q = mat(c, c, s + 4);
+        test_rule!(quad_form(&q, &x), seed = s);
+        let (a, bb) = (mat(r, c, s + 5), mat(c, c, s + 6));
+        test_rule!(operators(&a, &bb, &b, 0.75), seed = s);
+    }
 }
 
 #[test]

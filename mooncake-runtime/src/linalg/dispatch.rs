@@ -218,6 +218,25 @@ impl<X: HeapMatrix> HeldCoDual<X> for CoDual<&X, SharedRef<X>> {
     }
 }
 
+/// A matrix as an operand of an operator's rule in derived code: cloned into an owned codual
+/// with the same shadow (see [`Operand`](crate::reverse::Operand)), so that the rule's pullback
+/// borrows nothing from the call (an `O(n)` copy per operator; the products cost more).
+impl<X: HeapMatrix> crate::reverse::Operand for CoDual<X, SharedRef<X>> {
+    type Owned = Self;
+    #[inline(always)]
+    fn operand(&self) -> Self {
+        self.clone()
+    }
+}
+
+impl<X: HeapMatrix> crate::reverse::Operand for CoDual<&X, SharedRef<X>> {
+    type Owned = CoDual<X, SharedRef<X>>;
+    #[inline(always)]
+    fn operand(&self) -> Self::Owned {
+        CoDual::new(self.primal.clone(), self.fdata.clone())
+    }
+}
+
 macro_rules! rev_methods {
     ($($name:literal => $rule:ident ($($arg:ident),*) -> $out:ty),* $(,)?) => {$(
         impl<'a, X: HeapMatrix> RecvMarker<{ method_key($name) }, MatrixKey<X>>

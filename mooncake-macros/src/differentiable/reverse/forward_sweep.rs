@@ -141,6 +141,20 @@ impl Reverse<'_> {
         }
     }
 
+    /// An operand of an operator's rule: a local through `rev::operand` (a copy of a number,
+    /// an owned clone of a matrix, so that the local stays usable and the rule's pullback
+    /// borrows nothing), a constant built.
+    pub(super) fn rule_operand(&self, o: &Operand, span: Span) -> TokenStream {
+        let rt = rt();
+        match o {
+            Operand::Use(p) => {
+                let l = self.names.local(p.local);
+                quote_spanned!(span=> #rt::rev::operand(&#l))
+            }
+            other => self.codual_operand(other, span),
+        }
+    }
+
     /// An operand moved into a tuple or a struct: a local is passed (cloned: a copy for values,
     /// an `Rc` increment for shadows), a constant built.
     pub(super) fn passed_operand(&self, o: &Operand, span: Span) -> TokenStream {
@@ -484,7 +498,7 @@ impl Reverse<'_> {
                     return prim(t);
                 }
                 let name = format_ident!("{}", op.name());
-                let (a, c) = (self.codual_operand(a, span), self.codual_operand(c, span));
+                let (a, c) = (self.rule_operand(a, span), self.rule_operand(c, span));
                 (quote_spanned!(span=> #rt::rev::#name(#a, #c)), false)
             }
             Rvalue::Unary(UnOp::Neg, a) if self.inactive.ints[place.local.index()] => {
@@ -496,7 +510,7 @@ impl Reverse<'_> {
                 return no_derivative(quote!(#a as #ty));
             }
             Rvalue::Unary(UnOp::Neg, a) => {
-                let a = self.codual_operand(a, span);
+                let a = self.rule_operand(a, span);
                 (quote_spanned!(span=> #rt::rev::neg(#a)), false)
             }
             Rvalue::Cast(a, ty) => {
