@@ -75,41 +75,31 @@ pub trait FlatTangent {
     fn set_flat(&mut self, k: usize, v: f64) -> bool;
 }
 
-impl FlatTangent for f64 {
-    #[inline(always)]
-    fn flat_len(&self) -> usize {
-        1
-    }
-    #[inline(always)]
-    fn extend_flat(&self, out: &mut Vec<f64>) {
-        out.push(*self);
-    }
-    #[inline(always)]
-    fn set_flat(&mut self, k: usize, v: f64) -> bool {
-        if k == 0 {
-            *self = v;
+/// A float is one component, seen as an `f64` (an `f32` widened, and narrowed back when set).
+macro_rules! float_flat {
+    ($($t:ty),*) => {$(
+        impl FlatTangent for $t {
+            #[inline(always)]
+            fn flat_len(&self) -> usize {
+                1
+            }
+            #[inline(always)]
+            fn extend_flat(&self, out: &mut Vec<f64>) {
+                out.push(f64::from(*self));
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation)]
+            fn set_flat(&mut self, k: usize, v: f64) -> bool {
+                if k == 0 {
+                    *self = v as $t;
+                }
+                k == 0
+            }
         }
-        k == 0
-    }
+    )*};
 }
 
-impl FlatTangent for f32 {
-    #[inline(always)]
-    fn flat_len(&self) -> usize {
-        1
-    }
-    #[inline(always)]
-    fn extend_flat(&self, out: &mut Vec<f64>) {
-        out.push(f64::from(*self));
-    }
-    #[inline(always)]
-    fn set_flat(&mut self, k: usize, v: f64) -> bool {
-        if k == 0 {
-            *self = v as f32;
-        }
-        k == 0
-    }
-}
+float_flat!(f64, f32);
 
 impl FlatTangent for NoTangent {
     #[inline(always)]

@@ -170,6 +170,16 @@ pub(crate) fn expand_source(f: &str) -> String {
     expand(TokenStream::new(), f.parse().expect("test source lexes")).to_string()
 }
 
+/// The text of the reverse rule `f_rrule_wrt` derived from the function `f` (source text, with
+/// no error): for the macro's own tests of what a reverse rule holds.
+#[cfg(test)]
+pub(crate) fn rrule_source(f: &str) -> String {
+    let out = expand_source(f);
+    assert!(!out.contains("compile_error"), "{out}");
+    let start = out.find("fn f_rrule_wrt").expect("a reverse rule of a function named `f`");
+    out[start..].to_string()
+}
+
 /// `#[mooncake_overlay] fn name(..) { body }` (seed 004, "Simplifying Code via Overlays"): the
 /// rules of the existing function `name`, derived from this second body, which only AD sees.
 /// The function itself is not emitted (the original keeps its body); a check that the
