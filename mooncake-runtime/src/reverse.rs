@@ -1871,8 +1871,9 @@ pub fn window_read<T: Copy>(w: &ReadWindow<'_, T>, slot: usize, i: usize) -> T {
     w.slots[slot]
 }
 
-/// The slot of a [`SinkWindow`] for the iteration `it` of `m` counted down, when the indices
-/// fall as the iterations go: `m - 1 - it` (wrapping in code that never runs, where `m` is 0).
+/// The slot of a [`SinkWindow`] or [`ReadWindow`] for the iteration `it` (counted down from
+/// `m - 1`) when the indices fall as the iterations go: `m - 1 - it`. Wrapping, so that no
+/// overflow check is left in the loop (`it < m` wherever a slot is used).
 #[inline(always)]
 pub fn slot_down(m: usize, it: usize) -> usize {
     m.wrapping_sub(1).wrapping_sub(it)

@@ -115,6 +115,21 @@ where
     units.iter().map(|e| Y::inner_difference(e, &yp, &ym) / (2.0 * h)).collect()
 }
 
+/// What both the finite-difference Jacobian and its check start from: the number of the
+/// result's components `m`, of the argument's `n`, and the result's `m` basis tangents.
+fn at_point<X, Y>(x: &X, f: &mut impl FnMut(&X) -> Y) -> (usize, usize, Vec<Y::Tangent>)
+where
+    X: Primal,
+    X::Tangent: FlatTangent,
+    Y: Primal,
+    Y::Tangent: FlatTangent,
+{
+    let y0 = f(x);
+    let m = y0.zero_tangent().flat_len();
+    let n = x.zero_tangent().flat_len();
+    (m, n, (0..m).map(|i| basis(&y0, i)).collect())
+}
+
 /// The central-difference Jacobian of `f` at `x` with step `h` along each basis tangent of `x`:
 /// `rows` = the components of `f(x)`, `cols` = those of `x`, counted as [`FlatTangent`] lists
 /// them.
@@ -128,10 +143,7 @@ where
     Y: Primal,
     Y::Tangent: FlatTangent,
 {
-    let y0 = f(x);
-    let m = y0.zero_tangent().flat_len();
-    let n = x.zero_tangent().flat_len();
-    let units: Vec<Y::Tangent> = (0..m).map(|i| basis(&y0, i)).collect();
+    let (m, n, units) = at_point(x, &mut f);
     let mut j = Jacobian::zeros(m, n).into_vec();
     for c in 0..n {
         for (i, v) in fd_column(x, c, h, &units, &mut f).into_iter().enumerate() {
@@ -171,9 +183,7 @@ where
     Y: Primal,
     Y::Tangent: FlatTangent,
 {
-    let y0 = f(x);
-    let m = y0.zero_tangent().flat_len();
-    let n = x.zero_tangent().flat_len();
+    let (m, n, units) = at_point(x, &mut f);
     if block.shape() != (m, n) {
         return Err(JacobianMismatch {
             message: format!(
@@ -183,7 +193,6 @@ where
             ),
         });
     }
-    let units: Vec<Y::Tangent> = (0..m).map(|i| basis(&y0, i)).collect();
     for c in 0..n {
         let ad = block.column(c);
         // The worst entry at each step: (excess over the tolerance, row, fd, step).

@@ -267,7 +267,7 @@ fn constant_indices(body: &Body) -> BTreeMap<Local, usize> {
 }
 
 /// The value of an integer literal (`3`, `3usize`, `1_0`), if the tokens are one.
-fn literal_usize(tokens: &TokenStream) -> Option<usize> {
+pub(super) fn literal_usize(tokens: &TokenStream) -> Option<usize> {
     syn::parse2::<syn::LitInt>(tokens.clone()).ok()?.base10_parse().ok()
 }
 

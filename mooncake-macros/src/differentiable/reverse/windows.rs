@@ -160,19 +160,9 @@ enum Sym {
     },
 }
 
-/// An integer literal's value (`1`, `(1)`, `2usize`).
+/// An integer literal's value (see `scalarise::literal_usize`).
 fn literal(t: &TokenStream) -> Option<i64> {
-    const SUFFIXES: &[&str] = &[
-        "", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
-    ];
-    let s: String = t.to_string().chars().filter(|c| !c.is_whitespace()).collect();
-    let s = s.trim_start_matches('(').trim_end_matches(')');
-    let cut = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-    let (digits, suffix) = s.split_at(cut);
-    if !SUFFIXES.contains(&suffix) || !digits.starts_with(|c: char| c.is_ascii_digit()) {
-        return None;
-    }
-    digits.replace('_', "").parse().ok()
+    super::scalarise::literal_usize(t).and_then(|v| i64::try_from(v).ok())
 }
 
 /// `a op b` of two invariants (literals folded).
