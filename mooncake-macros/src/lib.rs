@@ -9,6 +9,7 @@ mod derive_tangent;
 mod differentiable;
 #[cfg(test)]
 mod fuzz;
+mod hessian;
 mod jacobian;
 mod test_rule;
 
@@ -83,6 +84,20 @@ pub fn value_and_pullback(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn value_and_jacobian(input: TokenStream) -> TokenStream {
     jacobian::value_and_jacobian(input.into()).into()
+}
+
+/// The value, gradient and Hessian-vector product of a #[differentiable] function generic over
+/// `T: Float`, by forward-over-reverse: see `mooncake_runtime::hvp`.
+#[proc_macro]
+pub fn hvp(input: TokenStream) -> TokenStream {
+    hessian::hvp(input.into()).into()
+}
+
+/// The value, gradient and dense Hessian of a #[differentiable] function generic over
+/// `T: Float`: see `mooncake_runtime::hessian`.
+#[proc_macro]
+pub fn hessian(input: TokenStream) -> TokenStream {
+    hessian::hessian(input.into()).into()
 }
 
 /// A second body of an existing function that only AD sees: see

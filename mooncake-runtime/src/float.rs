@@ -1,10 +1,11 @@
 //! [`Float`]: the two IEEE float types, `f32` and `f64`, behind one trait so that each primitive
-//! rule is written once.
+//! rule is written once; and the dual numbers over them, [`Fwd<T>`](crate::fwd::Fwd), so that
+//! a derived reverse rule of a generic function can run in forward mode (`hvp!`).
 
 use std::fmt::{Debug, Display};
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, Sub, SubAssign};
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}
     impl Sealed for f64 {}
@@ -12,7 +13,9 @@ mod sealed {
 
 macro_rules! float_methods {
     ($( $(#[$doc:meta])* fn $name:ident(self $(, $arg:ident: $ty:ty)*) -> $ret:ty; )*) => {
-        /// An IEEE float: `f32` or `f64`. Sealed: the primitive rules are written once against it.
+        /// An IEEE float, `f32` or `f64`, or a dual number over one ([`Fwd<T>`](crate::fwd::Fwd),
+        /// which differentiates every method). Sealed: the primitive rules are written once
+        /// against it.
         pub trait Float:
             'static
             + sealed::Sealed
@@ -62,14 +65,18 @@ macro_rules! float_methods {
             const DEG_TO_RAD: Self;
             /// `180 / pi`, the derivative of `to_degrees`.
             const RAD_TO_DEG: Self;
-            /// The type's name, `"f32"` or `"f64"`.
+            /// The type's name, `"f32"` or `"f64"` (`"Fwd"` for a dual number).
             const NAME: &'static str;
             /// Converts from `f64` (rounding for `f32`).
             fn from_f64(x: f64) -> Self;
-            /// Converts to `f64` (exactly).
+            /// Converts to `f64` (exactly; a dual number's real part).
             fn to_f64(self) -> f64;
             /// Converts from `i32`.
             fn from_i32(x: i32) -> Self;
+            /// `self * t`, but exactly zero where `t` is zero, also where `self` is infinite or
+            /// NaN: how the guarded rules apply a derivative (`rules::scalar::guarded_scale`).
+            /// Componentwise for a dual number, so that a zero part of `t` stays zero.
+            fn mul_guarded(self, t: Self) -> Self;
             $( $(#[$doc])* fn $name(self $(, $arg: $ty)*) -> $ret; )*
         }
 
@@ -91,6 +98,8 @@ macro_rules! float_methods {
                     fn to_f64(self) -> f64 { self as f64 }
                     #[inline(always)]
                     fn from_i32(x: i32) -> Self { x as $t }
+                    #[inline(always)]
+                    fn mul_guarded(self, t: Self) -> Self { if t == 0.0 { 0.0 } else { self * t } }
                     $( #[inline(always)] fn $name(self $(, $arg: $ty)*) -> $ret { $t::$name(self $(, $arg)*) } )*
                 }
             };

@@ -35,6 +35,8 @@ pub mod element;
 pub mod enums;
 pub mod float;
 pub mod forward;
+pub mod fwd;
+pub mod hessian;
 mod impls;
 pub mod jacobian;
 pub mod keys;
@@ -53,6 +55,8 @@ pub use cache::GradientCache;
 pub use dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
 pub use element::Element;
 pub use float::Float;
+pub use fwd::Fwd;
+pub use hessian::HvpCache;
 pub use jacobian::{FlatTangent, Jacobian};
 pub use mooncake_macros::Tangent;
 
@@ -334,6 +338,99 @@ pub use mooncake_macros::value_and_pullback;
 #[doc(inline)]
 pub use mooncake_macros::value_and_jacobian;
 
+/// The value, the gradient and a Hessian-vector product of a `#[differentiable]` function
+/// generic over `T: Float` with a scalar result: `(value, (g1, g2, ..), (hv1, hv2, ..))`, one
+/// gradient and one block of `H v` per argument, shaped as [`value_and_gradient!`]'s
+/// (`NoTangent` for an integer or a `Const(..)` argument). The directions are given one per
+/// argument, as a tuple written out (for one argument, also as a bare expression): a number
+/// for a scalar argument, a slice, `Vec` or array for a buffer, `NoTangent` for an integer or a
+/// `Const(..)`.
+///
+/// **How.** Forward over reverse: the function's derived reverse rule, run at `T = Fwd<f64>`
+/// ([`Fwd`]) with the arguments' dual parts set to the direction and the pullback seeded with
+/// `1 + 0ε`, gives the gradient in the real parts and `H v` in the dual parts, at about twice
+/// a gradient's cost. No second derivation: this needs the function to be generic over
+/// `T: Float` (constants written `T::from_f64(..)`, `T::ZERO`, ..); for a function that is not,
+/// the call does not compile, with a message saying so (arguments of a parameter that is not
+/// generic may be passed as `Const(..)`).
+///
+/// **Arguments**: `f64` / `f32` and integers by value, buffers of them (`[T]`, `Vec<T>`,
+/// `[T; N]`) as `&x` or by value, `Const(..)` of any of these. `&mut` arguments are refused
+/// (the Hessian is that of the result alone). `hvp!(f(..), dirs, cache = &mut cache)` is the
+/// prepared form, with an [`HvpCache`], which allocates nothing after its first call when
+/// buffers are passed as `&x`.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// // f(x, a) = a Σ x_i² x_{i+1}
+/// #[differentiable]
+/// fn chain<T: Float>(x: &[T], a: T) -> T {
+///     let mut s = T::ZERO;
+///     for i in 0..x.len() - 1 {
+///         s += x[i] * x[i] * x[i + 1];
+///     }
+///     a * s
+/// }
+///
+/// let x = vec![1.0, 2.0, 3.0];
+/// // H v along x_0 only: the column ∂²f/∂x∂x_0 = a (2 x_1, 2 x_0, 0), and ∂²f/∂a∂x_0 = 2 x_0 x_1.
+/// let (y, (gx, ga), (hx, ha)) = hvp!(chain(&x, 2.0), (&[1.0, 0.0, 0.0], 0.0));
+/// assert_eq!(y, 2.0 * (2.0 + 12.0));
+/// assert_eq!((gx, ga), (vec![8.0, 2.0 + 24.0, 8.0], 14.0));
+/// assert_eq!((hx, ha), (vec![8.0, 4.0, 0.0], 4.0));
+///
+/// // A constant argument gets no gradient; its direction is `NoTangent`.
+/// let (_, (_, c), (hx2, _)) = hvp!(chain(&x, Const(2.0)), (&[1.0, 0.0, 0.0], NoTangent));
+/// assert_eq!((c, hx2), (NoTangent, vec![8.0, 4.0, 0.0]));
+/// ```
+///
+/// # Panics
+/// If a direction has another number of components than its argument, with a message naming
+/// the argument.
+#[doc(inline)]
+pub use mooncake_macros::hvp;
+
+/// The value, the gradient and the dense Hessian of a `#[differentiable]` function generic over
+/// `T: Float` with a scalar result: `(value, gradient, H)`, where the components of all the
+/// arguments that are not `Const(..)` are counted in order (as [`FlatTangent`] lists them: a
+/// scalar is one, a buffer its elements; integers none), `gradient` is a `Vec<f64>` of them and
+/// `H` an `n x n` [`Jacobian`] (row-major, `H[(i, j)] = ∂²f/∂x_i∂x_j`). It is built from `n`
+/// Hessian-vector products with the unit directions (see [`hvp!`], whose argument rules
+/// apply): column `j` is `H e_j`. The function must be generic over `T: Float`.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn rosenbrock<T: Float>(x: &[T]) -> T {
+///     let (one, hundred) = (T::ONE, T::from_f64(100.0));
+///     let mut s = T::ZERO;
+///     for i in 0..x.len() - 1 {
+///         let a = x[i + 1] - x[i] * x[i];
+///         let b = one - x[i];
+///         s += hundred * a * a + b * b;
+///     }
+///     s
+/// }
+///
+/// let (y, g, h) = hessian!(rosenbrock(&[1.0, 1.0]));
+/// assert_eq!((y, g), (0.0, vec![0.0, 0.0]));
+/// assert_eq!(h.shape(), (2, 2));
+/// assert_eq!(h.as_slice(), &[802.0, -400.0, -400.0, 200.0]);
+///
+/// // Several scalar arguments are counted in order:
+/// #[differentiable]
+/// fn xy<T: Float>(x: T, y: T) -> T {
+///     x * x * y + y.sin()
+/// }
+/// let (_, g, h) = hessian!(xy(2.0, 0.0));
+/// assert_eq!(g, vec![0.0, 5.0]);
+/// assert_eq!(h.as_slice(), &[0.0, 4.0, 4.0, 0.0]);
+/// ```
+#[doc(inline)]
+pub use mooncake_macros::hessian;
+
 /// Declares that existing functions have derivative zero, and generates their rules
 /// (`NAME_frule`, `NAME_rrule`) where it is invoked: see the [`rules_guide`] for the details.
 ///
@@ -393,6 +490,8 @@ pub mod prelude {
     pub use crate::cache::GradientCache;
     pub use crate::dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
     pub use crate::float::Float;
+    pub use crate::fwd::Fwd;
+    pub use crate::hessian::HvpCache;
     pub use crate::jacobian::{FlatTangent, Jacobian};
     pub use crate::rules::stop_gradient::{
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,
@@ -404,6 +503,7 @@ pub mod prelude {
         value_and_derivative, value_and_gradient, value_and_jacobian, value_and_pullback,
     };
     pub use mooncake_macros::{from_rrule, zero_adjoint};
+    pub use mooncake_macros::{hessian, hvp};
 }
 
 /// The one path through which generated code reaches the runtime. Not part of the public API:
@@ -415,6 +515,7 @@ pub mod __private {
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
     pub use crate::enums;
     pub use crate::forward as fwd;
+    pub use crate::hessian as hess;
     pub use crate::jacobian as jac;
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;

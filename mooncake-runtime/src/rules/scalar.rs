@@ -322,7 +322,7 @@ fn sign_or_zero<T: Float>(x: T) -> T {
 /// ```
 #[inline(always)]
 pub fn guarded_scale<T: Float>(d: T, t: T) -> T {
-    if t == T::ZERO { T::ZERO } else { d * t }
+    d.mul_guarded(t)
 }
 
 /// `1 - x²` computed as `(1 - x)(1 + x)`, accurate near `x = ±1`.

@@ -42,9 +42,11 @@
 //!
 //! Jacobians (`value_and_jacobian!`) are checked against finite differences by
 //! [`check_jacobian`] (module [`jacobian`]), for any argument and result whose tangents have a
-//! flat view.
+//! flat view; Hessian-vector products and Hessians (`hvp!`, `hessian!`) against finite
+//! differences of the gradient by [`check_hvp`] and [`check_hessian`] (module [`hessian`]).
 
 mod harness;
+pub mod hessian;
 pub mod jacobian;
 mod slots;
 #[cfg(feature = "proptest")]
@@ -53,6 +55,9 @@ pub mod strategies;
 pub mod support;
 
 pub use harness::{ArgKind, Check, Config, RuleTest, RuleTestFailure};
+pub use hessian::{
+    HvpMismatch, check_hessian, check_hessian_with, check_hvp, check_hvp_with, fd_hvp,
+};
 pub use jacobian::{
     JacobianConfig, JacobianMismatch, check_jacobian, check_jacobian_with, fd_jacobian,
 };
