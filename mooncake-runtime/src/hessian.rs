@@ -841,9 +841,11 @@ pub fn dense<Y>(
 /// Buffers reused by `hvp!(f(..), dirs, cache = &mut cache)` across Hessian-vector products of
 /// one function at fixed argument sizes, as [`GradientCache`](crate::GradientCache) does for
 /// gradients: the lifted copies of buffer arguments, their shadows and the two parts of each
-/// gradient. After the first call, a product of a function whose buffers are passed as `&x`
-/// allocates nothing (the rule's tapes come from pools); the results are borrowed from the
-/// cache.
+/// gradient. After the first call, a product whose buffers are passed as `&x` allocates
+/// nothing of its own; the results are borrowed from the cache. (The function's reverse rule
+/// may: the reverse pass pools its loop tapes and its callees' pullbacks only in functions
+/// without type parameters, so a generic function with loops or calls allocates those on every
+/// call, as its own prepared gradient does; one without is allocation-free.)
 ///
 /// ```
 /// use mooncake_runtime::prelude::*;

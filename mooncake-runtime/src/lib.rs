@@ -357,8 +357,8 @@ pub use mooncake_macros::value_and_jacobian;
 /// **Arguments**: `f64` / `f32` and integers by value, buffers of them (`[T]`, `Vec<T>`,
 /// `[T; N]`) as `&x` or by value, `Const(..)` of any of these. `&mut` arguments are refused
 /// (the Hessian is that of the result alone). `hvp!(f(..), dirs, cache = &mut cache)` is the
-/// prepared form, with an [`HvpCache`], which allocates nothing after its first call when
-/// buffers are passed as `&x`.
+/// prepared form, with an [`HvpCache`], which allocates nothing of its own after its first
+/// call when buffers are passed as `&x` (see [`HvpCache`] for what the rule itself allocates).
 ///
 /// ```
 /// use mooncake_runtime::prelude::*;
