@@ -10,6 +10,8 @@
 //! without loops or calls, and (2) for one with loops and a call, exactly the allocations of
 //! its own prepared gradient, none more.
 
+#![allow(clippy::needless_range_loop)] // index loops, as written
+
 use mooncake_runtime::prelude::*;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
