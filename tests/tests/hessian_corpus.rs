@@ -15,7 +15,12 @@
 //! generic form), `tuple_in_out` and `make_point` (results that are not scalars),
 //! `scale_in_place` and `update_nested` (no result).
 
-#![allow(clippy::needless_range_loop)] // index loops, as written
+#![allow(
+    clippy::assign_op_pattern,
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::borrow_deref_ref
+)] // the corpus as written; `&*x` lends a `&Vec` held by name, as `hvp!` takes it
 
 use mooncake_runtime::TestRng;
 use mooncake_runtime::prelude::*;
