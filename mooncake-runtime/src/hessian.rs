@@ -914,11 +914,26 @@ fn downcast<'c, S: Any>(
 
 impl HvpCache {
     /// An empty cache; the first product computed with it prepares it.
+    ///
+    /// ```
+    /// use mooncake_runtime::prelude::*;
+    ///
+    /// #[differentiable]
+    /// fn cube<T: Float>(x: &[T]) -> T {
+    ///     x[0] * x[0] * x[0]
+    /// }
+    ///
+    /// let mut cache = HvpCache::new();
+    /// assert!(!cache.is_prepared());
+    /// let (_, _, (hv,)) = hvp!(cube(&[2.0]), (&[1.0],), cache = &mut cache);
+    /// assert_eq!(hv, &[12.0]);
+    /// assert!(cache.is_prepared());
+    /// ```
     pub fn new() -> Self {
         HvpCache::default()
     }
 
-    /// Whether a product has been computed with this cache.
+    /// Whether a product has been computed with this cache (see [`HvpCache::new`]).
     pub fn is_prepared(&self) -> bool {
         self.function.is_some()
     }

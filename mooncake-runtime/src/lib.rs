@@ -36,6 +36,7 @@ pub mod enums;
 pub mod float;
 pub mod forward;
 pub mod fwd;
+#[doc(hidden)]
 pub mod hessian;
 mod impls;
 pub mod jacobian;

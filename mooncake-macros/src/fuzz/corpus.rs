@@ -157,6 +157,8 @@ impl Collect {
             quote!(#call, (#(#tangents,)*)).to_string(),
         );
         self.push(Target::TestRule, String::new(), call.to_string());
+        self.push(Target::Hvp, String::new(), quote!(#call, (#(#tangents,)*)).to_string());
+        self.push(Target::Hessian, String::new(), call.to_string());
     }
 }
 
@@ -216,6 +218,8 @@ impl<'ast> Visit<'ast> for Collect {
             Some("value_and_pullback") => Some(Target::ValueAndPullback),
             Some("test_rule") => Some(Target::TestRule),
             Some("check_rule") => Some(Target::CheckRule),
+            Some("hvp") => Some(Target::Hvp),
+            Some("hessian") => Some(Target::Hessian),
             _ => None,
         };
         if let Some(t) = target {

@@ -3,8 +3,9 @@
 //! Each input is one call of one macro's expansion function on `proc_macro2` tokens (which run
 //! outside a compiler): `#[differentiable]`, `#[mooncake_overlay]`, `#[derive(Tangent)]`,
 //! `#[frule(for = ..)]`, `#[rrule(for = ..)]`, `zero_adjoint!`, `from_rrule!`,
-//! `value_and_derivative!`, `value_and_gradient!`, `value_and_pullback!`, `test_rule!` and
-//! `check_rule!`. Two tests draw the inputs:
+//! `value_and_derivative!`, `value_and_gradient!`, `value_and_pullback!`, `test_rule!`,
+//! `check_rule!`, `hvp!` and `hessian!` (these two from the corpus's inputs only). Two tests draw
+//! the inputs:
 //!
 //! * `fuzz_mutated_corpus`: the real inputs of the workspace ([`corpus`]), mutated at the
 //!   token-tree level ([`mutate`]);
@@ -63,6 +64,8 @@ pub(crate) enum Target {
     ValueAndPullback,
     TestRule,
     CheckRule,
+    Hvp,
+    Hessian,
 }
 
 /// What a macro's output must parse as.
@@ -84,7 +87,9 @@ impl Target {
             | Target::ValueAndGradient
             | Target::ValueAndPullback
             | Target::TestRule
-            | Target::CheckRule => Output::Expr,
+            | Target::CheckRule
+            | Target::Hvp
+            | Target::Hessian => Output::Expr,
             _ => Output::Items,
         }
     }
@@ -111,6 +116,8 @@ impl Target {
             Target::ValueAndPullback => crate::api::value_and_gradient(input, true),
             Target::TestRule => crate::test_rule::expand(input, OnFailure::Panic),
             Target::CheckRule => crate::test_rule::expand(input, OnFailure::Return),
+            Target::Hvp => crate::hessian::hvp(input),
+            Target::Hessian => crate::hessian::hessian(input),
         }
     }
 
@@ -129,6 +136,8 @@ impl Target {
             Target::ValueAndPullback => "value_and_pullback",
             Target::TestRule => "test_rule",
             Target::CheckRule => "check_rule",
+            Target::Hvp => "hvp",
+            Target::Hessian => "hessian",
         };
         if self.is_attribute() {
             if attr.is_empty() {
@@ -612,6 +621,8 @@ fn show_expansion() {
         Target::ValueAndPullback,
         Target::TestRule,
         Target::CheckRule,
+        Target::Hvp,
+        Target::Hessian,
     ]
     .into_iter()
     .find(|t| format!("{t:?}") == var("MOONCAKE_FUZZ_SHOW"))

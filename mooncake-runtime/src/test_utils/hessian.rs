@@ -33,7 +33,14 @@ use crate::tangent::Primal;
 use std::fmt;
 
 /// A Hessian-vector product or a Hessian that disagrees with finite differences of the
-/// gradient (or has another shape).
+/// gradient (or has another shape); its message names the component.
+///
+/// ```
+/// use mooncake_runtime::test_utils::check_hvp;
+///
+/// let e = check_hvp(&[1.0], &2.0, &1.0, |x: &f64| vec![3.0 * x * x]).unwrap_err();
+/// assert!(e.to_string().starts_with("the Hessian-vector product disagrees"), "{e}");
+/// ```
 #[derive(Clone, Debug)]
 pub struct HvpMismatch {
     message: String,
@@ -48,6 +55,15 @@ impl fmt::Display for HvpMismatch {
 impl std::error::Error for HvpMismatch {}
 
 /// The central difference of the gradient along `v`: `(∇f(x + h v) - ∇f(x - h v)) / 2h`.
+///
+/// ```
+/// use mooncake_runtime::test_utils::fd_hvp;
+///
+/// // f(x) = x_0² x_1, ∇f = (2 x_0 x_1, x_0²), H e_0 = (2 x_1, 2 x_0).
+/// let grad = |x: &Vec<f64>| vec![2.0 * x[0] * x[1], x[0] * x[0]];
+/// let hv = fd_hvp(&vec![1.0, 3.0], &vec![1.0, 0.0], 1e-4, grad);
+/// assert!((hv[0] - 6.0).abs() < 1e-8 && (hv[1] - 2.0).abs() < 1e-8);
+/// ```
 ///
 /// # Panics
 /// If the gradient changes length between the two points.
@@ -68,6 +84,14 @@ pub fn fd_hvp<X: Primal + Clone>(
 /// Checks `hv`, a Hessian-vector product of `f` at `x` along `v` flattened as
 /// [`FlatTangent`] lists the components, against central differences of `grad` (the flat
 /// gradient of `f`) along `v`, with the default [`JacobianConfig`].
+///
+/// ```
+/// use mooncake_runtime::test_utils::check_hvp;
+///
+/// let grad = |x: &Vec<f64>| vec![2.0 * x[0] * x[1], x[0] * x[0]];
+/// check_hvp(&[6.0, 2.0], &vec![1.0, 3.0], &vec![1.0, 0.0], grad).unwrap();
+/// assert!(check_hvp(&[6.0, 2.5], &vec![1.0, 3.0], &vec![1.0, 0.0], grad).is_err());
+/// ```
 pub fn check_hvp<X: Primal + Clone>(
     hv: &[f64],
     x: &X,
@@ -78,6 +102,14 @@ pub fn check_hvp<X: Primal + Clone>(
 }
 
 /// [`check_hvp`] with the tolerances and steps of `config`.
+///
+/// ```
+/// use mooncake_runtime::test_utils::{JacobianConfig, check_hvp_with};
+///
+/// let loose = JacobianConfig { rtol: 0.1, ..JacobianConfig::default() };
+/// let grad = |x: &Vec<f64>| vec![2.0 * x[0] * x[1], x[0] * x[0]];
+/// check_hvp_with(&loose, &[6.1, 2.0], &vec![1.0, 3.0], &vec![1.0, 0.0], grad).unwrap();
+/// ```
 pub fn check_hvp_with<X: Primal + Clone>(
     config: &JacobianConfig,
     hv: &[f64],
@@ -127,9 +159,21 @@ pub fn check_hvp_with<X: Primal + Clone>(
     }
 }
 
-/// Checks `h`, the Hessian of `f` at `x` (as [`hessian!`](macro@crate::hessian) returns it), column by
-/// column against central differences of `grad` along the basis tangents of `x`, and checks
+/// Checks `h`, the Hessian of `f` at `x` (as [`hessian!`](macro@crate::hessian) returns it),
+/// column by column against central differences of `grad` along the basis tangents of `x`, and checks
 /// that it is symmetric (within the same tolerances), with the default [`JacobianConfig`].
+///
+/// ```
+/// use mooncake_runtime::Jacobian;
+/// use mooncake_runtime::test_utils::check_hessian;
+///
+/// let grad = |x: &Vec<f64>| vec![2.0 * x[0] * x[1], x[0] * x[0]];
+/// let h = Jacobian::from_row_major(2, 2, vec![6.0, 2.0, 2.0, 0.0]).unwrap();
+/// check_hessian(&h, &vec![1.0, 3.0], grad).unwrap();
+/// let not_symmetric = Jacobian::from_row_major(2, 2, vec![6.0, 2.0, 2.5, 0.0]).unwrap();
+/// let e = check_hessian(&not_symmetric, &vec![1.0, 3.0], grad).unwrap_err();
+/// assert!(e.to_string().contains("not symmetric"), "{e}");
+/// ```
 pub fn check_hessian<X>(
     h: &Jacobian,
     x: &X,
@@ -143,6 +187,16 @@ where
 }
 
 /// [`check_hessian`] with the tolerances and steps of `config`.
+///
+/// ```
+/// use mooncake_runtime::Jacobian;
+/// use mooncake_runtime::test_utils::{JacobianConfig, check_hessian_with};
+///
+/// let loose = JacobianConfig { rtol: 0.1, ..JacobianConfig::default() };
+/// let grad = |x: &Vec<f64>| vec![2.0 * x[0] * x[1], x[0] * x[0]];
+/// let h = Jacobian::from_row_major(2, 2, vec![6.1, 2.0, 2.0, 0.0]).unwrap();
+/// check_hessian_with(&loose, &h, &vec![1.0, 3.0], grad).unwrap();
+/// ```
 pub fn check_hessian_with<X>(
     config: &JacobianConfig,
     h: &Jacobian,
