@@ -76,6 +76,16 @@ macro_rules! float_methods {
             /// `self * t`, but exactly zero where `t` is zero, also where `self` is infinite or
             /// NaN: how the guarded rules apply a derivative (`rules::scalar::guarded_scale`).
             /// Componentwise for a dual number, so that a zero part of `t` stays zero.
+            ///
+            /// ```
+            /// use mooncake_runtime::prelude::*;
+            ///
+            /// assert_eq!(f64::INFINITY.mul_guarded(0.0), 0.0);
+            /// assert_eq!(3.0_f64.mul_guarded(2.0), 6.0);
+            /// // (3 + ε)(0 + 2ε) = 0 + 6ε: the zero real part of `t` stays zero, its dual part not.
+            /// let p = Fwd::new(3.0_f64, 1.0).mul_guarded(Fwd::new(0.0, 2.0));
+            /// assert_eq!((p.re, p.eps), (0.0, 6.0));
+            /// ```
             fn mul_guarded(self, t: Self) -> Self;
             $( $(#[$doc])* fn $name(self $(, $arg: $ty)*) -> $ret; )*
         }

@@ -561,6 +561,15 @@ fn constants_integers_arrays_and_vecs_by_value() {
 }
 
 #[test]
+fn nothing_to_differentiate() {
+    // Every argument constant: no products, an empty Hessian, the value.
+    let (y, g, h) = hessian!(single(Const(1.3)));
+    assert_eq!((y, g, h.shape()), (single(1.3), vec![], (0, 0)));
+    let (y, (g,), (hv,)) = hvp!(single(Const(1.3)), (NoTangent,));
+    assert_eq!((y, g, hv), (single(1.3), NoTangent, NoTangent));
+}
+
+#[test]
 fn a_stationary_point_keeps_its_second_derivatives() {
     // At the minimum of Rosenbrock the cotangents of the squared terms are exactly zero while
     // their dual parts are not: the guarded rules (`sqrt` here) must keep those.
@@ -589,6 +598,12 @@ fn prepared_products_match_the_plain_form() {
         assert_eq!((y, g, *a, h, *ha), (y0, &g0, a0, &h0, ha0));
     }
     assert!(cache.is_prepared());
+    // One argument: the direction as a bare expression.
+    let mut c1 = HvpCache::new();
+    let v = vec![0.5, -1.0, 2.0, 0.0];
+    let (_, (g1,), (h1,)) = hvp!(rosenbrock(&x), &v, cache = &mut c1);
+    let (_, (g0,), (h0,)) = hvp!(rosenbrock(&x), &v);
+    assert_eq!((g1, h1), (&g0, &h0));
     // Constants in the prepared form.
     let mut c2 = HvpCache::new();
     let w = vec![0.5, -1.0, 2.0];
