@@ -45,6 +45,8 @@ macro_rules! float_methods {
             + SubAssign
             + MulAssign
             + DivAssign
+            + std::iter::Sum
+            + for<'a> std::iter::Sum<&'a Self>
             + Send
             + Sync
             + 'static

@@ -198,6 +198,20 @@ assign_ops! {
     DivAssign div_assign /;
 }
 
+impl<T: Float> std::iter::Sum for Fwd<T> {
+    /// The sum from `-0.0`, in order, as `Iterator::sum` adds floats.
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(<Self as ZeroRData>::zero(), |acc, x| acc + x)
+    }
+}
+
+impl<'a, T: Float> std::iter::Sum<&'a Fwd<T>> for Fwd<T> {
+    /// The sum from `-0.0`, in order, as `Iterator::sum` adds floats.
+    fn sum<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
+        iter.fold(<Self as ZeroRData>::zero(), |acc, x| acc + *x)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The rule system's traits: a `Fwd` is value-identified like `f64`, its tangent and rdata are
 // itself, its fdata is `NoFData`.

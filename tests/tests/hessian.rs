@@ -191,6 +191,10 @@ fn fwd_comparisons_conventions_and_traits() {
     let x = Fwd::new(Fwd::new(2.0, 1.0), Fwd::new(1.0, 0.0));
     let y = x * x * x;
     assert_eq!((y.re.re, y.eps.re, y.eps.eps), (8.0, 12.0, 12.0));
+    // Sums (`Float` has `Sum`, so generic code can write `x.iter().sum::<T>()`).
+    let xs = [Fwd::new(1.0, 2.0), Fwd::new(3.0, -1.0)];
+    let (s1, s2): (Fwd<f64>, Fwd<f64>) = (xs.iter().sum(), xs.into_iter().sum());
+    assert_eq!((s1.re, s1.eps, s2.re, s2.eps), (4.0, 1.0, 4.0, 1.0));
     // The rule system's view: the tangent and rdata are itself.
     let z = Fwd::new(1.0_f64, 2.0);
     assert_eq!(z.zero_tangent(), Fwd::new(0.0, 0.0));

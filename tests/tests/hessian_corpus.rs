@@ -182,7 +182,7 @@ fn iterators<T: Float>(x: &[T], y: &[T]) -> T {
     for (a, b) in x.iter().zip(y.iter()) {
         s += *a * *b;
     }
-    s
+    s + x.iter().sum::<T>()
 }
 
 #[differentiable]
