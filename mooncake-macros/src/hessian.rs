@@ -20,7 +20,8 @@ const HVP_USAGE: &str = "expected `hvp!(f(args..), (v1, v2, ..))` with one direc
                          argument (`NoTangent` for an integer or a `Const(..)`), or `hvp!(f(args..), \
                          dirs, cache = &mut cache)` (an `HvpCache`)";
 
-const HESSIAN_USAGE: &str = "expected `hessian!(f(args..))`";
+const HESSIAN_USAGE: &str =
+    "expected `hessian!(f(args..))` or `hessian!(f(args..), cache = &mut cache)` (an `HvpCache`)";
 
 struct HvpInput {
     call: syn::ExprCall,
@@ -88,15 +89,30 @@ fn parse_hvp(input: ParseStream<'_>) -> syn::Result<HvpInput> {
     Ok(HvpInput { call, dirs, cache })
 }
 
-fn parse_hessian(input: ParseStream<'_>) -> syn::Result<syn::ExprCall> {
+fn parse_hessian(input: ParseStream<'_>) -> syn::Result<(syn::ExprCall, Option<Expr>)> {
     let call = parse_call(input)?;
     let _ = input.parse::<Option<Token![,]>>()?;
+    let mut cache = None;
     if !input.is_empty() {
-        return Err(input.error(format!(
-            "{HESSIAN_USAGE}: it takes no options (for a product with a direction, use `hvp!`)"
-        )));
+        let key: syn::Ident =
+            input.parse().map_err(|e| syn::Error::new(e.span(), HESSIAN_USAGE))?;
+        if key != "cache" {
+            return Err(syn::Error::new(
+                key.span(),
+                format!(
+                    "unknown option `{key}`: {HESSIAN_USAGE} (for a product with a direction, \
+                     use `hvp!`)"
+                ),
+            ));
+        }
+        input.parse::<Token![=]>().map_err(|e| syn::Error::new(e.span(), HESSIAN_USAGE))?;
+        cache = Some(input.parse().map_err(|e| syn::Error::new(e.span(), HESSIAN_USAGE))?);
+        let _ = input.parse::<Option<Token![,]>>()?;
     }
-    Ok(call)
+    if !input.is_empty() {
+        return Err(input.error(HESSIAN_USAGE));
+    }
+    Ok((call, cache))
 }
 
 /// `&mut` arguments are refused: the Hessian is that of the result alone.
@@ -127,7 +143,10 @@ pub(crate) fn hvp(input: TokenStream) -> TokenStream {
 
 /// The expansion of `hessian!`.
 pub(crate) fn hessian(input: TokenStream) -> TokenStream {
-    match syn::parse::Parser::parse2(parse_hessian, input).and_then(|c| expand_hessian(&c)) {
+    match syn::parse::Parser::parse2(parse_hessian, input).and_then(|(call, cache)| match cache {
+        None => expand_hessian(&call),
+        Some(cache) => expand_hessian_cached(&call, &cache),
+    }) {
         Ok(t) => t,
         Err(e) => e.to_compile_error(),
     }
@@ -376,6 +395,109 @@ fn expand_hessian(call: &syn::ExprCall) -> syn::Result<TokenStream> {
     }))
 }
 
+/// `hessian!(f(args..), cache = &mut cache)`: the passes run in a loop over the unit
+/// directions, every buffer (lifted copies, shadows, the flat gradient and product, the matrix)
+/// in the `HvpCache`; the gradient and the Hessian are returned borrowed from it.
+fn expand_hessian_cached(call: &syn::ExprCall, cache: &Expr) -> syn::Result<TokenStream> {
+    let rt = quote!(::mooncake_runtime::__private);
+    let site = proc_macro2::Span::mixed_site();
+    let func = &call.func;
+    let name = quote!(#func).to_string().replace(' ', "");
+    let nargs = call.args.len();
+    let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
+    refuse_mut(&args, "hessian")?;
+    let (rule, mask) = gradient_rule(call, &args)?;
+    let (y, r, j, c, off) = (
+        format_ident!("__y", span = site),
+        format_ident!("__r", span = site),
+        format_ident!("__j", span = site),
+        format_ident!("__cache", span = site),
+        format_ident!("__off", span = site),
+    );
+    let mut binds = Vec::new();
+    let mut dims = Vec::new();
+    let mut lets = Vec::new();
+    let mut call_args = Vec::new();
+    let mut dones = Vec::new();
+    let mut puts = Vec::new();
+    for (k, (is_const, arg)) in args.iter().enumerate() {
+        let span = arg.span();
+        let x = format_ident!("__x{}", k, span = site);
+        let l = format_ident!("__l{}", k, span = site);
+        let p = format_ident!("__p{}", k, span = site);
+        let f = format_ident!("__f{}", k, span = site);
+        let m = format_ident!("__m{}", k, span = site);
+        let idx = syn::Index::from(k);
+        let pass = if *is_const { quote!(pass_const) } else { quote!(pass) };
+        let by_ref = matches!(arg, Expr::Reference(_));
+        binds.push(quote_spanned!(span=> let #x = #arg;));
+        let x_ref = if by_ref { quote!(#x) } else { quote!(&#x) };
+        let unit = if *is_const {
+            quote!(::core::option::Option::None)
+        } else {
+            dims.push(quote_spanned!(span=> #rt::hess::flat_len(#x_ref)));
+            quote_spanned!(span=> #rt::hess::unit_in(#j, &mut #off, #rt::hess::flat_len(#x_ref)))
+        };
+        if by_ref {
+            lets.push(quote_spanned!(span=>
+                let #l = #c.take_lifted_unit(#k, #x, #unit);
+                let #p = #rt::hess::#pass((#x, &#l));
+                let #f = #c.ref_shadow(#k, #p);
+            ));
+            call_args.push(
+                quote_spanned!(span=> #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f))),
+            );
+            if !is_const {
+                dones.push(quote_spanned!(span=> #c.ref_push(#k, #p, &#f);));
+            }
+            puts.push(quote_spanned!(span=> #c.put_lifted(#k, #l);));
+        } else {
+            lets.push(quote_spanned!(span=>
+                let #l = #rt::hess::lift_unit(#x_ref, #unit);
+                let #p = #rt::hess::#pass((::core::clone::Clone::clone(&#x), #l));
+                let #f = #rt::Primal::zero_fdata(&#p);
+                let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
+            ));
+            if !is_const {
+                lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
+                dones.push(quote_spanned!(span=> #c.value_push(#k, #m, &#f, #r.#idx);));
+            }
+            call_args.push(quote_spanned!(span=> {
+                let __c = #rt::rev::pass(&#p);
+                #rt::CoDual::new(__c.primal, __c.fdata)
+            }));
+        }
+    }
+    Ok(quote_spanned!(cache.span()=> {
+        let #c: &mut #rt::hess::HvpCache = #cache;
+        let #c = #c.begin(#name, #nargs);
+        #(#binds)*
+        let __n: usize = 0 #(+ #dims)*;
+        #c.begin_hessian(__n);
+        let mut __value = ::core::option::Option::None;
+        for __pass in 0..__n.max(1) {
+            let #j: ::core::option::Option<usize> =
+                if __n == 0 { ::core::option::Option::None } else { ::core::option::Option::Some(__pass) };
+            #[allow(unused_mut, unused_variables)]
+            let mut #off = 0usize;
+            #(#lets)*
+            let (#y, __pb) = #rule(#mask #(#call_args),*);
+            #rt::hess::Pin(&#y.primal).pin();
+            let __ybar = #rt::hess::seed(&#y.primal);
+            let #r = __pb(__ybar);
+            let _ = &#r;
+            #c.begin_pass();
+            #(#dones)*
+            #(#puts)*
+            #c.end_pass(#j);
+            __value = ::core::option::Option::Some(#rt::hess::value(#y.primal));
+        }
+        let #c: &#rt::hess::HvpCache = #c;
+        let (__g, __h) = #c.hessian_parts();
+        (#rt::hess::last_value(__value), __g, __h)
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{hessian, hvp};
@@ -412,7 +534,14 @@ mod tests {
             let out = expands(hvp, text.parse().unwrap());
             assert!(!is_error(&out), "{text}: {out}");
         }
-        for text in ["f(&x)", "f(&x, 2.0, n)", "f(x.clone(), Const(&y), Const(s))", "f()"] {
+        for text in [
+            "f(&x)",
+            "f(&x, 2.0, n)",
+            "f(x.clone(), Const(&y), Const(s))",
+            "f()",
+            "f(&x), cache = &mut c",
+            "f(&x, Const(&y), 2.0), cache = &mut c,",
+        ] {
             let out = expands(hessian, text.parse().unwrap());
             assert!(!is_error(&out), "{text}: {out}");
         }
@@ -439,7 +568,17 @@ mod tests {
             let out = expands(hvp, text.parse().unwrap());
             assert!(is_error(&out), "{text}: {out}");
         }
-        for text in ["", "f", "f(&mut x)", "x.f(y)", "f(x), v", "f(x), cache = &mut c"] {
+        for text in [
+            "",
+            "f",
+            "f(&mut x)",
+            "x.f(y)",
+            "f(x), v",
+            "f(x), mode = forward",
+            "f(x), cache",
+            "f(x), cache = &mut c extra",
+            "f(&mut x), cache = &mut c",
+        ] {
             let out = expands(hessian, text.parse().unwrap());
             assert!(is_error(&out), "{text}: {out}");
         }

@@ -119,6 +119,10 @@ pub trait Lift {
     fn lift_into(&self, dir: Option<&[Self::Elem]>, out: &mut Self::Lifted);
     /// The lifted value whose dual parts are the unit vector `k` (zero for `None`).
     fn lift_unit(&self, k: Option<usize>) -> Self::Lifted;
+    /// The same, into `out` (reused: buffers do not allocate).
+    fn lift_unit_into(&self, k: Option<usize>, out: &mut Self::Lifted) {
+        *out = self.lift_unit(k);
+    }
 }
 
 macro_rules! float_lift {
@@ -169,6 +173,12 @@ macro_rules! float_lift {
                 }
                 out
             }
+            fn lift_unit_into(&self, k: Option<usize>, out: &mut Vec<Fwd<$t>>) {
+                self.lift_into(None, out);
+                if let Some(k) = k {
+                    out[k].eps = 1.0;
+                }
+            }
         }
 
         impl Lift for Vec<$t> {
@@ -185,6 +195,9 @@ macro_rules! float_lift {
             }
             fn lift_unit(&self, k: Option<usize>) -> Vec<Fwd<$t>> {
                 self[..].lift_unit(k)
+            }
+            fn lift_unit_into(&self, k: Option<usize>, out: &mut Vec<Fwd<$t>>) {
+                self[..].lift_unit_into(k, out)
             }
         }
 
@@ -248,6 +261,9 @@ macro_rules! int_lift {
             fn lift_unit(&self, _: Option<usize>) -> Vec<$t> {
                 self.to_vec()
             }
+            fn lift_unit_into(&self, _: Option<usize>, out: &mut Vec<$t>) {
+                self.lift_into(None, out);
+            }
         }
 
         impl Lift for Vec<$t> {
@@ -265,6 +281,9 @@ macro_rules! int_lift {
             }
             fn lift_unit(&self, _: Option<usize>) -> Vec<$t> {
                 self.clone()
+            }
+            fn lift_unit_into(&self, _: Option<usize>, out: &mut Vec<$t>) {
+                self.lift_into(None, out);
             }
         }
 
@@ -878,6 +897,12 @@ pub struct HvpCache {
     lifted: Vec<Option<Box<dyn Any>>>,
     shadows: Vec<Option<Box<dyn Any>>>,
     outs: Vec<Option<Box<dyn Any>>>,
+    /// `hessian!(.., cache = ..)`: the flat gradient and product of the current pass, the
+    /// gradient of the first, and the Hessian.
+    grad: Vec<f64>,
+    hv: Vec<f64>,
+    gradient: Vec<f64>,
+    hessian: Option<Jacobian>,
 }
 
 impl std::fmt::Debug for HvpCache {
@@ -1076,6 +1101,124 @@ impl HvpCache {
             Some(o) => (&o.grad, &o.hv),
             None => unreachable!("mooncake: an HvpCache slot was not prepared"),
         }
+    }
+}
+
+impl HvpCache {
+    /// The lifted copy of argument `k` (a buffer passed as `&x`) with the unit direction `unit`
+    /// (`hessian!`), taken out of the cache (see [`HvpCache::take_lifted`]).
+    #[doc(hidden)]
+    pub fn take_lifted_unit<X>(&mut self, k: usize, x: &X, unit: Option<usize>) -> X::Lifted
+    where
+        X: Lift + ?Sized,
+        X::Lifted: Default + 'static,
+    {
+        let function = self.name();
+        let mut l: X::Lifted =
+            std::mem::take(downcast(&mut self.lifted[k], X::Lifted::default, k, function));
+        x.lift_unit_into(unit, &mut l);
+        l
+    }
+
+    /// Starts a Hessian of `n` components (a new matrix only for the first, or for another
+    /// `n`, which is refused).
+    #[doc(hidden)]
+    pub fn begin_hessian(&mut self, n: usize) {
+        match &self.hessian {
+            Some(h) if h.rows() == n => {}
+            Some(h) => panic!(
+                "mooncake: the arguments of `{}` have {n} components, where this HvpCache was \
+                 prepared for {}: use a new cache for other sizes",
+                self.name(),
+                h.rows()
+            ),
+            None => self.hessian = Some(Jacobian::zeros(n, n)),
+        }
+    }
+
+    /// Starts a pass: the flat gradient and product are emptied.
+    #[doc(hidden)]
+    pub fn begin_pass(&mut self) {
+        self.grad.clear();
+        self.hv.clear();
+    }
+
+    /// Appends the flat gradient and product of argument `k`, passed as `&x`, read out of its
+    /// shadow.
+    #[doc(hidden)]
+    pub fn ref_push<P>(&mut self, k: usize, x: &P, shadow: &P::Shadow)
+    where
+        P: Primal + ?Sized,
+        P::Tangent: SplitDual + 'static,
+    {
+        self.ref_done(k, x, shadow);
+        let out = self.outs[k]
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<Out<P::Tangent, <P::Tangent as SplitDual>::Part>>());
+        match out {
+            Some(o) => o.tangent.extend_flat(&mut self.grad, &mut self.hv),
+            None => unreachable!("mooncake: an HvpCache slot was not prepared"),
+        }
+    }
+
+    /// Appends the flat gradient and product of argument `k`, passed by value.
+    #[doc(hidden)]
+    pub fn value_push<P>(
+        &mut self,
+        _: usize,
+        _: std::marker::PhantomData<fn() -> P>,
+        fdata: &P::FData,
+        rdata: P::RData,
+    ) where
+        P: Primal,
+        P::Tangent: SplitDual,
+    {
+        let mut tangent = P::join_tangent(fdata, rdata);
+        crate::tangent::TangentSpace::settle(&mut tangent);
+        tangent.extend_flat(&mut self.grad, &mut self.hv);
+    }
+
+    /// Ends the pass along the unit direction `j`: its product is column `j` of the Hessian;
+    /// the first pass's gradient is kept.
+    #[doc(hidden)]
+    pub fn end_pass(&mut self, j: Option<usize>) {
+        let function = self.name();
+        let Some(h) = self.hessian.as_mut() else {
+            unreachable!("mooncake: a Hessian pass before begin_hessian")
+        };
+        let n = h.rows();
+        assert!(
+            self.hv.len() == n,
+            "mooncake: hessian!: an argument of `{function}` changed size between passes"
+        );
+        if let Some(j) = j {
+            for (i, v) in self.hv.iter().enumerate() {
+                h.set(i, j, *v);
+            }
+        }
+        if j.is_none_or(|j| j == 0) {
+            self.gradient.clear();
+            self.gradient.extend_from_slice(&self.grad);
+        }
+    }
+
+    /// The gradient and the Hessian of the last `hessian!(.., cache = ..)`.
+    #[doc(hidden)]
+    pub fn hessian_parts(&self) -> (&[f64], &Jacobian) {
+        match &self.hessian {
+            Some(h) => (&self.gradient, h),
+            None => unreachable!("mooncake: a Hessian read before it was computed"),
+        }
+    }
+}
+
+/// The value of the last pass of a prepared `hessian!` (there is always one).
+#[doc(hidden)]
+#[inline(always)]
+pub fn last_value<Y>(y: Option<Y>) -> Y {
+    match y {
+        Some(y) => y,
+        None => unreachable!("mooncake: a prepared hessian! ran no pass"),
     }
 }
 

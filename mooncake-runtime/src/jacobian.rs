@@ -279,6 +279,19 @@ impl Jacobian {
     pub fn get(&self, i: usize, j: usize) -> Option<f64> {
         (i < self.rows && j < self.cols).then(|| self.data[i * self.cols + j])
     }
+    /// Sets the entry `(i, j)` (`hessian!`'s prepared form fills its matrix in place).
+    ///
+    /// # Panics
+    /// Outside the matrix.
+    pub(crate) fn set(&mut self, i: usize, j: usize, v: f64) {
+        assert!(
+            i < self.rows && j < self.cols,
+            "entry ({i}, {j}) of a {} x {} matrix",
+            self.rows,
+            self.cols
+        );
+        self.data[i * self.cols + j] = v;
+    }
     /// Row `i`: the gradient of output component `i` with respect to the argument.
     ///
     /// # Panics

@@ -429,6 +429,26 @@ pub use mooncake_macros::hvp;
 /// assert_eq!(g, vec![0.0, 5.0]);
 /// assert_eq!(h.as_slice(), &[0.0, 4.0, 4.0, 0.0]);
 /// ```
+///
+/// `hessian!(f(..), cache = &mut cache)` is the prepared form, with an [`HvpCache`]: the
+/// lifted buffers, shadows and the matrix are reused, and the gradient and the Hessian are
+/// returned borrowed from the cache (`(value, &[f64], &Jacobian)`); it allocates nothing of its
+/// own after the first call (see [`HvpCache`] for what the rule itself allocates).
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn quartic<T: Float>(x: &[T]) -> T {
+///     x[0] * x[0] * x[0] * x[0] + x[0] * x[1]
+/// }
+///
+/// let mut cache = HvpCache::new();
+/// let x = vec![1.0, 2.0];
+/// let (y, g, h) = hessian!(quartic(&x), cache = &mut cache);
+/// assert_eq!((y, g), (3.0, &[6.0, 1.0][..]));
+/// assert_eq!(h.as_slice(), &[12.0, 1.0, 1.0, 0.0]);
+/// ```
 #[doc(inline)]
 pub use mooncake_macros::hessian;
 

@@ -624,6 +624,26 @@ fn prepared_products_match_the_plain_form() {
 }
 
 #[test]
+fn prepared_hessians_match_the_plain_form() {
+    let x = vec![-1.2, 1.0, 0.5, 0.8];
+    let mut cache = HvpCache::new();
+    for a in [0.8, 1.3] {
+        let (y0, g0, h0) = hessian!(calls(&x, a));
+        let (y, g, h) = hessian!(calls(&x, a), cache = &mut cache);
+        assert_eq!((y, g, h), (y0, &g0[..], &h0));
+    }
+    // Arrays by value and by reference, and nothing to differentiate.
+    let (p, q) = ([0.3, -0.8, 0.5], [1.2, 0.4, -0.6]);
+    let mut c2 = HvpCache::new();
+    let (y0, g0, h0) = hessian!(array_arg(p, &q));
+    let (y, g, h) = hessian!(array_arg(p, &q), cache = &mut c2);
+    assert_eq!((y, g, h), (y0, &g0[..], &h0));
+    let mut c3 = HvpCache::new();
+    let (y, g, h) = hessian!(single(Const(1.3)), cache = &mut c3);
+    assert_eq!((y, g.len(), h.shape()), (single(1.3), 0, (0, 0)));
+}
+
+#[test]
 #[should_panic(
     expected = "argument 1 of `rosenbrock` is a buffer of length 3, where the cache was prepared for length 4"
 )]

@@ -1,7 +1,8 @@
-//! Repeated prepared Hessian-vector products (`hvp!(.., cache = &mut cache)`) allocate nothing
-//! of their own after the first call: counted by a global allocator that counts every
-//! allocation of the process, without the test harness (whose threads would allocate while it
-//! counts), as `allocation_free.rs` does for gradients.
+//! Repeated prepared Hessian-vector products and Hessians (`hvp!(.., cache = &mut cache)`,
+//! `hessian!(.., cache = &mut cache)`) allocate nothing of their own after the first call:
+//! counted by a global allocator that counts every allocation of the process, without the test
+//! harness (whose threads would allocate while it counts), as `allocation_free.rs` does for
+//! gradients.
 //!
 //! What the function's own reverse rule allocates is another matter: the reverse pass pools its
 //! loop tapes and its callees' pullbacks per site of a *non-generic* function, and a function
@@ -83,6 +84,25 @@ fn main() {
         hvp!(straight(&x, 0.7, Const(&c)), (&v, 1.0, NoTangent), cache = &mut cache);
     assert_eq!((y1, g1, *ga1, h1, *ha1), (y0, &g0, ga0, &h0, ha0));
     assert_eq!(first, y0);
+
+    // The prepared Hessian too: 4 + 1 products per call, nothing allocated.
+    let mut hcache = HvpCache::new();
+    let (h0, ..) = hessian!(straight(&x, 0.7, Const(&c)), cache = &mut hcache);
+    let region = Region::new(GLOBAL);
+    for s in sums.iter_mut() {
+        let (y, g, h) = hessian!(straight(&x, 0.7, Const(&c)), cache = &mut hcache);
+        *s = y + g[4] + h[(1, 2)];
+    }
+    let stats = region.change();
+    assert_eq!(
+        (stats.allocations, stats.reallocations),
+        (0, 0),
+        "repeated prepared Hessians allocated: {stats:?}"
+    );
+    assert_eq!(h0, straight(&x, 0.7, &c));
+    let (_, g, h) = hessian!(straight(&x, 0.7, Const(&c)));
+    let (_, gc, hc) = hessian!(straight(&x, 0.7, Const(&c)), cache = &mut hcache);
+    assert_eq!((&g[..], &h), (gc, hc));
 
     // (2) With loops and a call: the allocations of the rule's own prepared gradient, no more.
     let (cols, rows) = (4, 30);

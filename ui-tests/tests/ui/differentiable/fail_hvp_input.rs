@@ -28,7 +28,7 @@ fn main() {
     let _ = hvp!(energy(&x, 2.0), v);
     let _ = hvp!(energy(&x, 2.0), (&[1.0, 0.0], 0.0), mode = forward);
     let _ = hvp!(energy(&x, 2.0));
-    let _ = hessian!(energy(&x, 2.0), cache = &mut x);
+    let _ = hessian!(energy(&x, 2.0), mode = forward);
     let _ = hessian!(scale_in_place(&mut x, 2.0));
     let _ = hvp!(x.len(), ());
 }
