@@ -126,6 +126,12 @@ integer_sum!(usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
 pub trait AddRData<R>: Copy {
     /// `*self += r`.
     fn add_rdata(&mut self, r: R);
+    /// `*self = r`, where `*self` is zero: the same as [`AddRData::add_rdata`] then, without
+    /// reading `*self` (what an add into memory known to be zero does).
+    #[inline(always)]
+    fn set_rdata(&mut self, r: R) {
+        self.add_rdata(r);
+    }
 }
 
 impl AddRData<f64> for f64 {
@@ -133,12 +139,20 @@ impl AddRData<f64> for f64 {
     fn add_rdata(&mut self, r: f64) {
         *self += r;
     }
+    #[inline(always)]
+    fn set_rdata(&mut self, r: f64) {
+        *self = r;
+    }
 }
 
 impl AddRData<f32> for f32 {
     #[inline(always)]
     fn add_rdata(&mut self, r: f32) {
         *self += r;
+    }
+    #[inline(always)]
+    fn set_rdata(&mut self, r: f32) {
+        *self = r;
     }
 }
 

@@ -1715,8 +1715,9 @@ impl<T: 'static, const N: usize> ReplayCopy for ArrayCopy<T, N> {
 /// Both are sound because the shadow of an argument behind `&` is only ever incremented during
 /// a reverse sweep (nobody reads it before the pullback returns, and increments commute).
 pub enum Sink<'s, D> {
-    /// The shadow, borrowed until [`close_sink`].
-    Direct(std::cell::RefMut<'s, Vec<D>>),
+    /// The shadow, borrowed until [`close_sink`], and whether it was known to be zero when it
+    /// was borrowed ([`SharedVec::known_zero`](crate::shared::SharedVec::known_zero)).
+    Direct(std::cell::RefMut<'s, Vec<D>>, bool),
     /// Zeroed memory as long as the shadow, from a tape pool.
     #[allow(clippy::box_collection)]
     Buffered(Box<Vec<D>>),
@@ -1725,11 +1726,36 @@ pub enum Sink<'s, D> {
 impl<D> Sink<'_, D> {
     /// The memory the adjoints go into.
     #[inline(always)]
-    pub fn slice_mut(&mut self) -> &mut [D] {
+    pub fn slice_mut(&mut self) -> Acc<'_, D> {
         match self {
-            Sink::Direct(v) => v.as_mut_slice(),
-            Sink::Buffered(v) => v.as_mut_slice(),
+            Sink::Direct(v, zero) => Acc { slots: v.as_mut_slice(), zero: *zero },
+            Sink::Buffered(v) => Acc { slots: v.as_mut_slice(), zero: true },
         }
+    }
+}
+
+/// The memory of a [`Sink`] as the reverse sweep adds into it, and whether every element is
+/// still zero: true until the first mutable access (every `&mut` view through `DerefMut` clears
+/// it), so that the first [`SinkWindow`] cut from a zero sink may write its slots instead of
+/// adding into them.
+pub struct Acc<'a, D> {
+    slots: &'a mut [D],
+    zero: bool,
+}
+
+impl<D> std::ops::Deref for Acc<'_, D> {
+    type Target = [D];
+    #[inline(always)]
+    fn deref(&self) -> &[D] {
+        self.slots
+    }
+}
+
+impl<D> std::ops::DerefMut for Acc<'_, D> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [D] {
+        self.zero = false;
+        self.slots
     }
 }
 
@@ -1749,11 +1775,12 @@ pub fn sink<'s, D: Copy + Default + 'static>(
     taken: &[usize],
     pool: Option<&'static std::thread::LocalKey<TapePool>>,
 ) -> Sink<'s, D> {
+    let zero = shadow.known_zero();
     if direct
         && !taken.contains(&shadow.addr())
         && let Some(v) = shadow.try_borrow_mut()
     {
-        return Sink::Direct(v);
+        return Sink::Direct(v, zero);
     }
     let mut acc: Box<Vec<D>> = match pool {
         Some(p) => take_tape(p),
@@ -1770,30 +1797,36 @@ pub fn sink<'s, D: Copy + Default + 'static>(
 pub struct SinkWindow<'a, D> {
     slots: &'a mut [D],
     lo: usize,
+    /// The slots are zero and each is added into at most once: [`window_add`] writes.
+    set: bool,
 }
 
 /// The window of `acc` for a loop whose `m` complete iterations loaded indices `lo() .. lo() +
 /// m` (every one of them in bounds: they were loaded); empty if the loop ran no complete
 /// iteration (then `lo()`, which counts from the first one, is not evaluated), or if the
-/// argument's gradient is not wanted (`live`; its sink then holds nothing).
+/// argument's gradient is not wanted (`live`; its sink then holds nothing). `once` says the
+/// loop adds into the window at one place only, so that each slot gets at most one add per
+/// execution of the loop: if the sink is still zero, the adds are writes.
 #[inline(always)]
-pub fn sink_window<D>(
-    acc: &mut [D],
+pub fn sink_window<'a, D>(
+    acc: &'a mut Acc<'_, D>,
     live: bool,
+    once: bool,
     m: usize,
     lo: impl FnOnce() -> usize,
-) -> SinkWindow<'_, D> {
+) -> SinkWindow<'a, D> {
     if !live {
-        return SinkWindow { slots: &mut [], lo: 0 };
+        return SinkWindow { slots: &mut [], lo: 0, set: false };
     }
+    let set = once && acc.zero;
     let lo = if m == 0 { 0 } else { lo() };
     let w = &mut acc[lo..lo + m];
     // Cut again to `m`, the bound the optimiser compares the slots with.
-    SinkWindow { slots: &mut w[..m], lo }
+    SinkWindow { slots: &mut w[..m], lo, set }
 }
 
 /// `acc[i] += r` through a [`SinkWindow`]: into `slot`, which is `i`'s (checked in debug
-/// builds).
+/// builds); a write if the window's slots are zero and each is added into once.
 #[inline(always)]
 pub fn window_add<D: crate::element::AddRData<R>, R>(
     w: &mut SinkWindow<'_, D>,
@@ -1806,7 +1839,7 @@ pub fn window_add<D: crate::element::AddRData<R>, R>(
         w.lo.checked_add(slot),
         "mooncake: a sink window's slot disagrees with the index loaded (an internal error)"
     );
-    w.slots[slot].add_rdata(r);
+    if w.set { w.slots[slot].set_rdata(r) } else { w.slots[slot].add_rdata(r) }
 }
 
 /// The part of an argument's copy that the re-run loads of a loop's reverse sweep read: the
@@ -1890,8 +1923,8 @@ pub fn acc_add<D: crate::element::AddRData<R>, R>(acc: &mut [D], i: usize, r: R)
 /// nothing). Generated code adds into the sink at indices the reverse sweep's loads of the same
 /// buffer checked against that length, and the optimiser drops the second check.
 #[inline(always)]
-pub fn fit_sink<D>(s: &mut [D], live: bool, len: usize) -> &mut [D] {
-    if live { &mut s[..len] } else { s }
+pub fn fit_sink<D>(s: Acc<'_, D>, live: bool, len: usize) -> Acc<'_, D> {
+    if live { Acc { slots: &mut s.slots[..len], zero: s.zero } } else { s }
 }
 
 /// Ends a [`Sink`]: a direct borrow is released; buffered memory is added into the shadow (one

@@ -26,7 +26,16 @@ use std::rc::Rc;
 /// assert_eq!(shadow.to_vec(), vec![0.0, 2.5, 0.0]);
 /// assert!(shadow.ptr_eq(&alias));
 /// ```
-pub struct SharedVec<T>(Rc<RefCell<Vec<T>>>);
+pub struct SharedVec<T>(Rc<Buffer<T>>);
+
+/// What a [`SharedVec`] points at: the elements, and whether they are all known to be zero.
+struct Buffer<T> {
+    data: RefCell<Vec<T>>,
+    /// Every element is the zero tangent of its primal (set where a shadow is made or reset to
+    /// zeros, cleared by every mutable access): a rule that adds into every element of a shadow
+    /// known to be zero may write instead of adding (see [`SharedVec::add_to_all`]).
+    zero: Cell<bool>,
+}
 
 impl<T> Clone for SharedVec<T> {
     #[inline(always)]
@@ -37,13 +46,13 @@ impl<T> Clone for SharedVec<T> {
 
 impl<T: fmt::Debug> fmt::Debug for SharedVec<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SharedVec").field(&*self.0.borrow()).finish()
+        f.debug_tuple("SharedVec").field(&*self.0.data.borrow()).finish()
     }
 }
 
 impl<T: PartialEq> PartialEq for SharedVec<T> {
     fn eq(&self, other: &Self) -> bool {
-        *self.0.borrow() == *other.0.borrow()
+        *self.0.data.borrow() == *other.0.data.borrow()
     }
 }
 
@@ -51,7 +60,29 @@ impl<T> SharedVec<T> {
     /// Takes ownership of `data` (no copy).
     #[inline]
     pub fn from_vec(data: Vec<T>) -> Self {
-        SharedVec(Rc::new(RefCell::new(data)))
+        SharedVec(Rc::new(Buffer { data: RefCell::new(data), zero: Cell::new(false) }))
+    }
+
+    /// Marks every element as the zero tangent of its primal: what a shadow just made or reset
+    /// to zeros is. Any mutable access clears the mark.
+    #[inline(always)]
+    pub fn mark_zero(&self) {
+        self.0.zero.set(true);
+    }
+
+    /// Whether every element is known to be zero (see [`SharedVec::mark_zero`]).
+    #[inline(always)]
+    pub fn known_zero(&self) -> bool {
+        self.0.zero.get()
+    }
+
+    /// A mutable borrow of the elements; what every mutable access goes through, so that it
+    /// clears the zero mark.
+    #[inline(always)]
+    fn data_mut(&self) -> std::cell::RefMut<'_, Vec<T>> {
+        let v = self.0.data.borrow_mut();
+        self.0.zero.set(false);
+        v
     }
 
     /// An empty buffer with room for `capacity` elements.
@@ -62,13 +93,13 @@ impl<T> SharedVec<T> {
     /// The number of elements.
     #[inline(always)]
     pub fn len(&self) -> usize {
-        self.0.borrow().len()
+        self.0.data.borrow().len()
     }
 
     /// Whether the buffer is empty.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.0.borrow().is_empty()
+        self.0.data.borrow().is_empty()
     }
 
     /// Whether `self` and `other` are handles to the same buffer (they alias).
@@ -88,25 +119,25 @@ impl<T> SharedVec<T> {
     /// `rev::sink`).
     #[inline]
     pub fn try_borrow_mut(&self) -> Option<std::cell::RefMut<'_, Vec<T>>> {
-        self.0.try_borrow_mut().ok()
+        self.0.data.try_borrow_mut().ok().inspect(|_| self.0.zero.set(false))
     }
 
     /// Appends `value`.
     #[inline]
     pub fn push(&self, value: T) {
-        self.0.borrow_mut().push(value);
+        self.data_mut().push(value);
     }
 
     /// Removes and returns the last element.
     #[inline]
     pub fn pop(&self) -> Option<T> {
-        self.0.borrow_mut().pop()
+        self.data_mut().pop()
     }
 
     /// Runs `f` on a shared view of the elements.
     #[inline(always)]
     pub fn with<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
-        f(&self.0.borrow())
+        f(&self.0.data.borrow())
     }
 
     /// A shared borrow of the `Vec` (what an assertion in derived code reads).
@@ -115,7 +146,7 @@ impl<T> SharedVec<T> {
     /// If the buffer is borrowed mutably.
     #[inline(always)]
     pub fn borrow(&self) -> std::cell::Ref<'_, Vec<T>> {
-        self.0.borrow()
+        self.0.data.borrow()
     }
 
     /// A mutable borrow of the `Vec` (what derived code holds over a loop that adds into a
@@ -125,13 +156,13 @@ impl<T> SharedVec<T> {
     /// If the buffer is borrowed already.
     #[inline(always)]
     pub fn borrow_mut(&self) -> std::cell::RefMut<'_, Vec<T>> {
-        self.0.borrow_mut()
+        self.data_mut()
     }
 
     /// Runs `f` on a shared view of the `Vec` itself.
     #[inline(always)]
     pub fn with_vec<R>(&self, f: impl FnOnce(&Vec<T>) -> R) -> R {
-        f(&self.0.borrow())
+        f(&self.0.data.borrow())
     }
 
     /// Runs `f` on a mutable view of the elements (the `Vec` itself, so it may grow).
@@ -140,12 +171,12 @@ impl<T> SharedVec<T> {
     /// If `f` reaches this same buffer through another handle (a re-entrant borrow).
     #[inline(always)]
     pub fn with_mut<R>(&self, f: impl FnOnce(&mut Vec<T>) -> R) -> R {
-        f(&mut self.0.borrow_mut())
+        f(&mut self.data_mut())
     }
 
     /// Replaces the contents with `data`, returning the old contents (no copy).
     pub fn replace(&self, data: Vec<T>) -> Vec<T> {
-        std::mem::replace(&mut *self.0.borrow_mut(), data)
+        std::mem::replace(&mut *self.data_mut(), data)
     }
 
     /// Takes the contents out, leaving the buffer empty; without a copy when this is the only
@@ -155,8 +186,8 @@ impl<T> SharedVec<T> {
         T: Clone,
     {
         match Rc::try_unwrap(self.0) {
-            Ok(cell) => cell.into_inner(),
-            Err(shared) => shared.borrow().clone(),
+            Ok(buffer) => buffer.data.into_inner(),
+            Err(shared) => shared.data.borrow().clone(),
         }
     }
 }
@@ -178,24 +209,24 @@ impl<T: Copy> SharedVec<T> {
     /// If `index >= self.len()`, with the index and the length, as slice indexing does.
     #[inline(always)]
     pub fn get(&self, index: usize) -> T {
-        self.0.borrow()[index]
+        self.0.data.borrow()[index]
     }
 
     /// Overwrites the element at `index`, returning the old value.
     #[inline(always)]
     pub fn set(&self, index: usize, value: T) -> T {
-        std::mem::replace(&mut self.0.borrow_mut()[index], value)
+        std::mem::replace(&mut self.data_mut()[index], value)
     }
 
     /// Swaps the elements at `a` and `b`.
     #[inline(always)]
     pub fn swap(&self, a: usize, b: usize) {
-        self.0.borrow_mut().swap(a, b);
+        self.data_mut().swap(a, b);
     }
 
     /// A copy of the contents.
     pub fn to_vec(&self) -> Vec<T> {
-        self.0.borrow().clone()
+        self.0.data.borrow().clone()
     }
 
     /// A new buffer holding a copy of the contents (not an alias).
@@ -205,7 +236,7 @@ impl<T: Copy> SharedVec<T> {
 
     /// Overwrites the contents with a copy of `data` (lengths may differ).
     pub fn assign(&self, data: &[T]) {
-        let mut v = self.0.borrow_mut();
+        let mut v = self.data_mut();
         v.clear();
         v.extend_from_slice(data);
     }
@@ -215,14 +246,25 @@ impl<T: Copy + std::ops::AddAssign> SharedVec<T> {
     /// Adds `value` to the element at `index`: the increment of a gradient.
     #[inline(always)]
     pub fn add(&self, index: usize, value: T) {
-        self.0.borrow_mut()[index] += value;
+        self.data_mut()[index] += value;
+    }
+
+    /// Adds `value` to every element; writes it instead when the buffer is known to be zero
+    /// (see [`SharedVec::mark_zero`]), which saves reading the elements.
+    #[inline]
+    pub fn add_to_all(&self, value: T) {
+        let zero = self.known_zero();
+        let mut v = self.data_mut();
+        if zero { v.fill(value) } else { v.iter_mut().for_each(|g| *g += value) }
     }
 }
 
 impl<T: Copy + Default> SharedVec<T> {
-    /// `len` zeros (default values).
+    /// `len` zeros (default values), marked zero (see [`SharedVec::mark_zero`]).
     pub fn zeros(len: usize) -> Self {
-        Self::from_vec(vec![T::default(); len])
+        let v = Self::from_vec(vec![T::default(); len]);
+        v.mark_zero();
+        v
     }
 }
 
@@ -243,7 +285,7 @@ impl<T, const N: usize> Clone for SharedArray<T, N> {
 
 impl<T: fmt::Debug, const N: usize> fmt::Debug for SharedArray<T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SharedArray").field(&*self.0.0.borrow()).finish()
+        f.debug_tuple("SharedArray").field(&*self.0.0.data.borrow()).finish()
     }
 }
 

@@ -171,6 +171,55 @@ fn step_two(x: &[f64]) -> f64 {
     s
 }
 
+/// Two loads at one offset: two adds into each slot per iteration, so the window adds even
+/// into a gradient that starts at zero.
+#[differentiable]
+fn squares(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * x[i];
+    }
+    s
+}
+
+/// The inner loop's window is cut once per outer iteration, over the same slots: only the
+/// first cut may write them.
+#[differentiable]
+fn repeated_sweeps(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..3 {
+        let w = k as f64 + 0.5;
+        for i in 0..x.len() {
+            s += w * x[i].sin();
+        }
+    }
+    s
+}
+
+/// A window and a rule (`sum`) adding into the same gradient.
+#[differentiable]
+fn window_and_sum(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * x[i].cos();
+    }
+    s * x.iter().sum::<f64>()
+}
+
+/// Two calls whose pullbacks add into one gradient, each through its own window.
+#[differentiable]
+fn two_calls(x: &[f64]) -> f64 {
+    sum_while(x) + 2.0 * repeated_sweeps(x)
+}
+
+/// `sum` twice: the first pullback writes the gradient, the second adds.
+#[differentiable]
+fn sum_twice(x: &[f64]) -> f64 {
+    let a = x.iter().sum::<f64>();
+    let b = x.iter().sum::<f64>();
+    a * b + a
+}
+
 fn xs(n: usize, seed: f64) -> Vec<f64> {
     (0..n).map(|k| ((k as f64 + 1.0) * seed).sin() * 1.3 + 0.1).collect()
 }
@@ -240,4 +289,31 @@ fn windows_with_constant_arguments() {
     let (_, (gx, gy)) = value_and_gradient!(dot(Const(&x), &y));
     assert_eq!(gx, NoTangent);
     assert_eq!(gy, x);
+}
+
+#[test]
+fn gradients_that_start_at_zero() {
+    // The first add into a gradient known to be zero writes (a window cut from a zero sink
+    // whose loop adds once per slot, `sum`'s pullback into a zero shadow); every later add
+    // adds. Checked against finite differences and the forward mode, and prepared gradients
+    // repeated through one cache against the plain one.
+    for n in [1, 3, 8] {
+        let mut cache = GradientCache::new();
+        let x = xs(n, 0.55);
+        test_rule!(squares(&x));
+        test_rule!(repeated_sweeps(&x));
+        test_rule!(window_and_sum(&x));
+        test_rule!(two_calls(&x));
+        test_rule!(sum_twice(&x));
+        let (v, (g,)) = value_and_gradient!(two_calls(&x));
+        for _ in 0..3 {
+            let (vc, (gc,)) = value_and_gradient!(two_calls(&x), cache = &mut cache);
+            assert_eq!(vc, v);
+            assert_eq!(*gc, g);
+        }
+        let expect: Vec<f64> = x.iter().map(|v| 1.0 + 2.0 * 4.5 * v.cos()).collect();
+        for (a, b) in g.iter().zip(&expect) {
+            assert!((a - b).abs() < 1e-12, "{g:?} against {expect:?}");
+        }
+    }
 }

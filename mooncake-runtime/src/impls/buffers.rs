@@ -60,7 +60,9 @@ macro_rules! buffer_primal_common {
             NoRData
         }
         fn zero_shadow(&self) -> Self::Shadow {
-            SharedVec::from_vec(zeros(self))
+            let shadow = SharedVec::from_vec(zeros(self));
+            shadow.mark_zero();
+            shadow
         }
         fn split_tangent(tangent: Vec<$elem::Tangent>) -> (Self::FData, NoRData) {
             (SharedVec::from_vec(tangent), NoRData)
@@ -84,7 +86,9 @@ macro_rules! buffer_primal_common {
                 }
                 v.iter_mut().zip(self.iter()).for_each(|(d, p)| *d = p.zero_tangent());
                 Ok(())
-            })
+            })?;
+            shadow.mark_zero();
+            Ok(())
         }
         fn shadow_into_tangent(shadow: &Self::Shadow, out: &mut Vec<$elem::Tangent>) {
             shadow.with_vec(|s| out.clone_from(s))

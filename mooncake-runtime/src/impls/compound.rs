@@ -59,7 +59,9 @@ impl<T: Primal + Clone, const N: usize> Primal for [T; N] {
         std::array::from_fn(|i| self[i].zero_rdata())
     }
     fn zero_shadow(&self) -> Self::Shadow {
-        SharedVec::from_vec(self.iter().map(Primal::zero_tangent).collect())
+        let shadow = SharedVec::from_vec(self.iter().map(Primal::zero_tangent).collect());
+        shadow.mark_zero();
+        shadow
     }
     fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData) {
         let (f, r): (Vec<_>, Vec<_>) = tangent.into_iter().map(T::split_tangent).unzip();
@@ -99,7 +101,9 @@ impl<T: Primal + Clone, const N: usize> Primal for [T; N] {
             }
             v.iter_mut().zip(self.iter()).for_each(|(d, p)| *d = p.zero_tangent());
             Ok(())
-        })
+        })?;
+        shadow.mark_zero();
+        Ok(())
     }
     fn reset_handle(&self, handle: &mut SharedVec<T>) -> Result<(), ShapeMismatch> {
         handle.with_mut(|h| {

@@ -1493,7 +1493,7 @@ pub fn sum_rrule<T: Float, S: ReadBuffer<T> + ?Sized>(
     let y = x.primal.with_slice(sum_slice);
     let dx = x.fdata;
     let pullback = move |y_bar: T| {
-        dx.with_mut(|d| d.iter_mut().for_each(|g| *g += y_bar));
+        dx.add_to_all(y_bar);
         (NoRData,)
     };
     (CoDual::new(y, NoFData), pullback)

@@ -688,7 +688,7 @@ impl<'a> Reverse<'a> {
             };
             rebind.push(quote!(
                 let mut #g = #rt::rev::sink(&#sh, #n, #direct && #live, &[#(#made),*], #sink_pool);
-                let #acc = #slice;
+                let mut #acc = #slice;
             ));
             flushes.push(quote!(#rt::rev::close_sink(&#sh, #g, #sink_pool);));
             made.push(quote!(#sh.addr()));

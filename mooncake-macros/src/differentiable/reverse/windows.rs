@@ -559,9 +559,11 @@ impl Reverse<'_> {
             } else {
                 let acc = super::accumulator(w.sink);
                 let live = self.live(w.sink).unwrap_or_else(|| quote!(true));
-                out.extend(
-                    quote!(let mut #name = #rt::rev::sink_window(&mut *#acc, #live, #mh, || #lo);),
-                );
+                // One add per iteration: if the sink is still zero, the adds write.
+                let once = self.windows.at.values().filter(|&&j| j == k).count() == 1;
+                out.extend(quote!(
+                    let mut #name = #rt::rev::sink_window(&mut #acc, #live, #once, #mh, || #lo);
+                ));
             }
         }
         out
