@@ -366,3 +366,89 @@ rev_matrix_ops!(DVector<f64>, RowDVector<f64>, DMatrix<f64>);
 
 rev_binop!(RevMul mul rules::mat_vec_rrule: DMatrix<f64>, DVector<f64> => DVector<f64>);
 rev_binop!(RevMul mul rules::mat_mat_rrule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>);
+
+// ---------------------------------------------------------------------------------------------
+// The Cholesky methods of `DMatrix<f64>` (`super::chol::CholeskyExt`): `a.cholesky_solve(&b)`
+// with a vector `b`, `a.cholesky_logdet()`, in both modes.
+
+use super::chol;
+
+type Mat = DMatrix<f64>;
+type Vector = DVector<f64>;
+
+#[diagnostic::do_not_recommend]
+impl<'b, P: HeldMatrix<Mat>, T: HeldMatrix<Mat>>
+    MethodFrule<{ method_key("cholesky_solve") }, MatrixKey<Mat>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b Mat, &'b Mat>;
+    type Rule = for<'s, 't> fn(
+        Dual<&'b Mat, &'b Mat>,
+        Dual<&'s Vector, &'t Vector>,
+    ) -> Dual<Vector, Vector>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (view(self), chol::cholesky_solve_frule::<Vector>)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'b, P: HeldMatrix<Mat>, T: HeldMatrix<Mat>>
+    MethodFrule<{ method_key("cholesky_logdet") }, MatrixKey<Mat>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b Mat, &'b Mat>;
+    type Rule = fn(Dual<&'b Mat, &'b Mat>) -> Dual<f64, f64>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (view(self), chol::cholesky_logdet_frule)
+    }
+}
+
+macro_rules! rev_chol_methods {
+    ($($marker:ident, $recv:ty);*) => {$(
+        impl<'a> RecvMarker<{ method_key("cholesky_solve") }, MatrixKey<Mat>> for $recv {
+            type Marker = $marker<Mat>;
+        }
+        impl<'a> RecvMarker<{ method_key("cholesky_logdet") }, MatrixKey<Mat>> for $recv {
+            type Marker = $marker<Mat>;
+        }
+        impl UserMethodRrule<{ method_key("cholesky_solve") }, MatrixKey<Mat>> for $marker<Mat> {
+            type Recv<'a> = $recv;
+            type Args<'b> = (CoDual<&'b Vector, SharedRef<Vector>>,);
+            type Out = Vector;
+            type RecvRData = NoRData;
+            type Rets = (NoRData, NoRData);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                args: Self::Args<'b>,
+            ) -> (
+                CoDual<Vector, SharedRef<Vector>>,
+                impl FnOnce(NoRData, NoRData) -> (NoRData, NoRData) + use<>,
+            ) {
+                let (y, pb) = chol::cholesky_solve_rrule(recv.rview(), args.0);
+                (y, move |y_bar, _: NoRData| pb(y_bar))
+            }
+        }
+        impl UserMethodRrule<{ method_key("cholesky_logdet") }, MatrixKey<Mat>> for $marker<Mat> {
+            type Recv<'a> = $recv;
+            type Args<'b> = ();
+            type Out = f64;
+            type RecvRData = NoRData;
+            type Rets = (NoRData,);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                _: (),
+            ) -> (CoDual<f64, NoFData>, impl FnOnce(f64, NoRData) -> (NoRData,) + use<>) {
+                let (y, pb) = chol::cholesky_logdet_rrule(recv.rview());
+                (y, move |y_bar, _: NoRData| pb(y_bar))
+            }
+        }
+    )*};
+}
+
+rev_chol_methods!(ByRef, CoDual<&'a Mat, SharedRef<Mat>>; ByValue, CoDual<Mat, SharedRef<Mat>>);

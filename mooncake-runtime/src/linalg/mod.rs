@@ -18,6 +18,7 @@ use crate::shared::SharedRef;
 use crate::tangent::{FData, FromHandle, Primal, ShapeMismatch, TangentSpace, close};
 use nalgebra::{DMatrix, DVector, RowDVector};
 
+pub mod chol;
 pub mod dispatch;
 pub mod rules;
 
