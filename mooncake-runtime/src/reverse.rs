@@ -1975,14 +1975,27 @@ pub fn give_replay_copy<C: ReplayCopy>(pool: &'static std::thread::LocalKey<Tape
 /// rule, one per site): type-erased, since a tape holds closures, whose types have no names.
 pub type TapePool = std::cell::RefCell<Vec<Box<dyn std::any::Any>>>;
 
-/// A tape from `pool`, or a new, empty one. A tape held by the pool always has the type `T`
-/// (a site belongs to one non-generic function); one of another type is dropped.
+/// The last box of type `X` in a pool. A site of a non-generic function pools one type only,
+/// so the last box is the one; a generic function's site is shared by its instantiations (a
+/// `static` cannot depend on a type parameter), whose boxes the pool holds side by side: the
+/// last box of another type stays, and one of this type is looked for below it.
+#[inline]
+fn take_typed<X: 'static>(pool: &mut Vec<Box<dyn std::any::Any>>) -> Option<Box<X>> {
+    match pool.pop()?.downcast::<X>() {
+        Ok(b) => Some(b),
+        Err(other) => {
+            let found = pool.iter().rposition(|b| b.is::<X>());
+            pool.push(other);
+            found.and_then(|k| pool.swap_remove(k).downcast::<X>().ok())
+        }
+    }
+}
+
+/// A tape from `pool` (the last one of its type: a generic function's instantiations share
+/// their sites' pools), or a new, empty one.
 #[inline]
 pub fn take_tape<T: 'static>(pool: &'static std::thread::LocalKey<TapePool>) -> Box<Vec<T>> {
-    pool.with(|p| match p.borrow_mut().pop().map(|b| b.downcast::<Vec<T>>()) {
-        Some(Ok(tape)) => tape,
-        _ => Box::new(Vec::new()),
-    })
+    pool.with(|p| take_typed::<Vec<T>>(&mut p.borrow_mut()).unwrap_or_default())
 }
 
 /// Gives a tape back to `pool`, emptied, keeping its capacity for the next gradient.
@@ -2073,13 +2086,13 @@ pub fn pool_pullback<R, T, C: FnOnce(R) -> T + 'static>(
     pool: &'static std::thread::LocalKey<TapePool>,
     c: C,
 ) -> PooledPullback<R, T> {
-    let reused = pool.with(|p| p.borrow_mut().pop());
-    let cell: Box<dyn std::any::Any> = match reused.map(|b| b.downcast::<Option<C>>()) {
-        Some(Ok(mut slot)) => {
+    let reused = pool.with(|p| take_typed::<Option<C>>(&mut p.borrow_mut()));
+    let cell: Box<dyn std::any::Any> = match reused {
+        Some(mut slot) => {
             *slot = Some(c);
             slot
         }
-        _ => Box::new(Some(c)),
+        None => Box::new(Some(c)),
     };
     PooledPullback { cell, run: run_pooled::<R, T, C>, pool }
 }

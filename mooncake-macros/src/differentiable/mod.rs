@@ -375,6 +375,32 @@ pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
     }
 }
 
+/// Whether every type parameter of `generics` is `'static` by its bounds (`T: Float`, whose
+/// supertraits include `'static`, or `T: 'static`), and there is no const parameter: then the
+/// derived reverse rule's tapes and boxed pullback are `'static` and can come from thread-local
+/// pools (a `static` cannot name a parameter, but a pool holds its tapes type-erased, and each
+/// instantiation takes back only tapes of its own type). A bound is read by its name, so a
+/// user's own trait called `Float` that is not `'static` fails to compile in the derived rule.
+fn static_params(generics: &syn::Generics) -> bool {
+    let is_static = |b: &syn::TypeParamBound| match b {
+        syn::TypeParamBound::Lifetime(l) => l.ident == "static",
+        syn::TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|s| s.ident == "Float"),
+        _ => false,
+    };
+    generics.params.iter().all(|p| match p {
+        syn::GenericParam::Lifetime(_) => true,
+        syn::GenericParam::Const(_) => false,
+        syn::GenericParam::Type(t) => {
+            t.bounds.iter().any(is_static)
+                || generics.where_clause.iter().flat_map(|w| &w.predicates).any(|w| {
+                    matches!(w, syn::WherePredicate::Type(pt)
+                        if matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.qself.is_none() && tp.path.is_ident(&t.ident))
+                            && pt.bounds.iter().any(is_static))
+                })
+        }
+    })
+}
+
 /// The signatures of `NAME_rrule_wrt` and `NAME_rrule`: the first with a const parameter, the
 /// mask of the arguments that get a gradient (`rev::Wrt`), given by a first argument so that
 /// callers need not name the other parameters. With `boxed` (the rule boxes its pullback, see
@@ -656,13 +682,7 @@ fn generate(
             let rnames = Names::new(&rbody);
             let mut rev = reverse::Reverse::new(&rbody, &rnames, &structured, args.recursive);
             rev.ret_ty = codual_type(&sig.ret);
-            rev.pool_tapes = !func.in_generic_impl
-                && func
-                    .sig
-                    .generics
-                    .params
-                    .iter()
-                    .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+            rev.pool_tapes = !func.in_generic_impl && static_params(&func.sig.generics);
             let (forward_pass, pullback, _) = rev.generate(&structured);
             let boxed = rev.boxes_own_pullback();
             let (signature, wrapper) = rrule_signatures(func, sig, &names, boxed);
