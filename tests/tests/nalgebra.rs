@@ -473,3 +473,162 @@ fn cholesky_derived_both_modes() {
         test_rule!(gauss_local(&a, &DMatrix::identity(n, n), &y, 0.8, 0.5), seed = s);
     }
 }
+
+// -- static sizes: SVector / SMatrix (value-identified) ----------------------------------------
+
+mod statics {
+    use super::*;
+    use mooncake_runtime::linalg::fixed::*;
+    use nalgebra::{Matrix2x3, SMatrix, SVector, Vector3};
+
+    fn smat<const R: usize, const C: usize>(seed: u64) -> SMatrix<f64, R, C> {
+        let mut rng = TestRng::seed_from_u64(seed);
+        SMatrix::from_fn(|_, _| rng.normal())
+    }
+
+    fn dot<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, b: &SMatrix<f64, R, C>) -> f64 {
+        a.dot(b)
+    }
+    fn norm<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> f64 {
+        a.norm()
+    }
+    fn norm_squared<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> f64 {
+        a.norm_squared()
+    }
+    fn sum<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> f64 {
+        a.sum()
+    }
+    fn transpose<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> SMatrix<f64, C, R> {
+        a.transpose()
+    }
+    fn add<const R: usize, const C: usize>(
+        a: &SMatrix<f64, R, C>,
+        b: &SMatrix<f64, R, C>,
+    ) -> SMatrix<f64, R, C> {
+        a + b
+    }
+    fn sub<const R: usize, const C: usize>(
+        a: &SMatrix<f64, R, C>,
+        b: &SMatrix<f64, R, C>,
+    ) -> SMatrix<f64, R, C> {
+        a - b
+    }
+    fn neg<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> SMatrix<f64, R, C> {
+        -a
+    }
+    fn scale<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, s: f64) -> SMatrix<f64, R, C> {
+        a * s
+    }
+    fn component_mul<const R: usize, const C: usize>(
+        a: &SMatrix<f64, R, C>,
+        b: &SMatrix<f64, R, C>,
+    ) -> SMatrix<f64, R, C> {
+        a.component_mul(b)
+    }
+    fn product<const R: usize, const K: usize, const C: usize>(
+        a: &SMatrix<f64, R, K>,
+        b: &SMatrix<f64, K, C>,
+    ) -> SMatrix<f64, R, C> {
+        a * b
+    }
+    fn index<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, i: usize) -> f64 {
+        a[i]
+    }
+    fn index2<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, ij: (usize, usize)) -> f64 {
+        a[ij]
+    }
+    fn from_row_slice<const R: usize, const C: usize>(s: &[f64]) -> SMatrix<f64, R, C> {
+        SMatrix::from_row_slice(s)
+    }
+
+    macro_rules! rules_at {
+        ($R:literal, $C:literal, $K:literal, $seed:expr) => {{
+            let s: u64 = $seed;
+            let (a, b) = (smat::<$R, $C>(s), smat::<$R, $C>(s + 1));
+            test_rule!(dot(&a, &b), frule = sdot_frule, rrule = sdot_rrule, seed = s);
+            test_rule!(dot(&a, &a), frule = sdot_frule, rrule = sdot_rrule, seed = s);
+            test_rule!(norm(&a), frule = snorm_frule, rrule = snorm_rrule, seed = s);
+            test_rule!(
+                norm_squared(&a),
+                frule = snorm_squared_frule,
+                rrule = snorm_squared_rrule,
+                seed = s
+            );
+            test_rule!(sum(&a), frule = ssum_frule, rrule = ssum_rrule, seed = s);
+            test_rule!(transpose(&a), frule = stranspose_frule, rrule = stranspose_rrule, seed = s);
+            test_rule!(add(&a, &b), frule = sadd_frule, rrule = sadd_rrule, seed = s);
+            test_rule!(sub(&a, &b), frule = ssub_frule, rrule = ssub_rrule, seed = s);
+            test_rule!(neg(&a), frule = sneg_frule, rrule = sneg_rrule, seed = s);
+            test_rule!(scale(&a, 0.3), frule = sscale_frule, rrule = sscale_rrule, seed = s);
+            test_rule!(
+                component_mul(&a, &b),
+                frule = scomponent_mul_frule,
+                rrule = scomponent_mul_rrule,
+                seed = s
+            );
+            let k = smat::<$C, $K>(s + 2);
+            test_rule!(product(&a, &k), frule = smul_frule, rrule = smul_rrule, seed = s);
+            let x = smat::<$C, 1>(s + 3);
+            test_rule!(product(&a, &x), frule = smul_frule, rrule = smul_rrule, seed = s);
+            for i in [0, $R * $C - 1] {
+                test_rule!(index(&a, i), frule = sindex_frule, rrule = sindex_rrule, seed = s);
+            }
+            test_rule!(
+                index2(&a, ($R - 1, 0)),
+                frule = sindex2_frule,
+                rrule = sindex2_rrule,
+                seed = s
+            );
+            let v: Vec<f64> = (0..$R * $C).map(|i| i as f64 * 0.5 - 1.0).collect();
+            test_rule!(
+                from_row_slice::<$R, $C>(&*v),
+                frule = sfrom_row_slice_frule,
+                rrule = sfrom_row_slice_rrule,
+                seed = s
+            );
+        }};
+    }
+
+    /// `zeros` has no argument, so nothing for `test_rule!` to differentiate: its rules give
+    /// zeros and a pullback with nothing to return.
+    #[test]
+    fn static_zeros() {
+        let d = szeros_frule::<2, 3>();
+        assert_eq!((d.primal, d.tangent), (SMatrix::zeros(), SMatrix::zeros()));
+        let (y, pb) = szeros_rrule::<2, 3>();
+        assert_eq!(y.primal, Matrix2x3::zeros());
+        pb(SMatrix::repeat(1.0));
+    }
+
+    #[test]
+    fn static_rules() {
+        rules_at!(1, 1, 1, 1);
+        rules_at!(3, 3, 2, 2);
+        rules_at!(2, 5, 3, 3);
+        rules_at!(5, 2, 1, 4);
+        rules_at!(1, 4, 2, 5);
+        rules_at!(4, 1, 3, 6);
+    }
+
+    /// Static values by value and behind `&`: operators between two values, scalings, products,
+    /// methods.
+    #[differentiable]
+    fn static_model(m: &Matrix2x3<f64>, x: Vector3<f64>, b: &SVector<f64, 2>, s: f64) -> f64 {
+        let y = m * x;
+        let r = y - b;
+        let z = r * s + y;
+        let w = -z;
+        let q = m.transpose() * w;
+        q.dot(&x) + z.norm_squared() + w.component_mul(&r).sum() + m.norm() * x.sum()
+    }
+
+    #[test]
+    fn static_derived_both_modes() {
+        for s in 0..4 {
+            let m = smat::<2, 3>(s);
+            let x = smat::<3, 1>(s + 10);
+            let b = smat::<2, 1>(s + 20);
+            test_rule!(static_model(&m, x, &b, 0.7), seed = s);
+        }
+    }
+}

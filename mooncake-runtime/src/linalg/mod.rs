@@ -20,6 +20,7 @@ use nalgebra::{DMatrix, DVector, RowDVector};
 
 pub mod chol;
 pub mod dispatch;
+pub mod fixed;
 pub mod rules;
 
 /// A heap matrix of `f64` (`DVector`, `RowDVector`, `DMatrix`): what the rules of [`rules`] are
