@@ -632,3 +632,30 @@ mod statics {
         }
     }
 }
+
+// -- element reads and writes in derived code (forward mode) -----------------------------------
+
+/// Element writes and reads of a matrix and a vector built in the body. Forward mode writes the
+/// primal and the tangent in place (`IndexMut` of nalgebra), so it needs no rule; reverse mode
+/// sends loads and stores through buffer handles (`SharedVec`), which a matrix does not have
+/// (not yet).
+#[differentiable(forward_only)]
+fn element_writes(m: &DMatrix<f64>, v: &DVector<f64>, x: f64) -> f64 {
+    let mut c = m * x;
+    let mut w = v * 2.0;
+    let ij = (0, 1);
+    c[ij] = x * x;
+    c[(1, 0)] = c[(0, 0)] * v[1];
+    w[0] = c[(1, 1)] + x;
+    c.sum() * w.dot(v)
+}
+
+#[test]
+fn element_writes_forward() {
+    for s in 0..3 {
+        let m = mat(2, 3, s);
+        let v = vector(2, s + 1);
+        check_rule!(element_writes(&m, &v, 0.6), frule = element_writes_frule, mode = forward)
+            .unwrap();
+    }
+}
