@@ -738,8 +738,8 @@ pub fn store_at<T: crate::element::Element, B: AsWrite<T>>(
     v: CoDual<T, NoFData>,
 ) -> Stored<T, T::Tangent> {
     let (x, dx) = b.parts();
-    let old = x.set(i, v.primal);
-    let old_d = dx.set(i, T::ZERO_TANGENT);
+    let old = x.set_primal(i, v.primal);
+    let old_d = dx.zero_at(i, T::ZERO_TANGENT);
     Stored { i, old, old_d }
 }
 
@@ -752,7 +752,7 @@ pub fn store_fresh<T: crate::element::Element, B: AsWrite<T>>(
     i: usize,
     v: CoDual<T, NoFData>,
 ) {
-    b.parts().0.set(i, v.primal);
+    b.parts().0.set_primal(i, v.primal);
 }
 
 /// The reverse of [`store_fresh`]: the gradient of the value written (what the shadow gathered
@@ -763,14 +763,14 @@ pub fn unstore_fresh<T: crate::element::Element>(
     _x: &crate::shared::SharedVec<T>,
     i: usize,
 ) -> T::RData {
-    T::tangent_rdata(dx.set(i, T::ZERO_TANGENT))
+    T::tangent_rdata(dx.zero_at(i, T::ZERO_TANGENT))
 }
 
 /// A mutable borrow of a buffer built in the body, taken once before a loop whose only uses of
 /// it are loads ([`guarded_at`]) and stores that keep no record ([`guarded_store`]).
 #[inline(always)]
 pub fn write_guard<T: Primal, B: AsWrite<T>>(b: &B) -> std::cell::RefMut<'_, Vec<T>> {
-    b.parts().0.borrow_mut()
+    b.parts().0.borrow_mut_unmarked()
 }
 
 /// [`store_fresh`] through a [`write_guard`].
@@ -799,7 +799,7 @@ pub fn unstore_at<T: crate::element::Element>(
     s: Stored<T, T::Tangent>,
 ) -> T::RData {
     let v_bar = T::tangent_rdata(dx.set(s.i, s.old_d));
-    x.set(s.i, s.old);
+    x.set_primal(s.i, s.old);
     v_bar
 }
 
@@ -831,7 +831,8 @@ impl<T, D> std::ops::DerefMut for RecordGuard<'_, T, D> {
 #[inline(always)]
 pub fn record_guard<T: Primal, B: AsWrite<T>>(b: &B) -> RecordGuard<'_, T, T::Tangent> {
     let (x, dx) = b.parts();
-    RecordGuard { x: x.borrow_mut(), dx: dx.borrow_mut() }
+    // The shadow is written only with zeros through the guard (`guarded_store_at`).
+    RecordGuard { x: x.borrow_mut_unmarked(), dx: dx.borrow_mut_unmarked() }
 }
 
 /// [`store_at`] through a [`record_guard`].
@@ -855,7 +856,7 @@ pub fn guarded_unstore_at<T: crate::element::Element>(
     s: Stored<T, T::Tangent>,
 ) -> T::RData {
     let v_bar = T::tangent_rdata(std::mem::replace(&mut g[s.i], s.old_d));
-    x.set(s.i, s.old);
+    x.set_primal(s.i, s.old);
     v_bar
 }
 
@@ -1975,27 +1976,40 @@ pub fn give_replay_copy<C: ReplayCopy>(pool: &'static std::thread::LocalKey<Tape
 /// rule, one per site): type-erased, since a tape holds closures, whose types have no names.
 pub type TapePool = std::cell::RefCell<Vec<Box<dyn std::any::Any>>>;
 
-/// The last box of type `X` in a pool. A site of a non-generic function pools one type only,
+/// The last box of type `X` in `pool`. A site of a non-generic function pools one type only,
 /// so the last box is the one; a generic function's site is shared by its instantiations (a
-/// `static` cannot depend on a type parameter), whose boxes the pool holds side by side: the
-/// last box of another type stays, and one of this type is looked for below it.
-#[inline]
-fn take_typed<X: 'static>(pool: &mut Vec<Box<dyn std::any::Any>>) -> Option<Box<X>> {
-    match pool.pop()?.downcast::<X>() {
+/// `static` cannot depend on a type parameter), whose boxes the pool holds side by side: a
+/// last box of another type goes back, and one of this type is looked for below it.
+#[inline(always)]
+fn take_typed<X: 'static>(pool: &'static std::thread::LocalKey<TapePool>) -> Option<Box<X>> {
+    // The pool is borrowed only to pop, so that the common case stays small enough to inline.
+    match pool.with(|p| p.borrow_mut().pop())?.downcast::<X>() {
         Ok(b) => Some(b),
-        Err(other) => {
-            let found = pool.iter().rposition(|b| b.is::<X>());
-            pool.push(other);
-            found.and_then(|k| pool.swap_remove(k).downcast::<X>().ok())
-        }
+        Err(other) => take_typed_below(pool, other),
     }
+}
+
+/// [`take_typed`] when the last box is of another type: put it back, and take the last box of
+/// type `X` below it.
+#[cold]
+#[inline(never)]
+fn take_typed_below<X: 'static>(
+    pool: &'static std::thread::LocalKey<TapePool>,
+    other: Box<dyn std::any::Any>,
+) -> Option<Box<X>> {
+    pool.with(|p| {
+        let mut p = p.borrow_mut();
+        let found = p.iter().rposition(|b| b.is::<X>());
+        p.push(other);
+        found.and_then(|k| p.swap_remove(k).downcast::<X>().ok())
+    })
 }
 
 /// A tape from `pool` (the last one of its type: a generic function's instantiations share
 /// their sites' pools), or a new, empty one.
 #[inline]
 pub fn take_tape<T: 'static>(pool: &'static std::thread::LocalKey<TapePool>) -> Box<Vec<T>> {
-    pool.with(|p| take_typed::<Vec<T>>(&mut p.borrow_mut()).unwrap_or_default())
+    take_typed::<Vec<T>>(pool).unwrap_or_default()
 }
 
 /// Gives a tape back to `pool`, emptied, keeping its capacity for the next gradient.
@@ -2086,7 +2100,7 @@ pub fn pool_pullback<R, T, C: FnOnce(R) -> T + 'static>(
     pool: &'static std::thread::LocalKey<TapePool>,
     c: C,
 ) -> PooledPullback<R, T> {
-    let reused = pool.with(|p| take_typed::<Option<C>>(&mut p.borrow_mut()));
+    let reused = take_typed::<Option<C>>(pool);
     let cell: Box<dyn std::any::Any> = match reused {
         Some(mut slot) => {
             *slot = Some(c);

@@ -159,6 +159,18 @@ impl<T> SharedVec<T> {
         self.data_mut()
     }
 
+    /// A mutable borrow of the `Vec` that leaves the zero mark as it is: for a primal buffer
+    /// (whose mark nothing reads, see [`SharedVec::set_primal`]), or for a shadow into which the
+    /// borrower writes nothing but zeros (the shadow of a buffer built in the body, whose
+    /// elements a loop's stores set back to zero).
+    ///
+    /// # Panics
+    /// If the buffer is borrowed already.
+    #[inline(always)]
+    pub fn borrow_mut_unmarked(&self) -> std::cell::RefMut<'_, Vec<T>> {
+        self.0.data.borrow_mut()
+    }
+
     /// Runs `f` on a shared view of the `Vec` itself.
     #[inline(always)]
     pub fn with_vec<R>(&self, f: impl FnOnce(&Vec<T>) -> R) -> R {
@@ -216,6 +228,22 @@ impl<T: Copy> SharedVec<T> {
     #[inline(always)]
     pub fn set(&self, index: usize, value: T) -> T {
         std::mem::replace(&mut self.data_mut()[index], value)
+    }
+
+    /// [`SharedVec::set`] on a primal buffer (the handle through which a reverse rule writes a
+    /// buffer), which leaves the zero mark as it is: only a shadow's mark is ever read (see
+    /// [`SharedVec::mark_zero`]), and a store's restore runs once per element in a loop's
+    /// reverse sweep.
+    #[inline(always)]
+    pub fn set_primal(&self, index: usize, value: T) -> T {
+        std::mem::replace(&mut self.0.data.borrow_mut()[index], value)
+    }
+
+    /// Overwrites the element at `index` of a shadow with `zero` (its zero tangent), returning
+    /// the old value: the zero mark stays, since a zero written into zeros leaves zeros.
+    #[inline(always)]
+    pub fn zero_at(&self, index: usize, zero: T) -> T {
+        std::mem::replace(&mut self.0.data.borrow_mut()[index], zero)
     }
 
     /// Swaps the elements at `a` and `b`.
