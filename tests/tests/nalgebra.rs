@@ -659,3 +659,21 @@ fn element_writes_forward() {
             .unwrap();
     }
 }
+
+/// Shape queries (`nrows`, `ncols`) in both modes: no derivative, used as numbers. (`len` is
+/// not reachable in reverse mode: the reverse generator reads `x.len()` as a buffer's length.)
+#[differentiable]
+fn shapes(m: &DMatrix<f64>, v: &DVector<f64>) -> f64 {
+    let c = m * 2.0;
+    let k = (c.nrows() + 10 * m.ncols()) as f64;
+    let n = v.nrows() as f64;
+    c.sum() * k + v.norm_squared() / n
+}
+
+#[test]
+fn shape_queries_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(shapes(&mat(r, c, s), &vector(c, s + 1)), seed = s);
+    }
+}

@@ -452,3 +452,71 @@ macro_rules! rev_chol_methods {
 }
 
 rev_chol_methods!(ByRef, CoDual<&'a Mat, SharedRef<Mat>>; ByValue, CoDual<Mat, SharedRef<Mat>>);
+
+// ---------------------------------------------------------------------------------------------
+// Shape queries of heap matrices, without derivative: `nrows`, `ncols`, both modes. (Not `len`:
+// the reverse generator reads `x.len()` as a buffer's length, through `rev::AsRead`.)
+
+use crate::dual::NoTangent;
+
+/// Forward rule of `m.nrows()`: no derivative.
+pub fn nrows_frule<M: HeapMatrix>(m: Dual<&M, &M>) -> Dual<usize, NoTangent> {
+    Dual::new(m.primal.dims().0, NoTangent)
+}
+
+/// Forward rule of `m.ncols()`: no derivative.
+pub fn ncols_frule<M: HeapMatrix>(m: Dual<&M, &M>) -> Dual<usize, NoTangent> {
+    Dual::new(m.primal.dims().1, NoTangent)
+}
+
+macro_rules! shape_methods {
+    ($($name:literal => $rule:ident),* $(,)?) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<'b, M: HeapMatrix, P: HeldMatrix<M>, T: HeldMatrix<M>>
+            MethodFrule<{ method_key($name) }, MatrixKey<M>> for &'b mut Dual<P, T>
+        {
+            type Receiver = Dual<&'b M, &'b M>;
+            type Rule = fn(Dual<&'b M, &'b M>) -> Dual<usize, NoTangent>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (view(self), $rule::<M>)
+            }
+        }
+        impl<'a, X: HeapMatrix> RecvMarker<{ method_key($name) }, MatrixKey<X>>
+            for CoDual<&'a X, SharedRef<X>>
+        {
+            type Marker = ByRef<X>;
+        }
+        impl<X: HeapMatrix> RecvMarker<{ method_key($name) }, MatrixKey<X>>
+            for CoDual<X, SharedRef<X>>
+        {
+            type Marker = ByValue<X>;
+        }
+        shape_methods!(@rule $name $rule: ByRef, CoDual<&'a X, SharedRef<X>>);
+        shape_methods!(@rule $name $rule: ByValue, CoDual<X, SharedRef<X>>);
+    )*};
+    (@rule $name:literal $rule:ident: $marker:ident, $recv:ty) => {
+        impl<X: HeapMatrix> UserMethodRrule<{ method_key($name) }, MatrixKey<X>> for $marker<X> {
+            type Recv<'a> = $recv;
+            type Args<'b> = ();
+            type Out = usize;
+            type RecvRData = NoRData;
+            type Rets = (NoRData,);
+            #[inline]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                _: (),
+            ) -> (CoDual<usize, NoFData>, impl FnOnce(NoRData, NoRData) -> (NoRData,) + use<X>) {
+                let d = recv.rview();
+                let y = $rule::<X>(Dual::new(d.primal, d.primal)).primal;
+                (CoDual::new(y, NoFData), |_: NoRData, _: NoRData| (NoRData,))
+            }
+        }
+    };
+}
+
+shape_methods! {
+    "nrows" => nrows_frule,
+    "ncols" => ncols_frule,
+}

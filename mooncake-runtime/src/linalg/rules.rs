@@ -341,6 +341,33 @@ pub fn mat_mat_rrule(
 // ---------------------------------------------------------------------------------------------
 // Construction: `DVector::from_vec(v)`, `DMatrix::from_row_slice(r, c, s)`, `zeros`.
 
+/// `DVector::from_vec(v)` as a free function, which a `#[differentiable]` body can call by name
+/// (`use mooncake_runtime::linalg::rules::*` brings it with its rules): derived code does not
+/// dispatch nalgebra's associated constructors yet.
+///
+/// ```
+/// use mooncake_runtime::linalg::rules::from_vec;
+/// assert_eq!(from_vec(vec![1.0, 2.0]).len(), 2);
+/// ```
+pub fn from_vec(v: Vec<f64>) -> DVector<f64> {
+    DVector::from_vec(v)
+}
+
+/// `DMatrix::from_row_slice(nrows, ncols, s)` as a free function, which a `#[differentiable]`
+/// body can call by name (see [`from_vec`]).
+///
+/// # Panics
+/// If `s` is shorter than `nrows * ncols`, as nalgebra's `from_row_slice` does.
+///
+/// ```
+/// use mooncake_runtime::linalg::rules::from_row_slice;
+/// let m = from_row_slice(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+/// assert_eq!(m[(1, 0)], 4.0);
+/// ```
+pub fn from_row_slice(nrows: usize, ncols: usize, s: &[f64]) -> DMatrix<f64> {
+    DMatrix::from_row_slice(nrows, ncols, s)
+}
+
 /// Forward rule of `DVector::from_vec(v)`.
 pub fn from_vec_frule(v: Dual<Vec<f64>, Vec<f64>>) -> Dual<DVector<f64>, DVector<f64>> {
     Dual::new(DVector::from_vec(v.primal), DVector::from_vec(v.tangent))
