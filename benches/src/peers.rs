@@ -1,6 +1,7 @@
 //! The problems as the peer crates differentiate them: written once, generic over a [`Scalar`]
 //! that each peer's number type implements (`easy_ml::differentiation::Record` and
-//! `reverse::Var`, the operator-overloading tapes; `num_dual::DualVec`, vector forward mode).
+//! `reverse::Var`, the operator-overloading tapes; `num_dual::DualVec`, vector forward mode;
+//! `num_dual::HyperDual64`, second-order forward mode for Hessian-vector products).
 //!
 //! This file is compiled into the bench (`#[path]`) and into the crate's tests, the only
 //! targets that see the peers (dev-dependencies). Every problem takes its differentiable
@@ -11,7 +12,7 @@
 use easy_ml::differentiation::{Record, WengertList};
 use easy_ml::numeric::extra::{Cos, Exp, Ln, Sin};
 use nalgebra::{DVector, Dim, SVector, allocator::Allocator};
-use num_dual::{DualNum, DualVec};
+use num_dual::{DualNum, DualVec, HyperDual64};
 
 /// A number type of a peer crate, with the operations the problems use. Binary operations take
 /// references so that `num-dual`'s heap-allocated vector duals are not cloned needlessly.
@@ -155,6 +156,44 @@ where
     }
 }
 
+/// `num-dual`'s hyper-dual numbers (`re + eps1 ε₁ + eps2 ε₂ + eps1eps2 ε₁ε₂`), for
+/// Hessian-vector products (see [`num_dual_hvp`]).
+impl Scalar for HyperDual64 {
+    fn val(&self) -> f64 {
+        self.re
+    }
+    fn constant_like(&self, c: f64) -> Self {
+        HyperDual64::from_re(c)
+    }
+    fn add(&self, o: &Self) -> Self {
+        *self + *o
+    }
+    fn sub(&self, o: &Self) -> Self {
+        *self - *o
+    }
+    fn mul(&self, o: &Self) -> Self {
+        *self * *o
+    }
+    fn add_c(&self, c: f64) -> Self {
+        *self + c
+    }
+    fn mul_c(&self, c: f64) -> Self {
+        *self * c
+    }
+    fn sin(&self) -> Self {
+        DualNum::sin(self)
+    }
+    fn cos(&self) -> Self {
+        DualNum::cos(self)
+    }
+    fn exp(&self) -> Self {
+        DualNum::exp(self)
+    }
+    fn ln(&self) -> Self {
+        DualNum::ln(self)
+    }
+}
+
 /// A scalar function of one flat vector of inputs, generic over the peers' number types.
 pub trait Objective {
     /// The function at `x`.
@@ -202,6 +241,32 @@ pub fn num_dual_gradient_static<O: Objective, const N: usize>(f: &O, x: &[f64]) 
         &SVector::<f64, N>::from_column_slice(x),
     );
     (v, g.as_slice().to_vec())
+}
+
+/// The value, gradient (into `g`) and Hessian-vector product `H v` (into `hv`) through
+/// `num-dual`'s `HyperDual64`: `num-dual` has no reverse mode, so component `i` of `H v` takes
+/// one forward pass with `ε₁` along `eᵢ` and `ε₂` along `v` (its `ε₁ε₂` part is `eᵢᵀ H v`, its
+/// `ε₁` part `∂f/∂xᵢ`): `x.len()` passes, over one buffer of inputs the caller keeps.
+pub fn num_dual_hvp<O: Objective>(
+    f: &O,
+    x: &[f64],
+    v: &[f64],
+    buf: &mut Vec<HyperDual64>,
+    g: &mut [f64],
+    hv: &mut [f64],
+) -> f64 {
+    buf.clear();
+    buf.extend(x.iter().zip(v).map(|(x, v)| HyperDual64::new(*x, 0.0, *v, 0.0)));
+    let mut value = 0.0;
+    for i in 0..x.len() {
+        buf[i].eps1 = 1.0;
+        let y = f.eval(buf);
+        buf[i].eps1 = 0.0;
+        value = y.re;
+        g[i] = y.eps1;
+        hv[i] = y.eps1eps2;
+    }
+    value
 }
 
 fn sum_of<S: Scalar>(v: &[S]) -> S {

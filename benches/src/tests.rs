@@ -7,6 +7,7 @@
 use super::peers::{self, Objective};
 use super::*;
 use mooncake_runtime::prelude::*;
+use mooncake_runtime::test_utils::check_hvp;
 use problems::gmm::GmmWorkspace;
 
 /// Agreement of the derived gradient with the hand-written one (rounding only).
@@ -292,4 +293,105 @@ fn the_checks_catch_a_wrong_gradient() {
     assert!(caught.is_err());
     assert_eq!(relative_difference(&[1.0, f64::NAN], &[1.0, 2.0]), f64::INFINITY);
     assert_eq!(relative_difference(&[1.0], &[1.0, 2.0]), f64::INFINITY);
+}
+
+/// Agreement of two Hessian-vector products computed by different means (rounding only).
+const HVP_EXACT: f64 = 1e-9;
+
+#[test]
+fn rosenbrock_second_order() {
+    let x = inputs(30, 4);
+    let dir = inputs(30, 5);
+    let (v, (g,)) = value_and_gradient!(rosenbrock(&x));
+    // The generic copy at f64: the original's value and gradient.
+    let (gv, (gg,)) = value_and_gradient!(rosenbrock_generic(&x));
+    assert_agrees("rosenbrock_generic: derived", (gv, &gg), (v, &g), EXACT);
+    assert_agrees("rosenbrock_generic: primal", (rosenbrock_generic(&x), &[]), (v, &[]), EXACT);
+    // Ours: plain and prepared (twice on one cache), against central differences of the gradient.
+    let (hy, (hg,), (hv,)) = hvp!(rosenbrock_generic(&x), &dir);
+    assert_agrees("rosenbrock: hvp! gradient", (hy, &hg), (v, &g), EXACT);
+    let grad = |z: &Vec<f64>| value_and_gradient!(rosenbrock(z)).1.0;
+    check_hvp(&hv, &x, &dir, grad).unwrap_or_else(|e| panic!("rosenbrock: {e}"));
+    let mut cache = HvpCache::new();
+    for _ in 0..2 {
+        let (py, (pg,), (ph,)) = hvp!(rosenbrock_generic(&x), &dir, cache = &mut cache);
+        assert_agrees("rosenbrock: prepared hvp!", (py, ph), (hy, &hv), HVP_EXACT);
+        assert_agrees("rosenbrock: prepared hvp! gradient", (py, pg), (v, &g), EXACT);
+    }
+    // By hand.
+    let (mut hand_g, mut hand_hv) = (vec![0.0; 30], vec![0.0; 30]);
+    let hand_y = rosenbrock_hvp(&x, &dir, &mut hand_g, &mut hand_hv);
+    assert_agrees("rosenbrock: hand gradient", (hand_y, &hand_g), (v, &g), EXACT);
+    assert_agrees("rosenbrock: hand hvp", (hand_y, &hand_hv), (hy, &hv), HVP_EXACT);
+    // num-dual's hyper-dual numbers, one pass per component.
+    let (mut nd_g, mut nd_hv, mut buf) = (vec![0.0; 30], vec![0.0; 30], Vec::new());
+    for _ in 0..2 {
+        let nd_y =
+            peers::num_dual_hvp(&peers::Rosenbrock, &x, &dir, &mut buf, &mut nd_g, &mut nd_hv);
+        assert_agrees("rosenbrock: num-dual gradient", (nd_y, &nd_g), (v, &g), EXACT);
+        assert_agrees("rosenbrock: num-dual hvp", (nd_y, &nd_hv), (hy, &hv), HVP_EXACT);
+    }
+}
+
+#[test]
+fn gmm_second_order() {
+    let (d, k, n, gamma, m) = (3, 2, 5, 1.5, 2);
+    let (alphas, means, icf, x) = gmm_inputs(d, k, n);
+    let flat = [&alphas[..], &means[..], &icf[..]].concat();
+    let dir = inputs(flat.len(), 14);
+    let (va, rest) = dir.split_at(k);
+    let (vm, vi) = rest.split_at(k * d);
+    let (v, (da, dm, di, ..)) =
+        value_and_gradient!(gmm_objective(&alphas, &means, &icf, &x, d, gamma, m));
+    let g = [da, dm, di].concat();
+    // The generic copy at f64 (the data as constants, as `hvp!` gets it).
+    let y = gmm_objective_generic(&alphas, &means, &icf, &x, d, gamma, m);
+    assert_agrees("gmm_objective_generic: primal", (y, &[]), (v, &[]), EXACT);
+    let (gv, (ga, gm, gi, ..)) = value_and_gradient!(gmm_objective_generic(
+        &alphas,
+        &means,
+        &icf,
+        Const(&x),
+        Const(d),
+        Const(gamma),
+        Const(m)
+    ));
+    assert_agrees("gmm_objective_generic: derived", (gv, &[ga, gm, gi].concat()), (v, &g), EXACT);
+    let (hy, (hga, hgm, hgi, ..), (ha, hm, hi, ..)) = hvp!(
+        gmm_objective_generic(&alphas, &means, &icf, Const(&x), Const(d), Const(gamma), Const(m)),
+        (va, vm, vi, NoTangent, NoTangent, NoTangent, NoTangent)
+    );
+    assert_agrees("gmm: hvp! gradient", (hy, &[hga, hgm, hgi].concat()), (v, &g), EXACT);
+    let hv = [ha, hm, hi].concat();
+    let grad = |z: &Vec<f64>| {
+        let (a, rest) = z.split_at(k);
+        let (mu, q) = rest.split_at(k * d);
+        let (_, (ga, gm, gi, ..)) = value_and_gradient!(gmm_objective(a, mu, q, &x, d, gamma, m));
+        [ga, gm, gi].concat()
+    };
+    check_hvp(&hv, &flat, &dir, grad).unwrap_or_else(|e| panic!("gmm: {e}"));
+    let mut cache = HvpCache::new();
+    for _ in 0..2 {
+        let (py, _, (pa, pm, pi, ..)) = hvp!(
+            gmm_objective_generic(
+                &alphas,
+                &means,
+                &icf,
+                Const(&x),
+                Const(d),
+                Const(gamma),
+                Const(m)
+            ),
+            (va, vm, vi, NoTangent, NoTangent, NoTangent, NoTangent),
+            cache = &mut cache
+        );
+        let ph = [&pa[..], &pm[..], &pi[..]].concat();
+        assert_agrees("gmm: prepared hvp!", (py, &ph), (hy, &hv), HVP_EXACT);
+    }
+    // num-dual's hyper-dual numbers, one pass per component.
+    let f = peers::Gmm { d, k, x: &x, gamma, m };
+    let (mut nd_g, mut nd_hv, mut buf) = (vec![0.0; flat.len()], vec![0.0; flat.len()], Vec::new());
+    let nd_y = peers::num_dual_hvp(&f, &flat, &dir, &mut buf, &mut nd_g, &mut nd_hv);
+    assert_agrees("gmm: num-dual gradient", (nd_y, &nd_g), (v, &g), EXACT);
+    assert_agrees("gmm: num-dual hvp", (nd_y, &nd_hv), (hy, &hv), HVP_EXACT);
 }

@@ -6,4 +6,5 @@ pub mod kron;
 pub mod mlp;
 pub mod ode;
 pub mod recursive;
+pub mod second_order;
 pub mod sums;
