@@ -1348,6 +1348,18 @@ impl Lower<'_> {
             let ty = &func.segments[0];
             return Operand::Const(quote_spanned!(span=> <#ty as ::mooncake_runtime::Float>::ZERO));
         }
+        // `T::from_f64(2.5)` of a literal: a constant of `T`, with no rule and nothing to tape.
+        if func.segments.len() == 2
+            && last == "from_f64"
+            && c.args.len() == 1
+            && float_param(&func.segments[0])
+            && is_float_literal(&c.args[0])
+        {
+            let (ty, arg) = (&func.segments[0], &c.args[0]);
+            return Operand::Const(
+                quote_spanned!(span=> <#ty as ::mooncake_runtime::Float>::from_f64(#arg)),
+            );
+        }
         let func = if func.segments.len() == 2
             && last == "from_f64"
             && c.args.len() == 1
@@ -2981,4 +2993,14 @@ pub(crate) fn body_items(block: &syn::Block) -> TokenStream {
         }
     }
     out
+}
+
+/// A float literal, possibly negated and in parentheses (`2.5`, `-1e-3`, `(0.5)`).
+fn is_float_literal(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => is_float_literal(&u.expr),
+        syn::Expr::Paren(p) => is_float_literal(&p.expr),
+        _ => false,
+    }
 }

@@ -384,21 +384,43 @@ pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
 fn static_params(generics: &syn::Generics) -> bool {
     let is_static = |b: &syn::TypeParamBound| match b {
         syn::TypeParamBound::Lifetime(l) => l.ident == "static",
-        syn::TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|s| s.ident == "Float"),
-        _ => false,
+        b => is_float_bound(b),
     };
     generics.params.iter().all(|p| match p {
         syn::GenericParam::Lifetime(_) => true,
         syn::GenericParam::Const(_) => false,
-        syn::GenericParam::Type(t) => {
-            t.bounds.iter().any(is_static)
-                || generics.where_clause.iter().flat_map(|w| &w.predicates).any(|w| {
-                    matches!(w, syn::WherePredicate::Type(pt)
-                        if matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.qself.is_none() && tp.path.is_ident(&t.ident))
-                            && pt.bounds.iter().any(is_static))
-                })
-        }
+        syn::GenericParam::Type(t) => param_bounded(generics, t, is_static),
     })
+}
+
+/// The type parameters of `generics` bounded by `Float` (read by name, as in
+/// [`static_params`]).
+fn float_params(generics: &syn::Generics) -> Vec<syn::Ident> {
+    generics
+        .type_params()
+        .filter(|t| param_bounded(generics, t, is_float_bound))
+        .map(|t| t.ident.clone())
+        .collect()
+}
+
+/// `Float`, by the last segment of its path.
+fn is_float_bound(b: &syn::TypeParamBound) -> bool {
+    matches!(b, syn::TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Float"))
+}
+
+/// Whether type parameter `t` has a bound that `pred` accepts, in its list or in the where
+/// clause.
+fn param_bounded(
+    generics: &syn::Generics,
+    t: &syn::TypeParam,
+    pred: impl Fn(&syn::TypeParamBound) -> bool,
+) -> bool {
+    t.bounds.iter().any(&pred)
+        || generics.where_clause.iter().flat_map(|w| &w.predicates).any(|w| {
+            matches!(w, syn::WherePredicate::Type(pt)
+                if matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.qself.is_none() && tp.path.is_ident(&t.ident))
+                    && pt.bounds.iter().any(&pred))
+        })
 }
 
 /// The signatures of `NAME_rrule_wrt` and `NAME_rrule`: the first with a const parameter, the
@@ -683,6 +705,7 @@ fn generate(
             let mut rev = reverse::Reverse::new(&rbody, &rnames, &structured, args.recursive);
             rev.ret_ty = codual_type(&sig.ret);
             rev.pool_tapes = !func.in_generic_impl && static_params(&func.sig.generics);
+            rev.float_params = float_params(&func.sig.generics);
             let (forward_pass, pullback, _) = rev.generate(&structured);
             let boxed = rev.boxes_own_pullback();
             let (signature, wrapper) = rrule_signatures(func, sig, &names, boxed);

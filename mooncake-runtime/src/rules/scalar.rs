@@ -829,6 +829,13 @@ pub fn float_from_f64_frule<T: Float>(x: Dual<f64, f64>) -> Dual<T, T> {
     Dual::new(T::from_f64(x.primal), T::from_f64(x.tangent))
 }
 
+/// `T::from_f64(x)` itself, the primal of [`float_from_f64_frule`] / [`float_from_f64_rrule`]:
+/// what a reverse sweep calls when it runs a block again instead of taping it.
+#[inline(always)]
+pub fn float_from_f64<T: Float>(x: f64) -> T {
+    T::from_f64(x)
+}
+
 /// Reverse rule of `T::from_f64(x)`: the value converted; the pullback converts the gradient
 /// back.
 #[inline]

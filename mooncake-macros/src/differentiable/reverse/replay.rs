@@ -123,9 +123,15 @@ impl Reverse<'_> {
                         && !COSTLY.contains(&name.as_str())
                 }
                 Rvalue::Call { func, .. } => {
-                    func.segments.len() == 2
-                        && (func.segments[0].ident == "f64" || func.segments[0].ident == "f32")
-                        && !COSTLY.contains(&func.segments[1].ident.to_string().as_str())
+                    let float =
+                        |t: &syn::Ident| t == "f64" || t == "f32" || self.float_params.contains(t);
+                    // `T::from_f64(x)`, lowered to the runtime's conversion.
+                    let conversion =
+                        func.segments.last().is_some_and(|s| s.ident == "float_from_f64");
+                    conversion
+                        || (func.segments.len() == 2
+                            && float(&func.segments[0].ident)
+                            && !COSTLY.contains(&func.segments[1].ident.to_string().as_str()))
                 }
                 Rvalue::Use(Operand::Use(q)) => matches!(access(q),
                     Some(Access::Index(base, _))

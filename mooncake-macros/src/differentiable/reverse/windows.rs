@@ -609,6 +609,12 @@ mod tests {
         let sum =
             "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() { s += x[i]; } s }";
         assert_eq!(read_windows(sum), 0);
+        // Generic code: `T::from_f64` of a literal is a constant, so the block is run again
+        // like its `f64` twin rather than taped (the same two windows as `rosenbrock`).
+        let generic = "fn f<T: Float>(x: &[T]) -> T { let mut s = T::zero(); let mut i = 0; \
+                       while i + 1 < x.len() { let a = x[i + 1] - x[i] * x[i]; \
+                       s += T::from_f64(100.0) * a * a; i += 1; } s }";
+        assert_eq!(read_windows(generic), 2);
         // A stride of two: no window.
         let strided = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; \
                        for i in 0..x.len() / 2 { s += x[2 * i] * x[2 * i + 1]; } s }";
