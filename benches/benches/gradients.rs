@@ -12,6 +12,11 @@
 //! | `reverse_tape` | the `reverse` crate's `Var`s on a reused `Tape` (tape, reverse mode) |
 //! | `num_dual` | `num-dual`'s `gradient` with vector duals (forward mode, all directions at once) |
 //!
+//! and two groups of Hessian-vector products (issue 16), `hvp_rosenbrock_1000` and `hvp_gmm`,
+//! of the generic copies in `problems::second_order`: `gradient_prepared` (the prepared
+//! gradient at `f64`), `hvp_prepared` (`hvp!(.., cache = &mut HvpCache)`), `hand_hvp` (by hand;
+//! Rosenbrock only) and `num_dual_hvp` (`HyperDual64`, one forward pass per input component).
+//!
 //! Before timing a problem, every gradient is checked against the hand-written one to 1e-8
 //! relative (max norm) and the forward rule against the gradient's inner product with its
 //! direction; a disagreement panics. `bash benches/report.sh` runs this bench and writes
@@ -502,5 +507,167 @@ fn recursion(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, vectors, kron, mlp, gmm, ode, recursion);
+/// The agreement of two Hessian-vector products computed by different means before timing.
+const HVP_RTOL: f64 = 1e-8;
+
+/// `hvp_rosenbrock_1000`: Hessian-vector products of the 1,000-dimensional Rosenbrock function
+/// (the generic copy `rosenbrock_generic`), against its prepared gradient.
+fn hvp_rosenbrock(c: &mut Criterion) {
+    let name = "hvp_rosenbrock_1000";
+    let n = 1000;
+    let (x, dir) = (inputs(n, 1), inputs(n, 2));
+    let (mut hg, mut hh) = (vec![0.0; n], vec![0.0; n]);
+    let hy = rosenbrock_hvp(&x, &dir, &mut hg, &mut hh);
+    let mut gcache = GradientCache::new();
+    let mut hcache = HvpCache::new();
+    for _ in 0..2 {
+        let (v, (g,)) = value_and_gradient!(rosenbrock_generic(&x), cache = &mut gcache);
+        check(name, "gradient, prepared", (v, g), (hy, &hg));
+        let (v, (g,), (h,)) = hvp!(rosenbrock_generic(&x), &dir, cache = &mut hcache);
+        check(name, "hvp! gradient", (v, g), (hy, &hg));
+        assert_agrees(&format!("{name}: hvp! vs hand"), (v, h), (hy, &hh), HVP_RTOL);
+    }
+    let (mut ng, mut nh, mut buf) = (vec![0.0; n], vec![0.0; n], Vec::new());
+    let ny = peers::num_dual_hvp(&peers::Rosenbrock, &x, &dir, &mut buf, &mut ng, &mut nh);
+    check(name, "num-dual gradient", (ny, &ng), (hy, &hg));
+    assert_agrees(&format!("{name}: num-dual vs hand"), (ny, &nh), (hy, &hh), HVP_RTOL);
+    let mut group = c.benchmark_group(name);
+    group.bench_function("gradient_prepared", |b| {
+        b.iter(|| {
+            let (v, g) =
+                value_and_gradient!(rosenbrock_generic(&*black_box(&x)), cache = &mut gcache);
+            black_box(g);
+            v
+        })
+    });
+    group.bench_function("hvp_prepared", |b| {
+        b.iter(|| {
+            let (v, g, h) = hvp!(rosenbrock_generic(&*black_box(&x)), &dir, cache = &mut hcache);
+            black_box((g, h));
+            v
+        })
+    });
+    group.bench_function("hand_hvp", |b| {
+        b.iter(|| rosenbrock_hvp(black_box(&x), &dir, &mut hg, &mut hh))
+    });
+    group.sample_size(10);
+    group.bench_function("num_dual_hvp", |b| {
+        b.iter(|| {
+            peers::num_dual_hvp(&peers::Rosenbrock, black_box(&x), &dir, &mut buf, &mut ng, &mut nh)
+        })
+    });
+    group.finish();
+}
+
+/// `hvp_gmm`: Hessian-vector products of `gmm` (the generic copy `gmm_objective_generic`, the
+/// data as `Const(..)`), against its prepared gradient. No hand-written product (see
+/// `problems::second_order`).
+fn hvp_gmm(c: &mut Criterion) {
+    let name = "hvp_gmm";
+    let (d, k, n, gamma, m) = (10, 5, 1000, 1.0, 0);
+    let icf_sz = d * (d + 1) / 2;
+    let (alphas, means, icf, x) =
+        (inputs(k, 1), inputs(k * d, 2), inputs(k * icf_sz, 3), inputs(n * d, 4));
+    let flat = [&alphas[..], &means[..], &icf[..]].concat();
+    let dir = inputs(flat.len(), 5);
+    let (va, rest) = dir.split_at(k);
+    let (vm, vi) = rest.split_at(k * d);
+    let mut ws = GmmWorkspace::new(k, d);
+    let (mut ga, mut gm, mut gi) = (vec![0.0; k], vec![0.0; k * d], vec![0.0; k * icf_sz]);
+    let hy = gmm_objective_gradient(
+        &alphas,
+        &means,
+        &icf,
+        &x,
+        d,
+        gamma,
+        m,
+        &mut ws,
+        (&mut ga, &mut gm, &mut gi),
+    );
+    let hg = [&ga[..], &gm[..], &gi[..]].concat();
+    let mut gcache = GradientCache::new();
+    let mut hcache = HvpCache::new();
+    let mut ours = Vec::new();
+    for _ in 0..2 {
+        let (v, (pa, pm, pi, ..)) = value_and_gradient!(
+            gmm_objective_generic(
+                &alphas,
+                &means,
+                &icf,
+                Const(&x),
+                Const(d),
+                Const(gamma),
+                Const(m)
+            ),
+            cache = &mut gcache
+        );
+        check(name, "gradient, prepared", (v, &[&pa[..], &pm[..], &pi[..]].concat()), (hy, &hg));
+        let (v, (pa, pm, pi, ..), (ha, hm, hi, ..)) = hvp!(
+            gmm_objective_generic(
+                &alphas,
+                &means,
+                &icf,
+                Const(&x),
+                Const(d),
+                Const(gamma),
+                Const(m)
+            ),
+            (va, vm, vi, NoTangent, NoTangent, NoTangent, NoTangent),
+            cache = &mut hcache
+        );
+        check(name, "hvp! gradient", (v, &[&pa[..], &pm[..], &pi[..]].concat()), (hy, &hg));
+        ours = [&ha[..], &hm[..], &hi[..]].concat();
+    }
+    let f = peers::Gmm { d, k, x: &x, gamma, m };
+    let (mut ng, mut nh, mut buf) = (vec![0.0; flat.len()], vec![0.0; flat.len()], Vec::new());
+    let ny = peers::num_dual_hvp(&f, &flat, &dir, &mut buf, &mut ng, &mut nh);
+    check(name, "num-dual gradient", (ny, &ng), (hy, &hg));
+    assert_agrees(&format!("{name}: num-dual vs hvp!"), (ny, &nh), (hy, &ours), HVP_RTOL);
+    let mut group = c.benchmark_group(name);
+    group.sample_size(10);
+    group.bench_function("gradient_prepared", |bn| {
+        bn.iter(|| {
+            let (v, g) = value_and_gradient!(
+                gmm_objective_generic(
+                    &*black_box(&alphas),
+                    &means,
+                    &icf,
+                    Const(&x),
+                    Const(d),
+                    Const(gamma),
+                    Const(m)
+                ),
+                cache = &mut gcache
+            );
+            black_box(g);
+            v
+        })
+    });
+    group.bench_function("hvp_prepared", |bn| {
+        bn.iter(|| {
+            let (v, g, h) = hvp!(
+                gmm_objective_generic(
+                    &*black_box(&alphas),
+                    &means,
+                    &icf,
+                    Const(&x),
+                    Const(d),
+                    Const(gamma),
+                    Const(m)
+                ),
+                (va, vm, vi, NoTangent, NoTangent, NoTangent, NoTangent),
+                cache = &mut hcache
+            );
+            black_box((g, h));
+            v
+        })
+    });
+    group.bench_function("num_dual_hvp", |bn| {
+        bn.iter(|| peers::num_dual_hvp(&f, black_box(&flat), &dir, &mut buf, &mut ng, &mut nh))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, vectors, kron, mlp, gmm, ode, recursion, hvp_rosenbrock, hvp_gmm);
 criterion_main!(benches);
