@@ -3,7 +3,9 @@
 # in four modes: `primal`, `hand` (the hand-written gradient), `prepared`
 # (`value_and_gradient!` with a `GradientCache`) and `reverse` (plain `value_and_gradient!`);
 # and a fifth, `const` (the prepared form with the data arguments written `Const(..)`), for the
-# problems whose data is an argument (`simple_mlp`, `gmm`).
+# problems whose data is an argument (`simple_mlp`, `gmm`). The Hessian-vector product problems
+# (`hvp_rosenbrock_1000`, `hvp_gmm`) have their own modes: `gradient` (the prepared gradient of
+# the generic copy), `prepared` (`hvp!` with an `HvpCache`) and `hand` (Rosenbrock only).
 # Wall-clock times on this shared machine move by 20% from run to run; these counts repeat.
 #
 #   bash benches/callgrind.sh                # all problems, into target/callgrind/instructions.tsv
@@ -102,13 +104,15 @@ fi
 printf '%-22s %5s %14s %14s %14s %14s %14s\n' problem calls primal hand prepared reverse const
 for p in "${problems[@]}"; do
     case "$p" in
-        gmm) n=5 ;;
+        gmm | hvp_gmm) n=5 ;;
         *) n=10 ;;
     esac
     # `const`: the prepared form with the data arguments `Const(..)`, where there are some.
     modes=(primal hand prepared reverse)
     case "$p" in
         simple_mlp | gmm) modes+=(const) ;;
+        hvp_rosenbrock_1000) modes=(gradient prepared hand) ;;
+        hvp_gmm) modes=(gradient prepared) ;;
     esac
     row=()
     for mode in "${modes[@]}"; do
@@ -118,8 +122,16 @@ for p in "${problems[@]}"; do
         printf '%s\t%s\t%s\t%s\n' "$p" "$mode" "$per" "$n" >>"$tmp/table.tsv"
         row+=("$per")
     done
-    [ ${#row[@]} -eq 5 ] || row+=("-")
-    printf '%-22s %5s %14s %14s %14s %14s %14s\n' "$p" "$n" "${row[@]}"
+    case "$p" in
+        hvp_*)
+            # Other modes: named in the row (gradient, then the product, then by hand).
+            line="$p"
+            for i in "${!modes[@]}"; do line+="  ${modes[$i]} ${row[$i]}"; done
+            echo "$line" ;;
+        *)
+            [ ${#row[@]} -eq 5 ] || row+=("-")
+            printf '%-22s %5s %14s %14s %14s %14s %14s\n' "$p" "$n" "${row[@]}" ;;
+    esac
 done
 mv "$tmp/table.tsv" "$out"
 echo "== wrote $out in $(($(date +%s) - start)) s"

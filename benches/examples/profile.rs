@@ -10,7 +10,10 @@
 //! `reverse` for `value_and_gradient!`, `prepared` for its cached form, `const` for the cached
 //! form with the data arguments `Const(..)` (`simple_mlp`, `gmm`), `hand` for the hand-written
 //! gradient) and the number of repetitions (after one call outside the count,
-//! which a profile can subtract by running with 0). Prints a checksum, so that nothing is
+//! which a profile can subtract by running with 0). The Hessian-vector product problems
+//! (`hvp_rosenbrock_1000`, `hvp_gmm`, of the generic copies in `problems::second_order`) have
+//! the modes `gradient` (the prepared gradient), `prepared` (`hvp!` with an `HvpCache`) and
+//! `hand` (the hand-written product; Rosenbrock only). Prints a checksum, so that nothing is
 //! optimised away. `bash benches/callgrind.sh` counts every problem and mode this way.
 //!
 //! Each problem has the sizes of its criterion group, and each mode is called as the group's
@@ -28,7 +31,7 @@ use mooncake_runtime::prelude::*;
 use std::hint::black_box;
 
 /// The problems, in the order of `benches/gradients.rs` (`benches/callgrind.sh` reads this list).
-const PROBLEMS: [&str; 12] = [
+const PROBLEMS: [&str; 14] = [
     "sum_1000",
     "_sum_1000",
     "sum_sin_1000",
@@ -41,6 +44,8 @@ const PROBLEMS: [&str; 12] = [
     "gmm",
     "ode_euler_1000",
     "recursive",
+    "hvp_rosenbrock_1000",
+    "hvp_gmm",
 ];
 
 /// Runs `f` once, then `reps` times, and sums what it returns.
@@ -239,6 +244,78 @@ fn main() {
                 value_and_gradient!(recursive(&*black_box(&x), depth)),
                 value_and_gradient!(recursive(&*black_box(&x), depth), cache = &mut cache)
             )
+        }
+        "hvp_rosenbrock_1000" => {
+            let n = 1000;
+            let (x, dir) = (inputs(n, 1), inputs(n, 2));
+            let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+            let mut gcache = GradientCache::new();
+            let mut hcache = HvpCache::new();
+            match mode {
+                "gradient" => repeat(reps, || {
+                    let (v, g) = value_and_gradient!(
+                        rosenbrock_generic(&*black_box(&x)),
+                        cache = &mut gcache
+                    );
+                    black_box(g);
+                    v
+                }),
+                "prepared" => repeat(reps, || {
+                    let (v, g, h) =
+                        hvp!(rosenbrock_generic(&*black_box(&x)), &dir, cache = &mut hcache);
+                    black_box((g, h));
+                    v
+                }),
+                "hand" => repeat(reps, || rosenbrock_hvp(black_box(&x), &dir, &mut g, &mut hv)),
+                other => panic!("unknown mode {other} (hvp problems: gradient, prepared, hand)"),
+            }
+        }
+        "hvp_gmm" => {
+            let (d, k, n, gamma, m) = (10, 5, 1000, 1.0, 0);
+            let icf_sz = d * (d + 1) / 2;
+            let (al, me, ic, x) =
+                (inputs(k, 1), inputs(k * d, 2), inputs(k * icf_sz, 3), inputs(n * d, 4));
+            let dir = inputs(k + k * d + k * icf_sz, 5);
+            let (va, rest) = dir.split_at(k);
+            let (vm, vi) = rest.split_at(k * d);
+            let mut gcache = GradientCache::new();
+            let mut hcache = HvpCache::new();
+            match mode {
+                "gradient" => repeat(reps, || {
+                    let (v, g) = value_and_gradient!(
+                        gmm_objective_generic(
+                            &*black_box(&al),
+                            &me,
+                            &ic,
+                            Const(&x),
+                            Const(d),
+                            Const(gamma),
+                            Const(m)
+                        ),
+                        cache = &mut gcache
+                    );
+                    black_box(g);
+                    v
+                }),
+                "prepared" => repeat(reps, || {
+                    let (v, g, h) = hvp!(
+                        gmm_objective_generic(
+                            &*black_box(&al),
+                            &me,
+                            &ic,
+                            Const(&x),
+                            Const(d),
+                            Const(gamma),
+                            Const(m)
+                        ),
+                        (va, vm, vi, NoTangent, NoTangent, NoTangent, NoTangent),
+                        cache = &mut hcache
+                    );
+                    black_box((g, h));
+                    v
+                }),
+                other => panic!("unknown mode {other} (hvp_gmm: gradient, prepared)"),
+            }
         }
         other => panic!("unknown problem {other}"),
     };
