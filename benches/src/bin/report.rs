@@ -282,6 +282,75 @@ fn callgrind(previous: &str) -> String {
     s
 }
 
+/// The Hessian-vector product problems (issue 16): the criterion group (also the problem of
+/// `benches/callgrind.sh`) and what it computes.
+const HVP_PROBLEMS: [(&str, &str); 2] = [
+    ("hvp_rosenbrock_1000", "Rosenbrock, n = 1000"),
+    ("hvp_gmm", "ADBench GMM, d = 10, k = 5, n = 1000, data `Const(..)` (330 parameters)"),
+];
+
+/// The Hessian-vector products subsection: medians of the `hvp_*` groups and their ratios, and
+/// the callgrind counts of their modes when `REPORT_CALLGRIND` is set (else none: unlike the
+/// callgrind table, these are not kept from the previous report).
+fn hvp(dir: &Path) -> String {
+    let counts = std::env::var("REPORT_CALLGRIND")
+        .ok()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|t| Counts::parse(&t));
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "### Hessian-vector products
+"
+    );
+    let _ = writeln!(
+        s,
+        "`hvp!(.., cache = &mut HvpCache)` (forward over reverse: the derived reverse rule of a \
+         copy of the problem generic over `T: Float`, run at `T = Fwd<f64>`; value, gradient and \
+         `H v`) against the prepared gradient of the same copy (`value_and_gradient!` with a \
+         `GradientCache`, at `f64`), a product written by hand (value, gradient and `H v`; \
+         Rosenbrock only) and num-dual's `HyperDual64` (no reverse mode: one forward pass per \
+         input component). Target (issue 16): ours HVP / ours gradient ≤ 3. Instructions per \
+         call from `benches/callgrind.sh` (modes `gradient`, `prepared`, `hand`) where this \
+         run counted them. ✓ met, ✗ missed.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| problem | ours, gradient | ours, HVP | hand-written HVP | num-dual HVP | HVP / gradient | ours / hand | num-dual / ours | instructions: gradient | HVP | hand | HVP / gradient (instructions) | target |"
+    );
+    let _ = writeln!(
+        s,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    );
+    for (name, what) in HVP_PROBLEMS {
+        let m = |e: &str| median(dir, name, e);
+        let (gradient, ours, hand, nd) =
+            (m("gradient_prepared"), m("hvp_prepared"), m("hand_hvp"), m("num_dual_hvp"));
+        let r = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
+        let c = |mode: &str| counts.as_ref().and_then(|c| c.get(name, mode));
+        let hvp_gradient = r(ours, gradient);
+        let _ = writeln!(
+            s,
+            "| `{name}`: {what} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            opt(gradient, time),
+            opt(ours, time),
+            opt(hand, time),
+            opt(nd, time),
+            opt(hvp_gradient, ratio),
+            opt(r(ours, hand), ratio),
+            opt(r(nd, ours), ratio),
+            opt(c("gradient"), count),
+            opt(c("prepared"), count),
+            opt(c("hand"), count),
+            opt(r(c("prepared"), c("gradient")), ratio),
+            opt(hvp_gradient.map(|x| x <= 3.0), |ok| (if ok { "✓ 3x" } else { "✗ 3x" })
+                .to_string()),
+        );
+    }
+    let _ = writeln!(s);
+    s
+}
+
 /// The generated section.
 fn generate(dir: &Path, previous: &str) -> String {
     let mut s = String::new();
@@ -371,6 +440,7 @@ fn generate(dir: &Path, previous: &str) -> String {
         );
     }
     let _ = writeln!(s, "\nTargets met: {met}; missed: {missed}.\n");
+    let _ = write!(s, "{}", hvp(dir));
     let _ = write!(s, "{}", callgrind(previous));
     let _ = writeln!(s, "### Expansion of `#[differentiable]`\n");
     let _ = writeln!(
