@@ -306,6 +306,108 @@ fn expand_hvp(input: &HvpInput) -> syn::Result<TokenStream> {
     }))
 }
 
+/// The per-argument parts of a `hessian!` pass, shared by the plain and the prepared form:
+/// what binds the arguments once, the flat lengths of the differentiable ones, what each pass
+/// builds (the argument lifted with its unit direction, its fdata), the call's arguments, what
+/// gathers the gradient and the product after the pullback, and (prepared) what gives the lifted
+/// buffers back. `cache` is the prepared form's `HvpCache`; without it the parts go into fresh
+/// memory and the flat buffers `grad` / `hv` of `hess::dense`.
+struct HessianArgs {
+    binds: Vec<TokenStream>,
+    dims: Vec<TokenStream>,
+    lets: Vec<TokenStream>,
+    call_args: Vec<TokenStream>,
+    dones: Vec<TokenStream>,
+    puts: Vec<TokenStream>,
+}
+
+fn hessian_args(args: &[(bool, Expr)], cache: Option<&syn::Ident>) -> HessianArgs {
+    let rt = quote!(::mooncake_runtime::__private);
+    let site = proc_macro2::Span::mixed_site();
+    let (r, j, off) = (
+        format_ident!("__r", span = site),
+        format_ident!("__j", span = site),
+        format_ident!("__off", span = site),
+    );
+    let (grad, hv) = (format_ident!("__grad", span = site), format_ident!("__hv", span = site));
+    let mut out = HessianArgs {
+        binds: Vec::new(),
+        dims: Vec::new(),
+        lets: Vec::new(),
+        call_args: Vec::new(),
+        dones: Vec::new(),
+        puts: Vec::new(),
+    };
+    for (k, (is_const, arg)) in args.iter().enumerate() {
+        let span = arg.span();
+        let x = format_ident!("__x{}", k, span = site);
+        let l = format_ident!("__l{}", k, span = site);
+        let p = format_ident!("__p{}", k, span = site);
+        let f = format_ident!("__f{}", k, span = site);
+        let m = format_ident!("__m{}", k, span = site);
+        let idx = syn::Index::from(k);
+        let pass = if *is_const { quote!(pass_const) } else { quote!(pass) };
+        let by_ref = matches!(arg, Expr::Reference(_));
+        out.binds.push(quote_spanned!(span=> let #x = #arg;));
+        let x_ref = if by_ref { quote!(#x) } else { quote!(&#x) };
+        let unit = if *is_const {
+            quote!(::core::option::Option::None)
+        } else {
+            out.dims.push(quote_spanned!(span=> #rt::hess::flat_len(#x_ref)));
+            quote_spanned!(span=> #rt::hess::unit_in(#j, &mut #off, #rt::hess::flat_len(#x_ref)))
+        };
+        if by_ref {
+            out.lets.push(match cache {
+                Some(c) => quote_spanned!(span=>
+                    let #l = #c.take_lifted_unit(#k, #x, #unit);
+                    let #p = #rt::hess::#pass((#x, &#l));
+                    let #f = #c.ref_shadow(#k, #p);
+                ),
+                None => quote_spanned!(span=>
+                    let #l = #rt::hess::lift_unit(#x_ref, #unit);
+                    let #p = #rt::hess::#pass((#x, &#l));
+                    let #f = #rt::Primal::zero_shadow(#p);
+                ),
+            });
+            out.call_args.push(
+                quote_spanned!(span=> #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f))),
+            );
+            if !is_const {
+                out.dones.push(match cache {
+                    Some(c) => quote_spanned!(span=> #c.ref_push(#k, #p, &#f);),
+                    None => quote_spanned!(span=>
+                        #rt::hess::extend_flat(#rt::api::shadow_gradient(#p, &#f), #grad, #hv);
+                    ),
+                });
+            }
+            if let Some(c) = cache {
+                out.puts.push(quote_spanned!(span=> #c.put_lifted(#k, #l);));
+            }
+        } else {
+            out.lets.push(quote_spanned!(span=>
+                let #l = #rt::hess::lift_unit(#x_ref, #unit);
+                let #p = #rt::hess::#pass((::core::clone::Clone::clone(&#x), #l));
+                let #f = #rt::Primal::zero_fdata(&#p);
+                let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
+            ));
+            if !is_const {
+                out.lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
+                out.dones.push(match cache {
+                    Some(c) => quote_spanned!(span=> #c.value_push(#k, #m, &#f, #r.#idx);),
+                    None => quote_spanned!(span=>
+                        #rt::hess::extend_flat(#rt::api::value_gradient(#m, &#f, #r.#idx), #grad, #hv);
+                    ),
+                });
+            }
+            out.call_args.push(quote_spanned!(span=> {
+                let __c = #rt::rev::pass(&#p);
+                #rt::CoDual::new(__c.primal, __c.fdata)
+            }));
+        }
+    }
+    out
+}
+
 fn expand_hessian(call: &syn::ExprCall) -> syn::Result<TokenStream> {
     let rt = quote!(::mooncake_runtime::__private);
     let site = proc_macro2::Span::mixed_site();
@@ -322,61 +424,7 @@ fn expand_hessian(call: &syn::ExprCall) -> syn::Result<TokenStream> {
         format_ident!("__hv", span = site),
         format_ident!("__off", span = site),
     );
-    let mut binds = Vec::new();
-    let mut dims = Vec::new();
-    let mut lets = Vec::new();
-    let mut call_args = Vec::new();
-    let mut dones = Vec::new();
-    for (k, (is_const, arg)) in args.iter().enumerate() {
-        let span = arg.span();
-        let x = format_ident!("__x{}", k, span = site);
-        let l = format_ident!("__l{}", k, span = site);
-        let p = format_ident!("__p{}", k, span = site);
-        let f = format_ident!("__f{}", k, span = site);
-        let m = format_ident!("__m{}", k, span = site);
-        let idx = syn::Index::from(k);
-        let pass = if *is_const { quote!(pass_const) } else { quote!(pass) };
-        let by_ref = matches!(arg, Expr::Reference(_));
-        binds.push(quote_spanned!(span=> let #x = #arg;));
-        let x_ref = if by_ref { quote!(#x) } else { quote!(&#x) };
-        let unit = if *is_const {
-            quote!(::core::option::Option::None)
-        } else {
-            dims.push(quote_spanned!(span=> #rt::hess::flat_len(#x_ref)));
-            quote_spanned!(span=> #rt::hess::unit_in(#j, &mut #off, #rt::hess::flat_len(#x_ref)))
-        };
-        lets.push(quote_spanned!(span=> let #l = #rt::hess::lift_unit(#x_ref, #unit);));
-        if by_ref {
-            lets.push(quote_spanned!(span=>
-                let #p = #rt::hess::#pass((#x, &#l));
-                let #f = #rt::Primal::zero_shadow(#p);
-            ));
-            call_args.push(
-                quote_spanned!(span=> #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f))),
-            );
-            if !is_const {
-                dones.push(quote_spanned!(span=>
-                    #rt::hess::extend_flat(#rt::api::shadow_gradient(#p, &#f), #grad, #hv);
-                ));
-            }
-        } else {
-            lets.push(quote_spanned!(span=>
-                let #p = #rt::hess::#pass((::core::clone::Clone::clone(&#x), #l));
-                let #f = #rt::Primal::zero_fdata(&#p);
-                let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
-            ));
-            if !is_const {
-                lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
-                dones.push(quote_spanned!(span=>
-                    #rt::hess::extend_flat(#rt::api::value_gradient(#m, &#f, #r.#idx), #grad, #hv);
-                ));
-            }
-            call_args.push(quote_spanned!(span=> {
-                let __c = #rt::rev::pass(&#p);
-                #rt::CoDual::new(__c.primal, __c.fdata)
-            }));
-        }
-    }
+    let HessianArgs { binds, dims, lets, call_args, dones, .. } = hessian_args(&args, None);
     Ok(quote!({
         #(#binds)*
         let __n: usize = 0 #(+ #dims)*;
@@ -414,60 +462,7 @@ fn expand_hessian_cached(call: &syn::ExprCall, cache: &Expr) -> syn::Result<Toke
         format_ident!("__cache", span = site),
         format_ident!("__off", span = site),
     );
-    let mut binds = Vec::new();
-    let mut dims = Vec::new();
-    let mut lets = Vec::new();
-    let mut call_args = Vec::new();
-    let mut dones = Vec::new();
-    let mut puts = Vec::new();
-    for (k, (is_const, arg)) in args.iter().enumerate() {
-        let span = arg.span();
-        let x = format_ident!("__x{}", k, span = site);
-        let l = format_ident!("__l{}", k, span = site);
-        let p = format_ident!("__p{}", k, span = site);
-        let f = format_ident!("__f{}", k, span = site);
-        let m = format_ident!("__m{}", k, span = site);
-        let idx = syn::Index::from(k);
-        let pass = if *is_const { quote!(pass_const) } else { quote!(pass) };
-        let by_ref = matches!(arg, Expr::Reference(_));
-        binds.push(quote_spanned!(span=> let #x = #arg;));
-        let x_ref = if by_ref { quote!(#x) } else { quote!(&#x) };
-        let unit = if *is_const {
-            quote!(::core::option::Option::None)
-        } else {
-            dims.push(quote_spanned!(span=> #rt::hess::flat_len(#x_ref)));
-            quote_spanned!(span=> #rt::hess::unit_in(#j, &mut #off, #rt::hess::flat_len(#x_ref)))
-        };
-        if by_ref {
-            lets.push(quote_spanned!(span=>
-                let #l = #c.take_lifted_unit(#k, #x, #unit);
-                let #p = #rt::hess::#pass((#x, &#l));
-                let #f = #c.ref_shadow(#k, #p);
-            ));
-            call_args.push(
-                quote_spanned!(span=> #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f))),
-            );
-            if !is_const {
-                dones.push(quote_spanned!(span=> #c.ref_push(#k, #p, &#f);));
-            }
-            puts.push(quote_spanned!(span=> #c.put_lifted(#k, #l);));
-        } else {
-            lets.push(quote_spanned!(span=>
-                let #l = #rt::hess::lift_unit(#x_ref, #unit);
-                let #p = #rt::hess::#pass((::core::clone::Clone::clone(&#x), #l));
-                let #f = #rt::Primal::zero_fdata(&#p);
-                let #p = #rt::CoDual::new(#p, ::core::clone::Clone::clone(&#f));
-            ));
-            if !is_const {
-                lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
-                dones.push(quote_spanned!(span=> #c.value_push(#k, #m, &#f, #r.#idx);));
-            }
-            call_args.push(quote_spanned!(span=> {
-                let __c = #rt::rev::pass(&#p);
-                #rt::CoDual::new(__c.primal, __c.fdata)
-            }));
-        }
-    }
+    let HessianArgs { binds, dims, lets, call_args, dones, puts } = hessian_args(&args, Some(&c));
     Ok(quote_spanned!(cache.span()=> {
         let #c: &mut #rt::hess::HvpCache = #cache;
         let #c = #c.begin(#name, #nargs);
