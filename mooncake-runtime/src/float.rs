@@ -75,6 +75,12 @@ macro_rules! float_methods {
             fn to_f64(self) -> f64;
             /// Converts from `i32`.
             fn from_i32(x: i32) -> Self;
+            /// One, as generic code written against `num_traits` spells it (`T::one()`; zero
+            /// is `T::zero()`, from [`ZeroRData`](crate::tangent::ZeroRData)).
+            #[inline(always)]
+            fn one() -> Self {
+                Self::ONE
+            }
             /// `self * t`, but exactly zero where `t` is zero, also where `self` is infinite or
             /// NaN: how the guarded rules apply a derivative (`rules::scalar::guarded_scale`).
             /// Componentwise for a dual number, so that a zero part of `t` stays zero.

@@ -602,6 +602,16 @@ fn backward_recurrence(x: &[f64]) -> f64 {
     b.iter().product::<f64>()
 }
 
+/// Generic code as written against `num_traits`: `T::one()`, `T::zero()`, `T::from_f64`.
+#[differentiable]
+fn generic_logistic<T: Float>(x: &[T], w: T) -> T {
+    let mut s = T::zero();
+    for &v in x {
+        s += T::one() / (T::one() + (-(w * v)).exp()) * T::from_f64(0.5);
+    }
+    s
+}
+
 #[differentiable]
 fn generic_norm<T: Float>(x: &[T]) -> T {
     let mut s = T::zero();
@@ -628,6 +638,20 @@ fn recurrences_generics_and_items() {
     let x = vec![0.3, -0.1, 0.8, 0.5];
     test_rule!(backward_recurrence(&*x));
     test_rule!(generic_norm(&*x));
+    test_rule!(generic_logistic(&*x, 0.7));
+    let v = vec![0.2, 0.4, -0.3, 0.1];
+    let (_, (_, _), (hx, hw)) = hvp!(generic_logistic(&x, 0.7), (&v, 0.5));
+    let flat: Vec<f64> = hx.iter().copied().chain([hw]).collect();
+    mooncake_runtime::test_utils::check_hvp(
+        &flat,
+        &vec![0.3, -0.1, 0.8, 0.5, 0.7],
+        &vec![0.2, 0.4, -0.3, 0.1, 0.5],
+        |xs: &Vec<f64>| {
+            let (_, (gx, gw)) = value_and_gradient!(generic_logistic(&xs[..4], xs[4]));
+            gx.into_iter().chain([gw]).collect()
+        },
+    )
+    .unwrap();
     test_rule!(with_helpers(0.45));
     let xf: Vec<f32> = x.iter().map(|v| *v as f32).collect();
     let (n32, _) = value_and_gradient!(generic_norm(&xf));

@@ -1348,6 +1348,15 @@ impl Lower<'_> {
             let ty = &func.segments[0];
             return Operand::Const(quote_spanned!(span=> <#ty as ::mooncake_runtime::Float>::ZERO));
         }
+        // `T::one()` (`Float::one`) of a float type: the constant one.
+        if func.segments.len() == 2
+            && last == "one"
+            && c.args.is_empty()
+            && float_param(&func.segments[0])
+        {
+            let ty = &func.segments[0];
+            return Operand::Const(quote_spanned!(span=> <#ty as ::mooncake_runtime::Float>::ONE));
+        }
         // `T::from_f64(2.5)` of a literal: a constant of `T`, with no rule and nothing to tape.
         if func.segments.len() == 2
             && last == "from_f64"
