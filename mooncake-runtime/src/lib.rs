@@ -514,6 +514,8 @@ pub mod prelude {
     pub use crate::fwd::Fwd;
     pub use crate::hessian::HvpCache;
     pub use crate::jacobian::{FlatTangent, Jacobian};
+    #[cfg(feature = "nalgebra")]
+    pub use crate::linalg::rules::{DMatrixConstructors, DVectorConstructors};
     pub use crate::rules::stop_gradient::{
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,
     };

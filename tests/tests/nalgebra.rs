@@ -677,3 +677,23 @@ fn shape_queries_both_modes() {
         test_rule!(shapes(&mat(r, c, s), &vector(c, s + 1)), seed = s);
     }
 }
+
+/// nalgebra's associated constructors called by their paths in a derived body
+/// (`DMatrix::from_row_slice`, `DMatrix::zeros`, `DVector::from_vec`, `DVector::zeros`), which
+/// reach their rules through the prelude's `DMatrixConstructors` / `DVectorConstructors`.
+#[differentiable]
+fn by_constructor_paths(s: &[f64], x: &[f64]) -> f64 {
+    let m = DMatrix::from_row_slice(2, 3, s);
+    let v = DVector::from_vec(x.to_vec());
+    let z = DMatrix::<f64>::zeros(2, 3);
+    let w = DVector::<f64>::zeros(3);
+    let y = m * v;
+    y.norm_squared() + z.sum() + w.sum()
+}
+
+#[test]
+fn associated_constructors_by_path() {
+    let s = vec![0.5, -1.0, 2.0, 0.25, 1.5, -0.75];
+    let x = vec![0.3, -0.2, 0.9];
+    test_rule!(by_constructor_paths(&*s, &*x));
+}

@@ -517,3 +517,154 @@ pub fn index2_rrule<M: HeapMatrix + std::ops::IndexMut<(usize, usize), Output = 
     };
     (CoDual::new(y, NoFData), pullback)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Associated constructors in derived code: a `#[differentiable]` body's path call
+// `DMatrix::from_row_slice(r, c, &s)` becomes `DMatrix::from_row_slice_rrule(..)` (and
+// `_frule`), which nalgebra's types cannot have as inherent functions; these traits give them,
+// in the prelude with the feature, each rule the free function's above.
+
+/// The rules of `DMatrix<f64>`'s constructors, as associated functions that derived code calls
+/// by the constructor's path (`DMatrix::from_row_slice(2, 3, &s)`, `DMatrix::zeros(2, 3)` in a
+/// `#[differentiable]` body). In the prelude with the feature `nalgebra`.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+/// use nalgebra::DMatrix;
+///
+/// #[differentiable]
+/// fn weighted(s: &[f64], w: &[f64]) -> f64 {
+///     let m = DMatrix::from_row_slice(2, 2, s);
+///     let z = DMatrix::<f64>::zeros(2, 2);
+///     let c = DMatrix::from_row_slice(2, 2, w);
+///     m.component_mul(&c).sum() + z.norm_squared()
+/// }
+///
+/// let (s, w) = (vec![1.0, 2.0, 3.0, 4.0], vec![0.5, -1.0, 2.0, 0.25]);
+/// let (v, (gs, gw)) = value_and_gradient!(weighted(&s, &w));
+/// assert_eq!(v, 0.5 - 2.0 + 6.0 + 1.0);
+/// assert_eq!((gs, gw), (w.clone(), s.clone()));
+/// ```
+pub trait DMatrixConstructors {
+    /// Forward rule of `DMatrix::from_row_slice(nrows, ncols, s)`.
+    fn from_row_slice_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+        s: Dual<&[f64], &[f64]>,
+    ) -> Dual<DMatrix<f64>, DMatrix<f64>>;
+    /// Reverse rule of `DMatrix::from_row_slice(nrows, ncols, s)`.
+    #[allow(clippy::type_complexity)]
+    fn from_row_slice_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+        s: CoDual<&[f64], SharedVec<f64>>,
+    ) -> (
+        CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+        impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<Self>,
+    );
+    /// Forward rule of `DMatrix::zeros(nrows, ncols)`.
+    fn zeros_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+    ) -> Dual<DMatrix<f64>, DMatrix<f64>>;
+    /// Reverse rule of `DMatrix::zeros(nrows, ncols)`.
+    #[allow(clippy::type_complexity)]
+    fn zeros_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+    ) -> (CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>, impl FnOnce(NoRData) -> (NoRData, NoRData));
+}
+
+impl DMatrixConstructors for DMatrix<f64> {
+    #[inline]
+    fn from_row_slice_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+        s: Dual<&[f64], &[f64]>,
+    ) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+        from_row_slice_frule(nrows, ncols, s)
+    }
+    #[inline]
+    fn from_row_slice_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+        s: CoDual<&[f64], SharedVec<f64>>,
+    ) -> (
+        CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+        impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<>,
+    ) {
+        from_row_slice_rrule(nrows, ncols, s)
+    }
+    #[inline]
+    fn zeros_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+    ) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+        zeros_matrix_frule(nrows, ncols)
+    }
+    #[inline]
+    fn zeros_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+    ) -> (CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>, impl FnOnce(NoRData) -> (NoRData, NoRData))
+    {
+        zeros_matrix_rrule(nrows, ncols)
+    }
+}
+
+/// The rules of `DVector<f64>`'s constructors, as associated functions that derived code calls
+/// by the constructor's path (`DVector::from_vec(v)`, `DVector::zeros(n)` in a
+/// `#[differentiable]` body). In the prelude with the feature `nalgebra`.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+/// use nalgebra::DVector;
+///
+/// #[differentiable]
+/// fn squared_norm(x: &[f64]) -> f64 {
+///     let v = DVector::from_vec(x.to_vec());
+///     let z = DVector::<f64>::zeros(2);
+///     v.norm_squared() + z.sum()
+/// }
+///
+/// let x = vec![1.0, 2.0];
+/// let (v, (g,)) = value_and_gradient!(squared_norm(&x));
+/// assert_eq!((v, g), (5.0, vec![2.0, 4.0]));
+/// ```
+pub trait DVectorConstructors {
+    /// Forward rule of `DVector::from_vec(v)`.
+    fn from_vec_frule(v: Dual<Vec<f64>, Vec<f64>>) -> Dual<DVector<f64>, DVector<f64>>;
+    /// Reverse rule of `DVector::from_vec(v)`.
+    fn from_vec_rrule(
+        v: CoDual<Vec<f64>, SharedVec<f64>>,
+    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,));
+    /// Forward rule of `DVector::zeros(n)`.
+    fn zeros_frule(n: Dual<usize, NoTangent>) -> Dual<DVector<f64>, DVector<f64>>;
+    /// Reverse rule of `DVector::zeros(n)`.
+    fn zeros_rrule(
+        n: CoDual<usize, NoFData>,
+    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,));
+}
+
+impl DVectorConstructors for DVector<f64> {
+    #[inline]
+    fn from_vec_frule(v: Dual<Vec<f64>, Vec<f64>>) -> Dual<DVector<f64>, DVector<f64>> {
+        from_vec_frule(v)
+    }
+    #[inline]
+    fn from_vec_rrule(
+        v: CoDual<Vec<f64>, SharedVec<f64>>,
+    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,)) {
+        from_vec_rrule(v)
+    }
+    #[inline]
+    fn zeros_frule(n: Dual<usize, NoTangent>) -> Dual<DVector<f64>, DVector<f64>> {
+        zeros_vector_frule(n)
+    }
+    #[inline]
+    fn zeros_rrule(
+        n: CoDual<usize, NoFData>,
+    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,)) {
+        zeros_vector_rrule(n)
+    }
+}
