@@ -24,7 +24,7 @@ use crate::element::{AddRData, Element, SumElement};
 use crate::float::Float;
 use crate::rng::TestRng;
 use crate::shared::SharedCell;
-use crate::tangent::{FromHandle, Primal, ShapeMismatch, TangentSpace, ZeroRData};
+use crate::tangent::{FromHandle, Primal, TangentSpace, ZeroRData};
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, Sub, SubAssign};
@@ -253,63 +253,9 @@ impl<T: Float> Primal for Fwd<T> {
     type Shadow = SharedCell<Fwd<T>>;
     type Handle = SharedCell<Fwd<T>>;
 
-    #[inline(always)]
-    fn zero_tangent(&self) -> Self {
-        Fwd::new(T::ZERO, T::ZERO)
-    }
+    crate::tangent::value_identified_methods!(Fwd::new(T::ZERO, T::ZERO));
     fn random_tangent(&self, rng: &mut TestRng) -> Self {
         Fwd::new(self.re.random_tangent(rng), self.eps.random_tangent(rng))
-    }
-    #[inline(always)]
-    fn zero_fdata(&self) -> NoFData {
-        NoFData
-    }
-    #[inline(always)]
-    fn zero_rdata(&self) -> Self {
-        Fwd::new(T::ZERO, T::ZERO)
-    }
-    fn zero_shadow(&self) -> SharedCell<Self> {
-        SharedCell::new(Fwd::new(T::ZERO, T::ZERO))
-    }
-    #[inline(always)]
-    fn split_tangent(tangent: Self) -> (NoFData, Self) {
-        (NoFData, tangent)
-    }
-    #[inline(always)]
-    fn join_tangent(_: &NoFData, rdata: Self) -> Self {
-        rdata
-    }
-    fn tangent_to_shadow(tangent: Self) -> SharedCell<Self> {
-        SharedCell::new(tangent)
-    }
-    fn shadow_to_tangent(shadow: &SharedCell<Self>) -> Self {
-        shadow.get()
-    }
-    #[inline(always)]
-    fn tangent_ref(tangent: &Self) -> &Self {
-        tangent
-    }
-    #[inline(always)]
-    fn tangent_mut(tangent: &mut Self) -> &mut Self {
-        tangent
-    }
-    fn to_handle(&self) -> SharedCell<Self> {
-        SharedCell::new(*self)
-    }
-    fn load_handle(&mut self, handle: &SharedCell<Self>) {
-        *self = handle.get();
-    }
-    fn reset_shadow(&self, shadow: &mut SharedCell<Self>) -> Result<(), ShapeMismatch> {
-        shadow.set(Fwd::new(T::ZERO, T::ZERO));
-        Ok(())
-    }
-    #[inline(always)]
-    fn add_rdata_to_shadow(&self, shadow: &SharedCell<Self>, r: Self) {
-        shadow.add(r);
-    }
-    fn reset_handle(&self, handle: &mut SharedCell<Self>) -> Result<(), ShapeMismatch> {
-        handle.set(*self);
-        Ok(())
     }
     fn perturb(&mut self, tangent: &Self, h: f64) {
         self.re.perturb(&tangent.re, h);

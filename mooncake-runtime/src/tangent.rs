@@ -321,3 +321,75 @@ tuple_zero! {
     (A, B, C, D, E, F, G)
     (A, B, C, D, E, F, G, H)
 }
+
+/// The [`Primal`] methods of a value-identified type (tangent and rdata the type itself, fdata
+/// [`NoFData`](crate::dual::NoFData), shadow and handle
+/// [`SharedCell<Self>`](crate::shared::SharedCell)), written once for `f32` / `f64`, `Fwd<T>` and
+/// nalgebra's `SMatrix`: everything but the random tangent and the finite-difference helpers,
+/// given the type's zero.
+macro_rules! value_identified_methods {
+    ($zero:expr) => {
+        #[inline(always)]
+        fn zero_tangent(&self) -> Self {
+            $zero
+        }
+        #[inline(always)]
+        fn zero_fdata(&self) -> $crate::dual::NoFData {
+            $crate::dual::NoFData
+        }
+        #[inline(always)]
+        fn zero_rdata(&self) -> Self {
+            $zero
+        }
+        fn zero_shadow(&self) -> $crate::shared::SharedCell<Self> {
+            $crate::shared::SharedCell::new($zero)
+        }
+        #[inline(always)]
+        fn split_tangent(tangent: Self) -> ($crate::dual::NoFData, Self) {
+            ($crate::dual::NoFData, tangent)
+        }
+        #[inline(always)]
+        fn join_tangent(_: &$crate::dual::NoFData, rdata: Self) -> Self {
+            rdata
+        }
+        fn tangent_to_shadow(tangent: Self) -> $crate::shared::SharedCell<Self> {
+            $crate::shared::SharedCell::new(tangent)
+        }
+        fn shadow_to_tangent(shadow: &$crate::shared::SharedCell<Self>) -> Self {
+            shadow.get()
+        }
+        #[inline(always)]
+        fn tangent_ref(tangent: &Self) -> &Self {
+            tangent
+        }
+        #[inline(always)]
+        fn tangent_mut(tangent: &mut Self) -> &mut Self {
+            tangent
+        }
+        fn to_handle(&self) -> $crate::shared::SharedCell<Self> {
+            $crate::shared::SharedCell::new(*self)
+        }
+        fn load_handle(&mut self, handle: &$crate::shared::SharedCell<Self>) {
+            *self = handle.get();
+        }
+        fn reset_shadow(
+            &self,
+            shadow: &mut $crate::shared::SharedCell<Self>,
+        ) -> Result<(), $crate::tangent::ShapeMismatch> {
+            shadow.set($zero);
+            Ok(())
+        }
+        #[inline(always)]
+        fn add_rdata_to_shadow(&self, shadow: &$crate::shared::SharedCell<Self>, r: Self) {
+            shadow.add(r);
+        }
+        fn reset_handle(
+            &self,
+            handle: &mut $crate::shared::SharedCell<Self>,
+        ) -> Result<(), $crate::tangent::ShapeMismatch> {
+            handle.set(*self);
+            Ok(())
+        }
+    };
+}
+pub(crate) use value_identified_methods;

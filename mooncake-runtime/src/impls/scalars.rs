@@ -4,7 +4,7 @@
 use crate::dual::NoFData;
 use crate::rng::TestRng;
 use crate::shared::SharedCell;
-use crate::tangent::{Primal, ShapeMismatch, TangentSpace, close};
+use crate::tangent::{Primal, TangentSpace, close};
 
 macro_rules! float_primal {
     ($t:ty) => {
@@ -35,63 +35,9 @@ macro_rules! float_primal {
             type Shadow = SharedCell<$t>;
             type Handle = SharedCell<$t>;
 
-            #[inline(always)]
-            fn zero_tangent(&self) -> $t {
-                0.0
-            }
+            crate::tangent::value_identified_methods!(0.0);
             fn random_tangent(&self, rng: &mut TestRng) -> $t {
                 rng.normal() as $t
-            }
-            #[inline(always)]
-            fn zero_fdata(&self) -> NoFData {
-                NoFData
-            }
-            #[inline(always)]
-            fn zero_rdata(&self) -> $t {
-                0.0
-            }
-            fn zero_shadow(&self) -> SharedCell<$t> {
-                SharedCell::new(0.0)
-            }
-            #[inline(always)]
-            fn split_tangent(tangent: $t) -> (NoFData, $t) {
-                (NoFData, tangent)
-            }
-            #[inline(always)]
-            fn join_tangent(_: &NoFData, rdata: $t) -> $t {
-                rdata
-            }
-            fn tangent_to_shadow(tangent: $t) -> SharedCell<$t> {
-                SharedCell::new(tangent)
-            }
-            fn shadow_to_tangent(shadow: &SharedCell<$t>) -> $t {
-                shadow.get()
-            }
-            #[inline(always)]
-            fn tangent_ref(tangent: &$t) -> &$t {
-                tangent
-            }
-            #[inline(always)]
-            fn tangent_mut(tangent: &mut $t) -> &mut $t {
-                tangent
-            }
-            fn to_handle(&self) -> SharedCell<$t> {
-                SharedCell::new(*self)
-            }
-            fn load_handle(&mut self, handle: &SharedCell<$t>) {
-                *self = handle.get();
-            }
-            fn reset_shadow(&self, shadow: &mut SharedCell<$t>) -> Result<(), ShapeMismatch> {
-                shadow.set(0.0);
-                Ok(())
-            }
-            #[inline(always)]
-            fn add_rdata_to_shadow(&self, shadow: &SharedCell<$t>, r: $t) {
-                shadow.add(r);
-            }
-            fn reset_handle(&self, handle: &mut SharedCell<$t>) -> Result<(), ShapeMismatch> {
-                handle.set(*self);
-                Ok(())
             }
             fn perturb(&mut self, tangent: &$t, h: f64) {
                 *self = (*self as f64 + h * *tangent as f64) as $t;

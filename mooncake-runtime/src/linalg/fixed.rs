@@ -19,7 +19,7 @@
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 use crate::rng::TestRng;
 use crate::shared::SharedCell;
-use crate::tangent::{FromHandle, Primal, ShapeMismatch, TangentSpace, ZeroRData, close};
+use crate::tangent::{FromHandle, Primal, TangentSpace, ZeroRData, close};
 use nalgebra::SMatrix;
 
 impl<const R: usize, const C: usize> TangentSpace for SMatrix<f64, R, C> {
@@ -55,63 +55,9 @@ impl<const R: usize, const C: usize> Primal for SMatrix<f64, R, C> {
     type Shadow = SharedCell<Self>;
     type Handle = SharedCell<Self>;
 
-    #[inline]
-    fn zero_tangent(&self) -> Self {
-        Self::zeros()
-    }
+    crate::tangent::value_identified_methods!(Self::zeros());
     fn random_tangent(&self, rng: &mut TestRng) -> Self {
         Self::from_fn(|_, _| rng.normal())
-    }
-    #[inline(always)]
-    fn zero_fdata(&self) -> NoFData {
-        NoFData
-    }
-    #[inline]
-    fn zero_rdata(&self) -> Self {
-        Self::zeros()
-    }
-    fn zero_shadow(&self) -> SharedCell<Self> {
-        SharedCell::new(Self::zeros())
-    }
-    #[inline(always)]
-    fn split_tangent(tangent: Self) -> (NoFData, Self) {
-        (NoFData, tangent)
-    }
-    #[inline(always)]
-    fn join_tangent(_: &NoFData, rdata: Self) -> Self {
-        rdata
-    }
-    fn tangent_to_shadow(tangent: Self) -> SharedCell<Self> {
-        SharedCell::new(tangent)
-    }
-    fn shadow_to_tangent(shadow: &SharedCell<Self>) -> Self {
-        shadow.get()
-    }
-    #[inline(always)]
-    fn tangent_ref(tangent: &Self) -> &Self {
-        tangent
-    }
-    #[inline(always)]
-    fn tangent_mut(tangent: &mut Self) -> &mut Self {
-        tangent
-    }
-    fn to_handle(&self) -> SharedCell<Self> {
-        SharedCell::new(*self)
-    }
-    fn load_handle(&mut self, handle: &SharedCell<Self>) {
-        *self = handle.get();
-    }
-    fn reset_shadow(&self, shadow: &mut SharedCell<Self>) -> Result<(), ShapeMismatch> {
-        shadow.set(Self::zeros());
-        Ok(())
-    }
-    #[inline]
-    fn add_rdata_to_shadow(&self, shadow: &SharedCell<Self>, r: Self) {
-        shadow.add(r);
-    }
-    fn reset_handle(&self, handle: &mut SharedCell<Self>) -> Result<(), ShapeMismatch> {
-        handle.set(*self);
-        Ok(())
     }
     fn perturb(&mut self, tangent: &Self, h: f64) {
         *self += tangent * h;
