@@ -43,6 +43,8 @@ pub mod jacobian;
 pub mod keys;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
+#[cfg(feature = "ndarray")]
+pub mod nd;
 pub mod reverse;
 pub mod rng;
 pub mod rules;
@@ -516,6 +518,8 @@ pub mod prelude {
     pub use crate::jacobian::{FlatTangent, Jacobian};
     #[cfg(feature = "nalgebra")]
     pub use crate::linalg::rules::{DMatrixConstructors, DVectorConstructors};
+    #[cfg(feature = "ndarray")]
+    pub use crate::nd::rules::{Array1Constructors, ArrayConstructors};
     pub use crate::rules::stop_gradient::{
         stop_gradient, stop_gradient_frule, stop_gradient_rrule,
     };

@@ -233,6 +233,19 @@ impl<T: Copy + Debug + std::ops::AddAssign> FData for SharedCell<T> {
     }
 }
 
+/// The shadow of an address-identified value that is one tangent (a heap matrix of nalgebra, an
+/// array of ndarray): incremented in place by [`TangentSpace::increment`], doubled when it is
+/// incremented by itself (two aliasing arguments).
+impl<T: TangentSpace> FData for crate::shared::SharedRef<T> {
+    fn increment_from(&self, other: &Self) {
+        if self.ptr_eq(other) {
+            self.with_mut(|m| m.scale(2.0));
+            return;
+        }
+        other.with(|src| self.with_mut(|dst| dst.increment(src)));
+    }
+}
+
 impl<T: TangentSpace> FData for SharedVec<T> {
     fn increment_from(&self, other: &Self) {
         if self.ptr_eq(other) {
@@ -393,3 +406,67 @@ macro_rules! value_identified_methods {
     };
 }
 pub(crate) use value_identified_methods;
+
+/// The [`Primal`] methods of an address-identified array type whose tangent is the type itself
+/// (fdata, shadow and handle [`SharedRef<Self>`](crate::shared::SharedRef), rdata
+/// [`NoRData`](crate::dual::NoRData)), written once for nalgebra's heap matrices and ndarray's
+/// arrays: everything but the random tangent, the finite-difference helpers and the reset of a
+/// shadow (which compare shapes), given a function making the zero array of a value's shape.
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
+macro_rules! address_identified_methods {
+    ($zeros_like:expr) => {
+        fn zero_tangent(&self) -> Self {
+            ($zeros_like)(self)
+        }
+        fn zero_fdata(&self) -> $crate::shared::SharedRef<Self> {
+            $crate::shared::SharedRef::new(($zeros_like)(self))
+        }
+        #[inline(always)]
+        fn zero_rdata(&self) -> $crate::dual::NoRData {
+            $crate::dual::NoRData
+        }
+        fn zero_shadow(&self) -> $crate::shared::SharedRef<Self> {
+            $crate::shared::SharedRef::new(($zeros_like)(self))
+        }
+        #[inline(always)]
+        fn fdata_of_shadow(
+            &self,
+            shadow: &$crate::shared::SharedRef<Self>,
+        ) -> $crate::shared::SharedRef<Self> {
+            shadow.clone()
+        }
+        fn split_tangent(
+            tangent: Self,
+        ) -> ($crate::shared::SharedRef<Self>, $crate::dual::NoRData) {
+            ($crate::shared::SharedRef::new(tangent), $crate::dual::NoRData)
+        }
+        fn join_tangent(fdata: &$crate::shared::SharedRef<Self>, _: $crate::dual::NoRData) -> Self {
+            fdata.with(Clone::clone)
+        }
+        fn tangent_to_shadow(tangent: Self) -> $crate::shared::SharedRef<Self> {
+            $crate::shared::SharedRef::new(tangent)
+        }
+        fn shadow_to_tangent(shadow: &$crate::shared::SharedRef<Self>) -> Self {
+            shadow.with(Clone::clone)
+        }
+        #[inline(always)]
+        fn tangent_ref(tangent: &Self) -> &Self {
+            tangent
+        }
+        #[inline(always)]
+        fn tangent_mut(tangent: &mut Self) -> &mut Self {
+            tangent
+        }
+        fn to_handle(&self) -> $crate::shared::SharedRef<Self> {
+            $crate::shared::SharedRef::new(self.clone())
+        }
+        fn load_handle(&mut self, handle: &$crate::shared::SharedRef<Self>) {
+            handle.with(|h| self.clone_from(h));
+        }
+        fn shadow_into_tangent(shadow: &$crate::shared::SharedRef<Self>, out: &mut Self) {
+            shadow.with(|s| out.clone_from(s));
+        }
+    };
+}
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
+pub(crate) use address_identified_methods;

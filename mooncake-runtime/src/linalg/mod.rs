@@ -15,7 +15,7 @@
 use crate::dual::NoRData;
 use crate::rng::TestRng;
 use crate::shared::SharedRef;
-use crate::tangent::{FData, FromHandle, Primal, ShapeMismatch, TangentSpace, close};
+use crate::tangent::{FromHandle, Primal, ShapeMismatch, TangentSpace, close};
 use nalgebra::{DMatrix, DVector, RowDVector};
 
 pub mod chol;
@@ -134,16 +134,6 @@ macro_rules! heap_matrix {
             }
         }
 
-        impl FData for SharedRef<$ty> {
-            fn increment_from(&self, other: &Self) {
-                if self.ptr_eq(other) {
-                    self.with_mut(|m| *m *= 2.0);
-                    return;
-                }
-                other.with(|src| self.with_mut(|dst| dst.increment(src)));
-            }
-        }
-
         impl Primal for $ty {
             type Tangent = $ty;
             type TangentRef = $ty;
@@ -152,51 +142,9 @@ macro_rules! heap_matrix {
             type Shadow = SharedRef<$ty>;
             type Handle = SharedRef<$ty>;
 
-            fn zero_tangent(&self) -> $ty {
-                self.zeros_like()
-            }
+            crate::tangent::address_identified_methods!(<$ty as HeapMatrix>::zeros_like);
             fn random_tangent(&self, rng: &mut TestRng) -> $ty {
                 self.map(|_| rng.normal())
-            }
-            fn zero_fdata(&self) -> SharedRef<$ty> {
-                SharedRef::new(self.zeros_like())
-            }
-            #[inline(always)]
-            fn zero_rdata(&self) -> NoRData {
-                NoRData
-            }
-            fn zero_shadow(&self) -> SharedRef<$ty> {
-                SharedRef::new(self.zeros_like())
-            }
-            #[inline(always)]
-            fn fdata_of_shadow(&self, shadow: &SharedRef<$ty>) -> SharedRef<$ty> {
-                shadow.clone()
-            }
-            fn split_tangent(tangent: $ty) -> (SharedRef<$ty>, NoRData) {
-                (SharedRef::new(tangent), NoRData)
-            }
-            fn join_tangent(fdata: &SharedRef<$ty>, _: NoRData) -> $ty {
-                fdata.with(Clone::clone)
-            }
-            fn tangent_to_shadow(tangent: $ty) -> SharedRef<$ty> {
-                SharedRef::new(tangent)
-            }
-            fn shadow_to_tangent(shadow: &SharedRef<$ty>) -> $ty {
-                shadow.with(Clone::clone)
-            }
-            #[inline(always)]
-            fn tangent_ref(tangent: &$ty) -> &$ty {
-                tangent
-            }
-            #[inline(always)]
-            fn tangent_mut(tangent: &mut $ty) -> &mut $ty {
-                tangent
-            }
-            fn to_handle(&self) -> SharedRef<$ty> {
-                SharedRef::new(self.clone())
-            }
-            fn load_handle(&mut self, handle: &SharedRef<$ty>) {
-                handle.with(|h| self.clone_from(h));
             }
             fn reset_shadow(&self, shadow: &mut SharedRef<$ty>) -> Result<(), ShapeMismatch> {
                 shadow.with_mut(|s| {
@@ -206,9 +154,6 @@ macro_rules! heap_matrix {
                     s.fill(0.0);
                     Ok(())
                 })
-            }
-            fn shadow_into_tangent(shadow: &SharedRef<$ty>, out: &mut $ty) {
-                shadow.with(|s| out.clone_from(s));
             }
             fn perturb(&mut self, tangent: &$ty, h: f64) {
                 assert_eq!(self.shape(), tangent.shape(), "mooncake: tangent of the wrong shape");

@@ -295,7 +295,7 @@ macro_rules! comparison_rules {
 /// The derivative of `abs`: `1` for `x > 0`, `-1` for `x < 0`, `0` at `±0` (the subgradient
 /// ChainRules picks, `sign(x)`), NaN at NaN. Not `x.signum()`, which is `±1` at `±0`.
 #[inline(always)]
-fn sign_or_zero<T: Float>(x: T) -> T {
+pub(crate) fn sign_or_zero<T: Float>(x: T) -> T {
     if x > T::ZERO {
         T::ONE
     } else if x < T::ZERO {

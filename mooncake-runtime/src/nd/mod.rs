@@ -1,0 +1,150 @@
+//! ndarray's owned arrays as primal types (feature `ndarray`, issue 15): `Array1<F>`, `Array2<F>`
+//! (and `Array<F, D>` of any dimension) with elements `F` = `f64` or `f32` ([`NdScalar`]).
+//!
+//! They are **address-identified**, like nalgebra's heap matrices ([`crate::tangent`]'s shared
+//! helpers serve both): the tangent is an array of the same type and shape (an `Array2`'s
+//! gradient is an `Array2`), the fdata and the shadow are one shared array ([`SharedRef`]) that
+//! every rule touching the value increments in place, and the rdata is [`NoRData`]. An array is a
+//! buffer: passing `&a` to two calls must send both gradients to one place, and value-identified
+//! rdata would need a zero with no shape, which an array whose shape is known only at run time
+//! does not have.
+//!
+//! The rules are in [`rules`]; the dispatch of methods, operators and constructors in derived
+//! code to them in [`dispatch`]. Views (`ArrayView1`, `ArrayView2`) are not primal types: a view
+//! borrows memory that finite differences cannot perturb and that no shadow follows. The methods
+//! that return views in ndarray (`a.t()`, `a.row(i)`, `a.column(j)`) return owned arrays in
+//! derived code (see [`rules`]).
+
+use crate::dual::NoRData;
+use crate::float::Float;
+use crate::rng::TestRng;
+use crate::shared::SharedRef;
+use crate::tangent::{FromHandle, Primal, ShapeMismatch, TangentSpace, close};
+use ndarray::{Array, ArrayView1, Dimension, Zip};
+
+pub mod dispatch;
+pub mod rules;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// The element types of the arrays that are primal types: `f64` and `f32` (sealed). Every rule
+/// is written once over it. (Both this crate's [`Float`] and ndarray's `NdFloat` are among its
+/// supertraits, so the rules call the methods the two share, `to_f64` say, by their trait's
+/// path.)
+pub trait NdScalar: Float + ndarray::NdFloat + sealed::Sealed {}
+
+impl NdScalar for f32 {}
+impl NdScalar for f64 {}
+
+/// A zero array of the shape of `a` (standard layout).
+#[inline]
+pub(crate) fn zeros_like<F: NdScalar, D: Dimension>(a: &Array<F, D>) -> Array<F, D> {
+    Array::zeros(a.raw_dim())
+}
+
+/// `<a, b>`, the sum of the products of the entries at equal indices: ndarray's `dot` over the
+/// memory of two arrays of standard layout, a `Zip` fold otherwise.
+///
+/// # Panics
+/// If the shapes differ.
+pub(crate) fn inner<F: NdScalar, D: Dimension>(a: &Array<F, D>, b: &Array<F, D>) -> F {
+    assert_shapes(a, b, "an inner product");
+    match (a.as_slice(), b.as_slice()) {
+        (Some(x), Some(y)) => ArrayView1::from(x).dot(&ArrayView1::from(y)),
+        _ => Zip::from(a).and(b).fold(F::ZERO, |acc, &x, &y| acc + x * y),
+    }
+}
+
+/// Panics with a message naming the operation if `a` and `b` have different shapes (the rules
+/// do not broadcast).
+#[inline]
+#[track_caller]
+pub(crate) fn assert_shapes<F, G, D: Dimension>(a: &Array<F, D>, b: &Array<G, D>, what: &str) {
+    if a.shape() != b.shape() {
+        panic!(
+            "mooncake: {what} of arrays of shapes {:?} and {:?} (the rules of ndarray's \
+             arrays need equal shapes; they do not broadcast)",
+            a.shape(),
+            b.shape()
+        );
+    }
+}
+
+impl<F: NdScalar, D: Dimension + 'static> TangentSpace for Array<F, D> {
+    fn increment(&mut self, other: &Self) {
+        assert_eq!(
+            self.shape(),
+            other.shape(),
+            "mooncake: cannot add a tangent of shape {:?} to one of shape {:?}",
+            other.shape(),
+            self.shape()
+        );
+        *self += other;
+    }
+    fn inner(&self, other: &Self) -> f64 {
+        if self.shape() != other.shape() {
+            return f64::NAN;
+        }
+        Zip::from(self)
+            .and(other)
+            .fold(0.0, |acc, x, y| acc + Float::to_f64(*x) * Float::to_f64(*y))
+    }
+    fn scale(&mut self, a: f64) {
+        *self *= F::from_f64(a);
+    }
+    fn settle(&mut self) {
+        *self += F::ZERO;
+    }
+}
+
+impl<F: NdScalar, D: Dimension + 'static> Primal for Array<F, D> {
+    type Tangent = Self;
+    type TangentRef = Self;
+    type FData = SharedRef<Self>;
+    type RData = NoRData;
+    type Shadow = SharedRef<Self>;
+    type Handle = SharedRef<Self>;
+
+    crate::tangent::address_identified_methods!(zeros_like);
+
+    fn random_tangent(&self, rng: &mut TestRng) -> Self {
+        self.map(|_| F::from_f64(rng.normal()))
+    }
+    fn reset_shadow(&self, shadow: &mut SharedRef<Self>) -> Result<(), ShapeMismatch> {
+        shadow.with_mut(|s| {
+            if s.shape() != self.shape() {
+                return Err(ShapeMismatch { prepared: s.len(), given: self.len() });
+            }
+            s.fill(F::ZERO);
+            Ok(())
+        })
+    }
+    fn perturb(&mut self, tangent: &Self, h: f64) {
+        assert_eq!(self.shape(), tangent.shape(), "mooncake: tangent of the wrong shape");
+        self.scaled_add(F::from_f64(h), tangent);
+    }
+    fn inner_difference(tangent: &Self, a: &Self, b: &Self) -> f64 {
+        if a.shape() != b.shape() || a.shape() != tangent.shape() {
+            return f64::NAN;
+        }
+        Zip::from(tangent).and(a).and(b).fold(0.0, |acc, t, x, y| {
+            acc + Float::to_f64(*t) * (Float::to_f64(*x) - Float::to_f64(*y))
+        })
+    }
+    fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool {
+        self.shape() == other.shape()
+            && Zip::from(self)
+                .and(other)
+                .all(|a, b| close(Float::to_f64(*a), Float::to_f64(*b), rtol, atol))
+    }
+}
+
+impl<F: NdScalar, D: Dimension + 'static> FromHandle for Array<F, D> {
+    fn from_handle(handle: &SharedRef<Self>) -> Self {
+        handle.with(Clone::clone)
+    }
+}

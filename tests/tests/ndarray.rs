@@ -1,0 +1,478 @@
+//! ndarray's arrays in differentiable code (feature `ndarray`, issue 15): every rule of
+//! `mooncake_runtime::nd::rules` checked by `test_rule!` (finite differences, forward against
+//! reverse) on random inputs of several shapes, non-square and `1 x n` / `n x 1` included, and
+//! derived functions that combine them in both modes.
+
+// Rule signatures spell out the rule interface.
+#![allow(clippy::type_complexity)]
+
+use mooncake_runtime::TestRng;
+use mooncake_runtime::nd::rules::*;
+use mooncake_runtime::prelude::*;
+use ndarray::linalg::Dot;
+use ndarray::{Array, Array1, Array2, Dimension, ShapeError};
+
+/// Shapes `(rows, columns)` the tests run on.
+const SHAPES: &[(usize, usize)] = &[(1, 1), (3, 3), (2, 5), (5, 2), (1, 4), (4, 1)];
+
+fn mat(r: usize, c: usize, seed: u64) -> Array2<f64> {
+    let mut rng = TestRng::seed_from_u64(seed);
+    Array2::from_shape_simple_fn((r, c), || rng.normal())
+}
+
+fn vector(n: usize, seed: u64) -> Array1<f64> {
+    let mut rng = TestRng::seed_from_u64(seed);
+    Array1::from_shape_simple_fn(n, || rng.normal())
+}
+
+/// A matrix with entries in `[0.5, 2.5)`, inside the domain of `ln`, `sqrt`, `recip`.
+fn positive(r: usize, c: usize, seed: u64) -> Array2<f64> {
+    let mut rng = TestRng::seed_from_u64(seed);
+    Array2::from_shape_simple_fn((r, c), || 0.5 + 2.0 * rng.uniform())
+}
+
+// -- the primals --------------------------------------------------------------------------------
+
+fn sum<D: Dimension>(a: &Array<f64, D>) -> f64 {
+    a.sum()
+}
+fn dot<A: Dot<B>, B>(a: &A, b: &B) -> A::Output {
+    a.dot(b)
+}
+fn transpose<D: Dimension>(a: &Array<f64, D>) -> Array<f64, D> {
+    a.t().to_owned()
+}
+fn to_owned<D: Dimension>(a: &Array<f64, D>) -> Array<f64, D> {
+    a.to_owned()
+}
+fn add<D: Dimension>(a: &Array<f64, D>, b: &Array<f64, D>) -> Array<f64, D> {
+    a + b
+}
+fn sub<D: Dimension>(a: &Array<f64, D>, b: &Array<f64, D>) -> Array<f64, D> {
+    a - b
+}
+fn mul<D: Dimension>(a: &Array<f64, D>, b: &Array<f64, D>) -> Array<f64, D> {
+    a * b
+}
+fn neg<D: Dimension>(a: &Array<f64, D>) -> Array<f64, D> {
+    -a
+}
+fn scale<D: Dimension>(a: &Array<f64, D>, s: f64) -> Array<f64, D> {
+    a * s
+}
+fn index<D: Dimension, I: ndarray::NdIndex<D>>(a: &Array<f64, D>, i: I) -> f64 {
+    a[i]
+}
+fn row(a: &Array2<f64>, i: usize) -> Array1<f64> {
+    a.row(i).to_owned()
+}
+fn column(a: &Array2<f64>, j: usize) -> Array1<f64> {
+    a.column(j).to_owned()
+}
+fn from_vec(v: Vec<f64>) -> Array1<f64> {
+    Array1::from_vec(v)
+}
+fn from_shape_vec(shape: (usize, usize), v: Vec<f64>) -> Result<Array2<f64>, ShapeError> {
+    Array2::from_shape_vec(shape, v)
+}
+fn from_shape_vec_1(n: usize, v: Vec<f64>) -> Result<Array1<f64>, ShapeError> {
+    Array1::from_shape_vec(n, v)
+}
+fn zeros2(shape: (usize, usize)) -> Array2<f64> {
+    Array2::zeros(shape)
+}
+fn zeros1(n: usize) -> Array1<f64> {
+    Array1::zeros(n)
+}
+
+macro_rules! element_wise_primals {
+    ($($name:ident),*) => {$(
+        fn $name<D: Dimension>(a: &Array<f64, D>) -> Array<f64, D> {
+            a.$name()
+        }
+    )*};
+}
+element_wise_primals!(exp, ln, sqrt, sin, cos, tanh, abs, recip, pow2);
+fn powi<D: Dimension>(a: &Array<f64, D>, n: i32) -> Array<f64, D> {
+    a.powi(n)
+}
+
+// -- the rule tests -------------------------------------------------------------------------------
+
+#[test]
+fn sums() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(sum(&mat(r, c, s)), frule = sum_frule, rrule = sum_rrule, seed = s);
+        test_rule!(sum(&vector(r, s)), frule = sum_frule, rrule = sum_rrule, seed = s);
+    }
+}
+
+#[test]
+fn dots() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s);
+        let (x, y) = (vector(c, s + 1), vector(c, s + 2));
+        let z = vector(r, s + 3);
+        // Vector-vector, and the same vector twice (one slot, one shadow).
+        test_rule!(dot(&x, &y), frule = dot_frule, rrule = dot_rrule, seed = s);
+        test_rule!(dot(&x, &x), frule = dot_frule, rrule = dot_rrule, seed = s);
+        // Matrix-vector and vector-matrix.
+        test_rule!(dot(&m, &x), frule = dot_frule, rrule = dot_rrule, seed = s);
+        test_rule!(dot(&z, &m), frule = dot_frule, rrule = dot_rrule, seed = s);
+        // Matrix-matrix.
+        for n in [1, 3] {
+            let b = mat(c, n, s + 4);
+            test_rule!(dot(&m, &b), frule = dot_frule, rrule = dot_rrule, seed = s);
+        }
+    }
+    // A square matrix times itself: one shadow for both operands.
+    let a = mat(3, 3, 7);
+    test_rule!(dot(&a, &a), frule = dot_frule, rrule = dot_rrule);
+}
+
+#[test]
+fn transposes_and_copies() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let a = mat(r, c, s);
+        test_rule!(transpose(&a), frule = t_frule, rrule = t_rrule, seed = s);
+        test_rule!(transpose(&vector(c, s)), frule = t_frule, rrule = t_rrule, seed = s);
+        test_rule!(to_owned(&a), frule = to_owned_frule, rrule = to_owned_rrule, seed = s);
+        // A transposed (column-major) array as an input: the rules follow its layout.
+        let at = a.t().to_owned();
+        test_rule!(transpose(&at), frule = t_frule, rrule = t_rrule, seed = s);
+        test_rule!(sum(&at), frule = sum_frule, rrule = sum_rrule, seed = s);
+    }
+}
+
+#[test]
+fn element_wise() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let (a, b) = (mat(r, c, s), mat(r, c, s + 100));
+        let (x, y) = (vector(r, s + 200), vector(r, s + 300));
+        test_rule!(add(&a, &b), frule = add_frule, rrule = add_rrule, seed = s);
+        test_rule!(add(&a, &a), frule = add_frule, rrule = add_rrule, seed = s);
+        test_rule!(add(&x, &y), frule = add_frule, rrule = add_rrule, seed = s);
+        test_rule!(sub(&a, &b), frule = sub_frule, rrule = sub_rrule, seed = s);
+        test_rule!(sub(&x, &y), frule = sub_frule, rrule = sub_rrule, seed = s);
+        test_rule!(mul(&a, &b), frule = mul_frule, rrule = mul_rrule, seed = s);
+        test_rule!(mul(&a, &a), frule = mul_frule, rrule = mul_rrule, seed = s);
+        test_rule!(mul(&x, &y), frule = mul_frule, rrule = mul_rrule, seed = s);
+        test_rule!(neg(&a), frule = neg_frule, rrule = neg_rrule, seed = s);
+        test_rule!(scale(&a, -1.5), frule = scale_frule, rrule = scale_rrule, seed = s);
+        test_rule!(scale(&x, 0.7), frule = scale_frule, rrule = scale_rrule, seed = s);
+        // A column-major operand beside a row-major one.
+        let bt = mat(c, r, s + 400).t().to_owned();
+        test_rule!(mul(&a, &bt), frule = mul_frule, rrule = mul_rrule, seed = s);
+    }
+}
+
+#[test]
+fn element_wise_float_methods() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let a = mat(r, c, s);
+        let p = positive(r, c, s + 1);
+        let x = vector(r, s + 2);
+        test_rule!(exp(&a), frule = exp_frule, rrule = exp_rrule, seed = s);
+        test_rule!(exp(&x), frule = exp_frule, rrule = exp_rrule, seed = s);
+        test_rule!(ln(&p), frule = ln_frule, rrule = ln_rrule, seed = s);
+        test_rule!(sqrt(&p), frule = sqrt_frule, rrule = sqrt_rrule, seed = s);
+        test_rule!(sin(&a), frule = sin_frule, rrule = sin_rrule, seed = s);
+        test_rule!(cos(&a), frule = cos_frule, rrule = cos_rrule, seed = s);
+        test_rule!(tanh(&a), frule = tanh_frule, rrule = tanh_rrule, seed = s);
+        test_rule!(abs(&p), frule = abs_frule, rrule = abs_rrule, seed = s);
+        test_rule!(abs(&(-&p)), frule = abs_frule, rrule = abs_rrule, seed = s);
+        test_rule!(recip(&p), frule = recip_frule, rrule = recip_rrule, seed = s);
+        test_rule!(pow2(&a), frule = pow2_frule, rrule = pow2_rrule, seed = s);
+        for n in [0, 1, 3, -2] {
+            test_rule!(powi(&p, n), frule = powi_frule, rrule = powi_rrule, seed = s);
+        }
+    }
+}
+
+#[test]
+fn indexed_reads_rows_and_columns() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s);
+        let x = vector(r, s + 1);
+        for i in [0, r - 1] {
+            test_rule!(index(&x, i), frule = index_frule, rrule = index_rrule, seed = s);
+            test_rule!(row(&m, i), frule = row_frule, rrule = row_rrule, seed = s);
+            for j in [0, c - 1] {
+                test_rule!(index(&m, [i, j]), frule = index_frule, rrule = index_rrule, seed = s);
+                test_rule!(index(&m, (i, j)), frule = index_frule, rrule = index_rrule, seed = s);
+                test_rule!(column(&m, j), frule = column_frule, rrule = column_rrule, seed = s);
+            }
+        }
+    }
+}
+
+#[test]
+fn construction() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let v: Vec<f64> = vector(r * c, s).to_vec();
+        test_rule!(from_vec(v), frule = from_vec_frule, rrule = from_vec_rrule, seed = s);
+        test_rule!(
+            from_shape_vec((r, c), v),
+            frule = from_shape_vec_frule,
+            rrule = from_shape_vec_rrule,
+            seed = s
+        );
+        test_rule!(
+            from_shape_vec_1(r * c, v),
+            frule = from_shape_vec_frule,
+            rrule = from_shape_vec_rrule,
+            seed = s
+        );
+        let shape = (r, c);
+        test_rule!(zeros2(shape), frule = zeros_frule, rrule = zeros_rrule);
+        test_rule!(zeros1(r), frule = zeros_frule, rrule = zeros_rrule);
+    }
+    // A length that does not fit the shape: `Err` in both modes, no derivative.
+    let v = vec![1.0, 2.0, 3.0];
+    test_rule!(
+        from_shape_vec((2, 2), v),
+        frule = from_shape_vec_frule,
+        rrule = from_shape_vec_rrule
+    );
+}
+
+/// The rules are generic over the element type: `f32` arrays, checked with the tolerances of
+/// `f32` finite differences.
+#[test]
+fn f32_arrays() {
+    fn dot32<A: Dot<B>, B>(a: &A, b: &B) -> A::Output {
+        a.dot(b)
+    }
+    fn tanh32(a: &Array2<f32>) -> Array2<f32> {
+        a.tanh()
+    }
+    fn mul32(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {
+        a * b
+    }
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s).mapv(|v| v as f32);
+        let b = mat(r, c, s + 1).mapv(|v| v as f32);
+        let x = vector(c, s + 2).mapv(|v| v as f32);
+        test_rule!(
+            dot32(&m, &x),
+            frule = dot_frule,
+            rrule = dot_rrule,
+            seed = s,
+            rtol = 2e-2,
+            atol = 2e-2,
+            dot_tol = 1e-4
+        );
+        test_rule!(
+            tanh32(&m),
+            frule = tanh_frule,
+            rrule = tanh_rrule,
+            seed = s,
+            rtol = 2e-2,
+            atol = 2e-2,
+            dot_tol = 1e-4
+        );
+        test_rule!(
+            mul32(&m, &b),
+            frule = mul_frule,
+            rrule = mul_rrule,
+            seed = s,
+            rtol = 2e-2,
+            atol = 2e-2,
+            dot_tol = 1e-4
+        );
+    }
+}
+
+/// A reverse rule of `m.dot(&x)` whose `x̄` is twice too large: the checker must reject it.
+fn mat_vec_wrong_rrule(
+    m: CoDual<&Array2<f64>, SharedRef<Array2<f64>>>,
+    x: CoDual<&Array1<f64>, SharedRef<Array1<f64>>>,
+) -> (CoDual<Array1<f64>, SharedRef<Array1<f64>>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>)
+{
+    let dx = x.fdata.clone();
+    let before = dx.with(Clone::clone);
+    let (y, pb) = dot_rrule(m, x);
+    let pullback = move |r: NoRData| {
+        let out = pb(r);
+        // The increment `mᵀ ȳ` added a second time.
+        dx.with_mut(|d| {
+            let inc = &*d - &before;
+            *d += &inc;
+        });
+        out
+    };
+    (y, pullback)
+}
+
+#[test]
+fn a_wrong_rule_is_rejected() {
+    let m = mat(3, 2, 1);
+    let x = vector(2, 2);
+    let e = check_rule!(dot(&m, &x), rrule = mat_vec_wrong_rrule, mode = reverse);
+    assert!(e.is_err(), "a wrong pullback passed the checker");
+}
+
+#[test]
+#[should_panic(expected = "they do not broadcast")]
+fn shapes_that_differ_panic_with_a_message() {
+    let _ =
+        add_frule(Dual::new(&mat(2, 3, 1), &mat(2, 3, 2)), Dual::new(&mat(3, 2, 3), &mat(3, 2, 4)));
+}
+
+// -- derived rules ------------------------------------------------------------------------------
+
+/// The quadratic form `xᵀ M x`.
+#[differentiable]
+fn quad_form(m: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let y = m.dot(x);
+    x.dot(&y)
+}
+
+/// The least-squares loss `|A x - b|²`.
+#[differentiable]
+fn least_squares(a: &Array2<f64>, x: &Array1<f64>, b: &Array1<f64>) -> f64 {
+    let r = a.dot(x) - b;
+    r.dot(&r)
+}
+
+/// Operators on owned temporaries and on references mixed, scaling on both sides, unary minus,
+/// products in all four forms, the transpose as an owned array. Not yet in reverse mode (as for
+/// nalgebra's matrices): a borrow of a local as an operand (`&c * 2.0`:
+/// `BorrowsInLocalsOrStdCalls`), and `+`, `-` between two arrays both held by value (`c - d`)
+/// and unary `-` of one (`-c`), which the reverse sweep takes for numbers' sums.
+#[differentiable]
+fn operators(a: &Array2<f64>, b: &Array2<f64>, x: &Array1<f64>, s: f64) -> f64 {
+    let c = a.dot(b);
+    let t = c.sum() * s;
+    let d = c * 2.0 - a;
+    let y = d.t().dot(x) * s;
+    let w = s * y;
+    let v = x.dot(a);
+    let e = -a * 0.5 + a;
+    w.dot(&w) + t + v.sum() * e.sum()
+}
+
+/// Methods only, and the element-wise product of two arguments.
+#[differentiable]
+fn methods(a: &Array1<f64>, b: &Array1<f64>, m: &Array2<f64>) -> f64 {
+    let c = a * b;
+    let r = m.row(0);
+    let k = m.column(0);
+    c.dot(a) + a.sum() * b.sum() + m.t().sum() + r.sum() * k.sum() + m.pow2().sum()
+}
+
+/// The element-wise float methods in derived code. In reverse mode their names are the float
+/// methods', which the reverse generator sends through `rev::MethodRrule` with the receiver
+/// moved: a receiver used again is written `a.to_owned().exp()`; a temporary or a last use
+/// needs nothing (see `nd::dispatch`).
+#[differentiable]
+fn float_methods(a: &Array2<f64>, p: &Array2<f64>, s: f64) -> f64 {
+    let e = a.to_owned().exp();
+    let t = (a * s).tanh();
+    let q = p.to_owned().sqrt() * p.to_owned().ln();
+    let u = p.to_owned().powi(3).sum() + p.to_owned().recip().sum();
+    let z = a.to_owned().sin() * a.to_owned().cos();
+    let v = a.abs();
+    e.sum() + t.sum() + q.sum() + u + z.sum() + v.sum() + p.sum()
+}
+
+#[test]
+fn derived_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s + 1);
+        let x = vector(c, s + 2);
+        let b = vector(r, s + 3);
+        test_rule!(least_squares(&m, &x, &b), seed = s);
+        let q = mat(c, c, s + 4);
+        test_rule!(quad_form(&q, &x), seed = s);
+        let (a, bb) = (mat(r, c, s + 5), mat(c, c, s + 6));
+        test_rule!(operators(&a, &bb, &b, 0.75), seed = s);
+        let (u, v) = (vector(c, s + 7), vector(c, s + 8));
+        test_rule!(methods(&u, &v, &m), seed = s);
+        test_rule!(methods(&u, &u, &m), seed = s);
+        test_rule!(float_methods(&m, &positive(r, c, s + 9), 0.6), seed = s);
+    }
+}
+
+/// Element writes and reads of arrays built in the body. Forward mode writes the primal and the
+/// tangent in place (`IndexMut` of ndarray), so it needs no rule; reverse mode sends loads and
+/// stores through buffer handles (`SharedVec`), which an array does not have (not yet).
+#[differentiable(forward_only)]
+fn element_writes(m: &Array2<f64>, v: &Array1<f64>, x: f64) -> f64 {
+    let mut c = m * x;
+    let mut w = v * 2.0;
+    c[[0, 1]] = x * x;
+    c[[1, 0]] = c[[0, 0]] * v[1];
+    w[0] = c[(1, 1)] + x;
+    c.sum() * w.dot(v)
+}
+
+#[test]
+fn element_writes_forward() {
+    for s in 0..3 {
+        let m = mat(2, 3, s);
+        let v = vector(2, s + 1);
+        check_rule!(element_writes(&m, &v, 0.6), frule = element_writes_frule, mode = forward)
+            .unwrap();
+    }
+}
+
+/// Shape queries (`nrows`, `ncols`) in both modes: no derivative, used as numbers.
+#[differentiable]
+fn shapes(m: &Array2<f64>, v: &Array1<f64>) -> f64 {
+    let c = m * 2.0;
+    let k = (c.nrows() + 10 * m.ncols()) as f64;
+    c.sum() * k + v.dot(v)
+}
+
+#[test]
+fn shape_queries_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(shapes(&mat(r, c, s), &vector(c, s + 1)), seed = s);
+    }
+}
+
+/// ndarray's associated constructors called by their paths in a derived body
+/// (`Array2::from_shape_vec`, `Array2::zeros`, `Array1::from_vec`, `Array1::zeros`), which reach
+/// their rules through the prelude's `ArrayConstructors` / `Array1Constructors`.
+#[differentiable]
+fn by_constructor_paths(s: &[f64], x: &[f64]) -> f64 {
+    let m = Array2::from_shape_vec((2, 3), s.to_vec()).unwrap();
+    let v = Array1::from_vec(x.to_vec());
+    let z = Array2::<f64>::zeros((2, 3));
+    let w = Array1::<f64>::zeros(3);
+    let y = m.dot(&v);
+    y.dot(&y) + z.sum() + w.sum()
+}
+
+#[test]
+fn associated_constructors_by_path() {
+    let s = vec![0.5, -1.0, 2.0, 0.25, 1.5, -0.75];
+    let x = vec![0.3, -0.2, 0.9];
+    test_rule!(by_constructor_paths(&*s, &*x));
+}
+
+/// Gradients shaped like the inputs, through the high-level API: an `Array2`'s gradient is an
+/// `Array2`, checked against the closed form of `|A x - b|²`: `2 r xᵀ`, `2 Aᵀ r`, `-2 r`.
+#[test]
+fn gradients_are_arrays() {
+    let (a, x, b) = (mat(3, 2, 1), vector(2, 2), vector(3, 3));
+    let (v, (ga, gx, gb)) = value_and_gradient!(least_squares(&a, &x, &b));
+    let r = a.dot(&x) - &b;
+    assert!((v - r.dot(&r)).abs() < 1e-12);
+    let ga_closed =
+        r.view().insert_axis(ndarray::Axis(1)).dot(&x.view().insert_axis(ndarray::Axis(0))) * 2.0;
+    assert!((&ga - &ga_closed).iter().all(|d| d.abs() < 1e-12), "{ga} vs {ga_closed}");
+    assert!((&gx - &(a.t().dot(&r) * 2.0)).iter().all(|d| d.abs() < 1e-12));
+    assert!((&gb + &(&r * 2.0)).iter().all(|d| d.abs() < 1e-12));
+}
