@@ -476,3 +476,21 @@ fn gradients_are_arrays() {
     assert!((&gx - &(a.t().dot(&r) * 2.0)).iter().all(|d| d.abs() < 1e-12));
     assert!((&gb + &(&r * 2.0)).iter().all(|d| d.abs() < 1e-12));
 }
+
+/// A derived function of `f32` arrays: products, scalings by an `f32`, element-wise methods.
+#[differentiable]
+fn model32(m: &Array2<f32>, x: &Array1<f32>, s: f32) -> f32 {
+    let y = m.dot(x) * s;
+    let z = (y * 0.5).tanh();
+    z.sum() + x.dot(x) * s
+}
+
+#[test]
+fn derived_f32() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s).mapv(|v| v as f32);
+        let x = vector(c, s + 1).mapv(|v| v as f32);
+        test_rule!(model32(&m, &x, 0.8), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+}

@@ -2,12 +2,23 @@
 //!
 //! Forward mode: operators (`a + b`, `a - b`, `a * b` element-wise, `-a`, `a * s`, `s * a`) are
 //! `std::ops` impls on [`Dual`]s of arrays held by value or behind `&`, and methods (`sum`, `t`,
-//! `dot`, `row`, `column`, `mapv`, `nrows`, `ncols`) are [`MethodFrule`] impls keyed by
-//! [`ArrayKey`] (by [`DotKey`] for `dot`, whose rule depends on the argument's type too), as the
-//! methods of nalgebra's matrices are keyed by `MatrixKey`. Reverse mode: the same methods
-//! through the dispatch of user methods ([`RecvMarker`] / [`UserMethodRrule`]), and the operators
-//! through [`RevAdd`], [`RevSub`], [`RevMul`], [`RevNeg`]. A method without a rule gets
-//! `MethodFrule`'s (or `RecvMarker`'s) message naming the receiver's type.
+//! `to_owned`, `dot`, `row`, `column`, the element-wise float methods, `nrows`, `ncols`) are
+//! [`MethodFrule`] impls keyed by [`ArrayKey`] (by [`DotKey`] for `dot`, whose rule depends on the
+//! argument's type too), as the methods of nalgebra's matrices are keyed by `MatrixKey`. Reverse
+//! mode: the same methods through the dispatch of user methods ([`RecvMarker`] /
+//! [`UserMethodRrule`]), and the operators through [`RevAdd`], [`RevSub`], [`RevMul`],
+//! [`RevNeg`]. A method without a rule gets `MethodFrule`'s (or `RecvMarker`'s) message naming
+//! the receiver's type.
+//!
+//! The methods whose names are float methods' (`exp`, `ln`, `sqrt`, `sin`, `cos`, `tanh`, `abs`,
+//! `recip`, `powi`) reach reverse mode through [`crate::reverse::MethodRrule`] instead, where
+//! the reverse generator sends those names, with the receiver moved into the call: a receiver
+//! used again afterwards is written `a.to_owned().exp()` (a temporary or a last use needs
+//! nothing).
+//!
+//! `mapv` is not dispatched: derived code passes its argument (`f64::exp`) through
+//! `constant`, which needs a primal type, and a function item is not one. The element-wise
+//! methods are its dispatchable spelling (`a.exp()` for `a.mapv(f64::exp)`).
 //!
 //! `dot` has one rule per pair of operand types ([`NdDot`]): its key [`DotKey<A, R>`] carries
 //! the argument's type `R`, left free by the one generic impl, so that rustc selects the impl

@@ -671,8 +671,8 @@ pub fn from_vec_rrule<F: NdScalar>(
 }
 
 /// A shape argument of a constructor: `usize` for an `Array1`, `(usize, usize)` or
-/// `[usize; 2]` for an `Array2` (and `.f()` of these, for column-major memory), with no
-/// derivative.
+/// `[usize; 2]` for an `Array2`, with no derivative. (ndarray's column-major shapes, `(r, c).f()`,
+/// are not primal types.)
 pub trait NdShape<D: Dimension>: ShapeBuilder<Dim = D> + Primal + Clone + 'static {}
 impl<D: Dimension, S: ShapeBuilder<Dim = D> + Primal + Clone + 'static> NdShape<D> for S {}
 
