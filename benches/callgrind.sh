@@ -3,7 +3,7 @@
 # in four modes: `primal`, `hand` (the hand-written gradient), `prepared`
 # (`value_and_gradient!` with a `GradientCache`) and `reverse` (plain `value_and_gradient!`);
 # and a fifth, `const` (the prepared form with the data arguments written `Const(..)`), for the
-# problems whose data is an argument (`simple_mlp`, `gmm`). The Hessian-vector product problems
+# problems whose data is an argument (`simple_mlp`, `gmm`, `mlp_nalgebra*`). The Hessian-vector product problems
 # (`hvp_rosenbrock_1000`, `hvp_gmm`) have their own modes: `gradient` (the prepared gradient of
 # the generic copy), `prepared` (`hvp!` with an `HvpCache`) and `hand` (Rosenbrock only).
 # Wall-clock times on this shared machine move by 20% from run to run; these counts repeat.
@@ -54,7 +54,8 @@ profile="$target/release/examples/profile"
 # counts and the times are of the same problems.
 mapfile -t problems < <("$profile" --list)
 for p in "${problems[@]}"; do
-    grep -q "\"$p\"" benches/benches/gradients.rs ||
+    # (The groups of `problems::linalg` are named in its `MLP_LINALG`.)
+    grep -q "\"$p\"" benches/benches/gradients.rs benches/src/problems/linalg.rs ||
         { echo "profile.rs names $p, which benches/benches/gradients.rs does not" >&2; exit 1; }
 done
 if [ ${#only[@]} -gt 0 ]; then
@@ -104,13 +105,13 @@ fi
 printf '%-22s %5s %14s %14s %14s %14s %14s\n' problem calls primal hand prepared reverse const
 for p in "${problems[@]}"; do
     case "$p" in
-        gmm | hvp_gmm) n=5 ;;
+        gmm | hvp_gmm | mlp_nalgebra_128_256_128) n=5 ;;
         *) n=10 ;;
     esac
     # `const`: the prepared form with the data arguments `Const(..)`, where there are some.
     modes=(primal hand prepared reverse)
     case "$p" in
-        simple_mlp | gmm) modes+=(const) ;;
+        simple_mlp | gmm | mlp_nalgebra*) modes+=(const) ;;
         hvp_rosenbrock_1000) modes=(gradient prepared hand) ;;
         hvp_gmm) modes=(gradient prepared) ;;
     esac

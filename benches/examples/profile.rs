@@ -8,7 +8,7 @@
 //!
 //! Arguments: the problem (a group name of `benches/gradients.rs`), the mode (`primal`,
 //! `reverse` for `value_and_gradient!`, `prepared` for its cached form, `const` for the cached
-//! form with the data arguments `Const(..)` (`simple_mlp`, `gmm`), `hand` for the hand-written
+//! form with the data arguments `Const(..)` (`simple_mlp`, `gmm`, `mlp_nalgebra*`), `hand` for the hand-written
 //! gradient) and the number of repetitions (after one call outside the count,
 //! which a profile can subtract by running with 0). The Hessian-vector product problems
 //! (`hvp_rosenbrock_1000`, `hvp_gmm`, of the generic copies in `problems::second_order`) have
@@ -31,7 +31,7 @@ use mooncake_runtime::prelude::*;
 use std::hint::black_box;
 
 /// The problems, in the order of `benches/gradients.rs` (`benches/callgrind.sh` reads this list).
-const PROBLEMS: [&str; 14] = [
+const PROBLEMS: [&str; 16] = [
     "sum_1000",
     "_sum_1000",
     "sum_sin_1000",
@@ -46,6 +46,8 @@ const PROBLEMS: [&str; 14] = [
     "recursive",
     "hvp_rosenbrock_1000",
     "hvp_gmm",
+    "mlp_nalgebra",
+    "mlp_nalgebra_128_256_128",
 ];
 
 /// Runs `f` once, then `reps` times, and sums what it returns.
@@ -316,6 +318,37 @@ fn main() {
                 }),
                 other => panic!("unknown mode {other} (hvp_gmm: gradient, prepared)"),
             }
+        }
+        linalg if linalg.starts_with("mlp_nalgebra") => {
+            let Some(&(_, widths, batch)) = MLP_LINALG.iter().find(|p| p.0 == linalg) else {
+                panic!("unknown problem {linalg}")
+            };
+            let (w1, w2, x, y) = mlp_nalgebra_inputs(widths, batch, 1);
+            let (mut g1, mut g2) = (w1.clone() * 0.0, w2.clone() * 0.0);
+            let mut scratch = MlpScratch::new(widths, batch);
+            let mut cache = GradientCache::new();
+            modes!(
+                mode,
+                reps,
+                mlp_nalgebra(black_box(&w1), &w2, &x, &y),
+                mlp_nalgebra_gradient(
+                    black_box(&w1),
+                    &w2,
+                    &x,
+                    &y,
+                    (&mut g1, &mut g2),
+                    &mut scratch
+                ),
+                value_and_gradient!(mlp_nalgebra(&*black_box(&w1), &w2, &x, &y)),
+                value_and_gradient!(
+                    mlp_nalgebra(&*black_box(&w1), &w2, &x, &y),
+                    cache = &mut cache
+                ),
+                value_and_gradient!(
+                    mlp_nalgebra(&*black_box(&w1), &w2, Const(&x), Const(&y)),
+                    cache = &mut cache
+                )
+            )
         }
         other => panic!("unknown problem {other}"),
     };

@@ -12,7 +12,9 @@
 pub mod problems;
 
 // Every problem with its derived rules (`NAME_frule`, `NAME_rrule`), at the crate root.
-pub use problems::{gmm::*, kron::*, mlp::*, ode::*, recursive::*, second_order::*, sums::*};
+pub use problems::{
+    gmm::*, kron::*, linalg::*, mlp::*, ode::*, recursive::*, second_order::*, sums::*,
+};
 
 /// Deterministic inputs of length `n` in `[-1, 1)`.
 pub fn inputs(n: usize, seed: u64) -> Vec<f64> {

@@ -395,3 +395,32 @@ fn gmm_second_order() {
     assert_agrees("gmm: num-dual gradient", (nd_y, &nd_g), (v, &g), EXACT);
     assert_agrees("gmm: num-dual hvp", (nd_y, &nd_hv), (hy, &hv), HVP_EXACT);
 }
+
+#[test]
+fn mlp_nalgebra_gradients() {
+    let widths = (3, 5, 2);
+    let (w1, w2, x, y) = mlp_nalgebra_inputs(widths, 4, 7);
+    let (mut g1, mut g2) = (w1.clone() * 0.0, w2.clone() * 0.0);
+    let mut scratch = MlpScratch::new(widths, 4);
+    let v = mlp_nalgebra_gradient(&w1, &w2, &x, &y, (&mut g1, &mut g2), &mut scratch);
+    let flat = |(a, b): (&nalgebra::DMatrix<f64>, &nalgebra::DMatrix<f64>)| -> Vec<f64> {
+        a.iter().chain(b.iter()).copied().collect()
+    };
+    let hand = flat((&g1, &g2));
+    let (r1, c1) = w1.shape();
+    let primal = |p: &[f64]| {
+        let a = nalgebra::DMatrix::from_column_slice(r1, c1, &p[..r1 * c1]);
+        let b = nalgebra::DMatrix::from_column_slice(w2.nrows(), w2.ncols(), &p[r1 * c1..]);
+        mlp_nalgebra(&a, &b, &x, &y)
+    };
+    check_hand("mlp_nalgebra", primal, &flat((&w1, &w2)), (v, &hand));
+    test_rule!(mlp_nalgebra(&w1, &w2, &x, &y));
+    let (dv, (d1, d2, _, _)) = value_and_gradient!(mlp_nalgebra(&w1, &w2, &x, &y));
+    assert_agrees("mlp_nalgebra: derived", (dv, &flat((&d1, &d2))), (v, &hand), EXACT);
+    let mut cache = GradientCache::new();
+    for _ in 0..2 {
+        let (pv, (p1, p2, _, _)) =
+            value_and_gradient!(mlp_nalgebra(&w1, &w2, Const(&x), Const(&y)), cache = &mut cache);
+        assert_agrees("mlp_nalgebra: prepared", (pv, &flat((p1, p2))), (v, &hand), EXACT);
+    }
+}

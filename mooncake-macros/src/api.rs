@@ -329,7 +329,8 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
             }
             Expr::Reference(r) => {
                 let inner = &r.expr;
-                lets.push(quote_spanned!(span=> let #f = #rt::Primal::zero_shadow(&#inner);));
+                let make = if *constant { quote!(constant_shadow) } else { quote!(zero_shadow) };
+                lets.push(quote_spanned!(span=> let #f = #rt::Primal::#make(&#inner);));
                 args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(&#inner, ::core::clone::Clone::clone(&#f)); #rt::CoDual::new(__c.primal, __c.fdata) }));
                 quote_spanned!(span=> #rt::api::shadow_gradient(&#inner, &#f))
             }
@@ -414,9 +415,10 @@ fn value_and_gradient_cached(
             Expr::Reference(r) => {
                 let inner = &r.expr;
                 let m = format_ident!("__ref{}", k, span = site);
+                let make = if *constant { quote!(ref_constant_shadow) } else { quote!(ref_shadow) };
                 lets.push(quote_spanned!(span=>
                     let #m = &#inner;
-                    let #f = #c.ref_shadow(#k, #m);
+                    let #f = #c.#make(#k, #m);
                 ));
                 args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(#m, #f); #rt::CoDual::new(__c.primal, __c.fdata) }));
                 if !constant {

@@ -16,7 +16,8 @@
 //! * `name_rrule(a: CoDual<A, <A as Primal>::FData>, ..)` (`CoDual<&T, <T as Primal>::Shadow>`
 //!   for `a: &T`) computes every argument's zero rdata (`Primal::zero_rdata`, `NoRData` for a
 //!   reference) before the call, calls the primal, returns the result with fresh zero fdata
-//!   (`Primal::zero_fdata`), and a pullback that returns those zero rdata. The pullback captures
+//!   (`Primal::constant_fdata`: nothing reads the result's gradient, and types whose rules can
+//!   skip adding into it say so), and a pullback that returns those zero rdata. The pullback captures
 //!   no lifetime (`+ use<..>` lists only the type and const parameters).
 //!
 //! Refused with a compile error: `&mut` arguments (a function that writes through a `&mut`
@@ -145,7 +146,7 @@ fn rules(sig: &RuleSig) -> TokenStream {
         {
             #(#rvalues)*
             let #y: #ret = #call;
-            let #t = <#ret as #rt::Primal>::zero_fdata(&#y);
+            let #t = <#ret as #rt::Primal>::constant_fdata(&#y);
             (
                 #rt::CoDual::new(#y, #t),
                 move |_: <#ret as #rt::Primal>::RData| (#(#rdata,)*),

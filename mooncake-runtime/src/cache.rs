@@ -60,6 +60,9 @@ impl std::fmt::Debug for GradientCache {
 struct RefSlot<S, T> {
     shadow: S,
     gradient: T,
+    /// Whether `shadow` was made by `Primal::constant_shadow` (for a `Const(&x)` argument): a
+    /// call that wants the gradient replaces it with a zero shadow.
+    constant: bool,
 }
 
 /// The buffers of an argument behind `&mut`: its handle, its shadow and its gradient.
@@ -108,8 +111,9 @@ impl GradientCache {
         match slot.downcast_mut::<S>() {
             Some(s) => s,
             None => panic!(
-                "mooncake: argument {} of `{function}` has another type than when this \
-                 GradientCache was prepared",
+                "mooncake: argument {} of `{function}` has another type, or is passed another \
+                 way (`&`, `&mut`, by value), than when this GradientCache was prepared: use one \
+                 cache per call site",
                 k + 1
             ),
         }
@@ -135,7 +139,36 @@ impl GradientCache {
         let mut fresh = false;
         let slot = self.slot(k, || {
             fresh = true;
-            RefSlot { shadow: x.zero_shadow(), gradient: x.zero_tangent() }
+            RefSlot { shadow: x.zero_shadow(), gradient: x.zero_tangent(), constant: false }
+        });
+        if fresh {
+            return slot.shadow.clone();
+        }
+        if slot.constant {
+            // Prepared by a call that passed the argument `Const(..)`.
+            slot.shadow = x.zero_shadow();
+            slot.constant = false;
+        }
+        match x.reset_shadow(&mut slot.shadow) {
+            Ok(()) => slot.shadow.clone(),
+            Err(e) => self.refuse(k, e),
+        }
+    }
+
+    /// The shadow of argument `k`, passed as `Const(&x)`: made by `Primal::constant_shadow`
+    /// (or the zero shadow of an earlier call that wanted the gradient), reset in place (its
+    /// shape checked) on later calls.
+    #[doc(hidden)]
+    pub fn ref_constant_shadow<P>(&mut self, k: usize, x: &P) -> P::Shadow
+    where
+        P: Primal + ?Sized,
+        P::Shadow: 'static,
+        P::Tangent: 'static,
+    {
+        let mut fresh = false;
+        let slot = self.slot(k, || {
+            fresh = true;
+            RefSlot { shadow: x.constant_shadow(), gradient: x.zero_tangent(), constant: true }
         });
         if fresh {
             return slot.shadow.clone();

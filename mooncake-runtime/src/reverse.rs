@@ -2348,26 +2348,39 @@ impl GiveBack for () {
 /// What lending a value gives back: the fresh shadow the callee wrote, and the value's fdata.
 /// Also how a method's receiver held by value gets its gradient back from the shadow it was
 /// lent with.
-pub struct ValueBack<T: Primal> {
-    shadow: T::Shadow,
-    fdata: T::FData,
+pub struct ValueBack<T: Primal>(Back<T>);
+
+/// What a [`ValueBack`] gives back.
+enum Back<T: Primal> {
+    /// The content of `shadow`, added to the value's `fdata`.
+    Copy { shadow: T::Shadow, fdata: T::FData },
+    /// Nothing: the loan was the value's own fdata (`Primal::fdata_as_shadow`); its rdata.
+    Shared(T::RData),
 }
 
 impl<T: Primal> ValueBack<T> {
     /// `shadow`'s content, to be given back to a value with fdata `fdata`.
     #[inline(always)]
     pub fn new(shadow: T::Shadow, fdata: T::FData) -> Self {
-        ValueBack { shadow, fdata }
+        ValueBack(Back::Copy { shadow, fdata })
     }
 }
 
 impl<T: Primal> GiveBack for ValueBack<T> {
     type RData = T::RData;
     fn give_back(self) -> T::RData {
-        let (f, r) = T::split_tangent(T::shadow_to_tangent(&self.shadow));
-        crate::tangent::FData::increment_from(&self.fdata, &f);
-        r
+        match self.0 {
+            Back::Copy { shadow, fdata } => copy_back::<T>(&shadow, &fdata),
+            Back::Shared(r) => r,
+        }
     }
+}
+
+/// Adds the content of a loan's `shadow` to the value's `fdata`, and returns its rdata part.
+fn copy_back<T: Primal>(shadow: &T::Shadow, fdata: &T::FData) -> T::RData {
+    let (f, r) = T::split_tangent(T::shadow_to_tangent(shadow));
+    crate::tangent::FData::increment_from(fdata, &f);
+    r
 }
 
 impl<T: 'static, const N: usize, D: 'static> Lend
@@ -2411,6 +2424,9 @@ impl<T: Primal + 'static> Lend for CoDual<T, T::FData> {
     type Back = ValueBack<T>;
     #[inline]
     fn lend<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> (R, ValueBack<T>) {
+        if let Some((shadow, zero)) = T::fdata_as_shadow(&self.fdata) {
+            return (f(CoDual::new(&self.primal, shadow)), ValueBack(Back::Shared(zero)));
+        }
         let shadow = self.primal.zero_shadow();
         let r = f(CoDual::new(&self.primal, shadow.clone()));
         (r, ValueBack::new(shadow, self.fdata.clone()))
@@ -2434,7 +2450,8 @@ pub trait LendMut {
 /// What a mutable loan of a value gives back ([`LendMut`]).
 pub struct MutBack<T: Primal> {
     value: T,
-    back: ValueBack<T>,
+    shadow: T::Shadow,
+    fdata: T::FData,
 }
 
 impl<T: Primal + crate::tangent::FromHandle + Clone> LendMut for CoDual<T, T::FData> {
@@ -2446,8 +2463,7 @@ impl<T: Primal + crate::tangent::FromHandle + Clone> LendMut for CoDual<T, T::FD
         let shadow = self.primal.zero_shadow();
         let r = f(CoDual::new(handle.clone(), shadow.clone()));
         self.primal = T::from_handle(&handle);
-        let back = ValueBack::new(shadow, self.fdata.clone());
-        (r, MutBack { value: self.primal.clone(), back })
+        (r, MutBack { value: self.primal.clone(), shadow, fdata: self.fdata.clone() })
     }
 }
 
@@ -2455,7 +2471,7 @@ impl<T: Primal> GiveBack for MutBack<T> {
     type RData = T::RData;
     #[inline]
     fn give_back(self) -> T::RData {
-        self.back.give_back()
+        copy_back::<T>(&self.shadow, &self.fdata)
     }
 }
 
@@ -2463,7 +2479,7 @@ impl<T: Primal> GiveBack for MutBack<T> {
 /// [`LendMut`]).
 #[inline]
 pub fn seed_back<T: Primal>(b: &MutBack<T>, r: T::RData) {
-    b.value.add_rdata_to_shadow(&b.back.shadow, r);
+    b.value.add_rdata_to_shadow(&b.shadow, r);
 }
 
 /// The free-function form generated code calls.

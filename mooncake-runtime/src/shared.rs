@@ -443,8 +443,21 @@ impl<T: Copy + std::ops::AddAssign> SharedCell<T> {
 }
 
 /// A shared cell holding one value that is not `Copy` (a `String`, say): the handle through
-/// which reverse-mode rules mutate such a value behind `&mut`.
-pub struct SharedRef<T>(Rc<RefCell<T>>);
+/// which reverse-mode rules mutate such a value behind `&mut`, and the shadow of nalgebra's heap
+/// matrices.
+///
+/// A shadow made by [`SharedRef::constant`] is *constant*: it belongs to a value whose gradient
+/// nobody reads (an argument passed `Const(&x)`, the result of a `zero_adjoint!` rule), so a
+/// rule may skip the work of adding into it ([`SharedRef::is_live`], [`SharedRef::accumulate`];
+/// nalgebra's rules do). Adding into it anyway is harmless. Only for values no rule writes into
+/// in place: a write of a live value into one would need its gradient.
+pub struct SharedRef<T>(Rc<RefShared<T>>);
+
+/// The allocation behind a [`SharedRef`].
+struct RefShared<T> {
+    value: RefCell<T>,
+    live: bool,
+}
 
 impl<T> Clone for SharedRef<T> {
     #[inline(always)]
@@ -455,24 +468,52 @@ impl<T> Clone for SharedRef<T> {
 
 impl<T: fmt::Debug> fmt::Debug for SharedRef<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SharedRef").field(&*self.0.borrow()).finish()
+        f.debug_tuple("SharedRef").field(&*self.0.value.borrow()).finish()
     }
 }
 
 impl<T> SharedRef<T> {
     /// A new cell holding `value`.
     pub fn new(value: T) -> Self {
-        SharedRef(Rc::new(RefCell::new(value)))
+        SharedRef(Rc::new(RefShared { value: RefCell::new(value), live: true }))
+    }
+
+    /// A new cell holding `value`, marked constant: the shadow of an argument passed
+    /// `Const(&x)`, whose gradient is not wanted (see the type's documentation).
+    ///
+    /// ```
+    /// use mooncake_runtime::shared::SharedRef;
+    /// assert!(SharedRef::new(0.0).is_live());
+    /// assert!(!SharedRef::constant(0.0).is_live());
+    /// ```
+    pub fn constant(value: T) -> Self {
+        SharedRef(Rc::new(RefShared { value: RefCell::new(value), live: false }))
+    }
+
+    /// Whether anything reads what is added into this shadow: false for one made by
+    /// [`SharedRef::constant`], whose additions a rule may skip.
+    #[inline(always)]
+    pub fn is_live(&self) -> bool {
+        self.0.live
     }
 
     /// Runs `f` on a shared view of the value.
     pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.borrow())
+        f(&self.0.value.borrow())
     }
 
     /// Runs `f` on a mutable view of the value.
     pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        f(&mut self.0.borrow_mut())
+        f(&mut self.0.value.borrow_mut())
+    }
+
+    /// Runs `f`, a pullback's addition into this shadow, on a mutable view of the value, or
+    /// skips it for a constant shadow ([`SharedRef::constant`]).
+    #[inline]
+    pub fn accumulate(&self, f: impl FnOnce(&mut T)) {
+        if self.0.live {
+            f(&mut self.0.value.borrow_mut());
+        }
     }
 
     /// Whether the two handles share one value.

@@ -85,6 +85,28 @@ pub trait Primal {
     fn zero_rdata(&self) -> Self::RData;
     /// A fresh zero shadow for this value seen at an address.
     fn zero_shadow(&self) -> Self::Shadow;
+    /// The shadow of an argument passed `Const(&x)` to `value_and_gradient!`, whose gradient
+    /// nobody reads. The default is [`Primal::zero_shadow`]; nalgebra's heap matrices give a
+    /// constant [`crate::shared::SharedRef`], so that their products skip that gradient's work.
+    fn constant_shadow(&self) -> Self::Shadow {
+        self.zero_shadow()
+    }
+    /// For a type whose fdata is its shadow (nalgebra's heap matrices: one `SharedRef`), that
+    /// shadow and zero rdata: a value a derived rule holds is then lent to a call (`g(&m)`) as
+    /// itself, and the callee adds straight into its gradient. `None` (the default): the call
+    /// gets a fresh zero shadow, whose content is added to the value's fdata after the call's
+    /// pullback (`rev::ValueBack`).
+    fn fdata_as_shadow(fdata: &Self::FData) -> Option<(Self::Shadow, Self::RData)> {
+        let _ = fdata;
+        None
+    }
+    /// The fdata of a result whose gradient nobody reads: the result of a rule declared with
+    /// `zero_adjoint!`, whose pullback ignores its cotangent. The default is
+    /// [`Primal::zero_fdata`]; nalgebra's heap matrices give a constant
+    /// [`crate::shared::SharedRef`] (see [`Primal::constant_shadow`]).
+    fn constant_fdata(&self) -> Self::FData {
+        self.zero_fdata()
+    }
     /// Splits a tangent into its fdata part (in fresh shadows) and its rdata part.
     fn split_tangent(tangent: Self::Tangent) -> (Self::FData, Self::RData);
     /// Joins fdata and rdata back into a tangent (copying out of shadows).

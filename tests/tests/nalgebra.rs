@@ -362,6 +362,86 @@ fn derived_both_modes() {
     }
 }
 
+// -- data arguments `Const(..)`, `zero_adjoint!` results, values lent to calls ------------------
+
+/// The 0/1 mask of the positive entries: piecewise constant, declared with `zero_adjoint!`, so
+/// its result has a constant shadow (`Primal::constant_fdata`).
+fn positive(h: &DMatrix<f64>) -> DMatrix<f64> {
+    h.map(|v| if v > 0.0 { 1.0 } else { 0.0 })
+}
+
+zero_adjoint! {
+    fn positive(h: &DMatrix<f64>) -> DMatrix<f64>;
+}
+
+/// Every rule that skips work for a constant shadow (`SharedRef::is_live`), with the data `x`,
+/// `v`, `m`, `y` passed `Const(..)` below: products with the constant on either side,
+/// `component_mul` with a mask and with data, `dot`, `-`, and values held by the rule lent to
+/// calls (`&h`, `&r`).
+#[differentiable]
+fn two_layers(
+    w1: &DMatrix<f64>,
+    w2: &DMatrix<f64>,
+    x: &DMatrix<f64>,
+    v: &DVector<f64>,
+    m: &DMatrix<f64>,
+    y: &DMatrix<f64>,
+) -> f64 {
+    let h = w1 * x;
+    let a = h.component_mul(&positive(&h));
+    let out = w2 * a;
+    let r = out - y;
+    let z = w1.transpose() * v;
+    r.norm_squared() + z.dot(&z) + h.component_mul(m).sum()
+}
+
+#[test]
+fn constant_arguments_skip_their_gradients_only() {
+    for (k, &(hidden, inputs, outputs, batch)) in
+        [(3, 2, 2, 4), (6, 7, 8, 9), (1, 1, 1, 1)].iter().enumerate()
+    {
+        let s = 10 * k as u64;
+        let (w1, w2) = (mat(hidden, inputs, s), mat(outputs, hidden, s + 1));
+        let (x, v) = (mat(inputs, batch, s + 2), vector(hidden, s + 3));
+        let (m, y) = (mat(hidden, batch, s + 4), mat(outputs, batch, s + 5));
+        test_rule!(two_layers(&w1, &w2, &x, &v, &m, &y), seed = s);
+        let (f, (g1, g2, ..)) = value_and_gradient!(two_layers(&w1, &w2, &x, &v, &m, &y));
+        let (fc, (c1, c2, cx, cv, cm, cy)) =
+            value_and_gradient!(two_layers(&w1, &w2, Const(&x), Const(&v), Const(&m), Const(&y)));
+        assert_eq!(f, fc);
+        assert_eq!((cx, cv, cm, cy), (NoTangent, NoTangent, NoTangent, NoTangent));
+        assert!((&c1 - &g1).amax() <= 1e-12 * (1.0 + g1.amax()), "w1: {c1} vs {g1}");
+        assert!((&c2 - &g2).amax() <= 1e-12 * (1.0 + g2.amax()), "w2: {c2} vs {g2}");
+        // The prepared form, twice on one cache (the constant shadows are reused unzeroed).
+        let mut cache = GradientCache::new();
+        for _ in 0..2 {
+            let (fp, (p1, p2, ..)) = value_and_gradient!(
+                two_layers(&w1, &w2, Const(&x), Const(&v), Const(&m), Const(&y)),
+                cache = &mut cache
+            );
+            assert_eq!(f, fp);
+            assert!((p1 - &g1).amax() <= 1e-12 * (1.0 + g1.amax()));
+            assert!((p2 - &g2).amax() <= 1e-12 * (1.0 + g2.amax()));
+        }
+    }
+}
+
+#[test]
+fn a_cache_serves_constants_and_gradients_in_turn() {
+    let (w1, w2, x, v) = (mat(3, 2, 1), mat(2, 3, 2), mat(2, 4, 3), vector(3, 4));
+    let (m, y) = (mat(3, 4, 5), mat(2, 4, 6));
+    let (_, (_, _, gx, gv, gm, gy)) = value_and_gradient!(two_layers(&w1, &w2, &x, &v, &m, &y));
+    let mut cache = GradientCache::new();
+    let _ = value_and_gradient!(
+        two_layers(&w1, &w2, Const(&x), Const(&v), Const(&m), Const(&y)),
+        cache = &mut cache
+    );
+    // The constants' shadows (never zeroed, since nothing reads them) give way to zero ones.
+    let (_, (_, _, cx, cv, cm, cy)) =
+        value_and_gradient!(two_layers(&w1, &w2, &x, &v, &m, &y), cache = &mut cache);
+    assert_eq!((cx, cv, cm, cy), (&gx, &gv, &gm, &gy));
+}
+
 // -- Cholesky solve and log-determinant -----------------------------------------------------------
 
 use mooncake_runtime::linalg::chol::*;

@@ -351,6 +351,73 @@ fn hvp(dir: &Path) -> String {
     s
 }
 
+/// The problems written with a linear-algebra crate's matrices (issue 15): the criterion group
+/// (also the problem of `benches/callgrind.sh`) and what it computes.
+const LINALG_PROBLEMS: [(&str, &str); 2] = [
+    ("mlp_nalgebra", "nalgebra `DMatrix`, 32-64-16, batch 32 (`simple_mlp`'s widths)"),
+    ("mlp_nalgebra_128_256_128", "nalgebra `DMatrix`, 128-256-128, batch 70 (Mooncake.jl's)"),
+];
+
+/// The linear-algebra subsection: medians of the `mlp_nalgebra*` groups, their ratios to the
+/// hand-written gradient, and the callgrind counts when `REPORT_CALLGRIND` is set.
+fn linalg(dir: &Path) -> String {
+    let counts = std::env::var("REPORT_CALLGRIND")
+        .ok()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|t| Counts::parse(&t));
+    let mut s = String::new();
+    let _ = writeln!(s, "### `simple_mlp` with matrices\n");
+    let _ = writeln!(
+        s,
+        "Mooncake.jl's `simple_mlp`, `Σ (W₂ relu(W₁ X) − Y)²` (no biases), written with \
+         nalgebra's `DMatrix` (`benches/src/problems/linalg.rs`): every step is one of \
+         nalgebra's kernels, in the primal, in our rules and in the hand-written gradient, \
+         which runs them into preallocated matrices. Ours with gradients of all four matrices \
+         (prepared) and with the data `Const(..)` (prepared; the hand-written gradient computes \
+         the weights' only). Target (issue 15): ours, data `Const(..)`, / hand ≤ 1.5. \
+         Instructions per call from `benches/callgrind.sh` where this run counted them. ✓ met, \
+         ✗ missed.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| problem | primal | ours, prepared | ours, data `Const(..)` | hand-written | ours / hand | `Const` / hand | instructions: `Const` | hand | `Const` / hand (instructions) | target |"
+    );
+    let _ =
+        writeln!(s, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    for (name, what) in LINALG_PROBLEMS {
+        let m = |e: &str| median(dir, name, e);
+        let (primal, ours, constant, hand) = (
+            m("primal"),
+            m("derived_reverse_prepared"),
+            m("derived_reverse_prepared_const"),
+            m("hand_gradient"),
+        );
+        let r = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
+        let c = |mode: &str| counts.as_ref().and_then(|c| c.get(name, mode));
+        let _ = writeln!(
+            s,
+            "| `{name}`: {what} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            opt(primal, time),
+            opt(ours, time),
+            opt(constant, time),
+            opt(hand, time),
+            opt(r(ours, hand), ratio),
+            opt(r(constant, hand), ratio),
+            opt(c("const"), count),
+            opt(c("hand"), count),
+            opt(r(c("const"), c("hand")), ratio),
+            opt(r(constant, hand).map(|x| x <= 1.5), |ok| (if ok {
+                "✓ 1.5x"
+            } else {
+                "✗ 1.5x"
+            })
+            .to_string()),
+        );
+    }
+    let _ = writeln!(s);
+    s
+}
+
 /// The generated section.
 fn generate(dir: &Path, previous: &str) -> String {
     let mut s = String::new();
@@ -441,6 +508,7 @@ fn generate(dir: &Path, previous: &str) -> String {
     }
     let _ = writeln!(s, "\nTargets met: {met}; missed: {missed}.\n");
     let _ = write!(s, "{}", hvp(dir));
+    let _ = write!(s, "{}", linalg(dir));
     let _ = write!(s, "{}", callgrind(previous));
     let _ = writeln!(s, "### Expansion of `#[differentiable]`\n");
     let _ = writeln!(

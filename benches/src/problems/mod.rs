@@ -3,6 +3,7 @@
 
 pub mod gmm;
 pub mod kron;
+pub mod linalg;
 pub mod mlp;
 pub mod ode;
 pub mod recursive;

@@ -189,12 +189,12 @@ pub fn cholesky_solve_rrule<B: HeapMatrix>(
             Some((chol, x)) => {
                 let mut w = s.with(Clone::clone);
                 chol.solve_mut(&mut as_matrix_mut(&mut w));
-                db.with_mut(|d| d.add_scaled(1.0, &w));
-                da.with_mut(|d| add_sym_outer(d, -1.0, &w, &x));
+                db.accumulate(|d| d.add_scaled(1.0, &w));
+                da.accumulate(|d| add_sym_outer(d, -1.0, &w, &x));
             }
             None => {
-                db.with_mut(|d| d.add_to_all(f64::NAN));
-                da.with_mut(|d| d.add_to_all(f64::NAN));
+                db.accumulate(|d| d.add_to_all(f64::NAN));
+                da.accumulate(|d| d.add_to_all(f64::NAN));
             }
         }
         (NoRData, NoRData)
@@ -220,8 +220,8 @@ pub fn cholesky_logdet_rrule(
     let da = a.fdata;
     let pullback = move |y_bar: f64| {
         match chol {
-            Some(chol) => da.with_mut(|d| d.add_scaled(y_bar, &chol.inverse())),
-            None => da.with_mut(|d| d.add_to_all(f64::NAN)),
+            Some(chol) => da.accumulate(|d| d.add_scaled(y_bar, &chol.inverse())),
+            None => da.accumulate(|d| d.add_to_all(f64::NAN)),
         }
         (NoRData,)
     };

@@ -118,7 +118,7 @@ macro_rules! heap_matrix {
                     other.shape(),
                     self.shape()
                 );
-                *self += other;
+                self.add_scaled(1.0, other);
             }
             fn inner(&self, other: &Self) -> f64 {
                 if self.shape() != other.shape() {
@@ -146,12 +146,25 @@ macro_rules! heap_matrix {
             fn random_tangent(&self, rng: &mut TestRng) -> $ty {
                 self.map(|_| rng.normal())
             }
+            fn constant_shadow(&self) -> SharedRef<$ty> {
+                SharedRef::constant(self.zeros_like())
+            }
+            fn constant_fdata(&self) -> SharedRef<$ty> {
+                SharedRef::constant(self.zeros_like())
+            }
+            fn fdata_as_shadow(fdata: &SharedRef<$ty>) -> Option<(SharedRef<$ty>, NoRData)> {
+                Some((fdata.clone(), NoRData))
+            }
             fn reset_shadow(&self, shadow: &mut SharedRef<$ty>) -> Result<(), ShapeMismatch> {
+                let live = shadow.is_live();
                 shadow.with_mut(|s| {
                     if s.shape() != self.shape() {
                         return Err(ShapeMismatch { prepared: s.len(), given: self.len() });
                     }
-                    s.fill(0.0);
+                    // A constant shadow is never read: no need to zero it.
+                    if live {
+                        s.entries_mut().fill(0.0);
+                    }
                     Ok(())
                 })
             }

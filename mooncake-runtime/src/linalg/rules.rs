@@ -42,8 +42,8 @@ pub fn dot_rrule<M: HeapMatrix>(
     let (pa, pb) = (a.primal.clone(), b.primal.clone());
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |y_bar: f64| {
-        da.with_mut(|d| d.add_scaled(y_bar, &pb));
-        db.with_mut(|d| d.add_scaled(y_bar, &pa));
+        da.accumulate(|d| d.add_scaled(y_bar, &pb));
+        db.accumulate(|d| d.add_scaled(y_bar, &pa));
         (NoRData, NoRData)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -62,7 +62,7 @@ pub fn norm_squared_rrule<M: HeapMatrix>(
     let pa = a.primal.clone();
     let da = a.fdata;
     let pullback = move |y_bar: f64| {
-        da.with_mut(|d| d.add_scaled(2.0 * y_bar, &pa));
+        da.accumulate(|d| d.add_scaled(2.0 * y_bar, &pa));
         (NoRData,)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -82,7 +82,7 @@ pub fn norm_rrule<M: HeapMatrix>(
     let pa = a.primal.clone();
     let da = a.fdata;
     let pullback = move |y_bar: f64| {
-        da.with_mut(|d| d.add_scaled(y_bar / y, &pa));
+        da.accumulate(|d| d.add_scaled(y_bar / y, &pa));
         (NoRData,)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -100,7 +100,7 @@ pub fn sum_rrule<M: HeapMatrix>(
     let y = a.primal.total();
     let da = a.fdata;
     let pullback = move |y_bar: f64| {
-        da.with_mut(|d| d.add_to_all(y_bar));
+        da.accumulate(|d| d.add_to_all(y_bar));
         (NoRData,)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -122,7 +122,7 @@ pub fn transpose_rrule<M: HeapMatrix>(
     let (y, dy) = fresh(a.primal.transposed());
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.with_mut(|d| d.add_scaled(1.0, &g.transposed())));
+        dy.with(|g| da.accumulate(|d| d.add_scaled(1.0, &g.transposed())));
         (NoRData,)
     };
     (y, pullback)
@@ -151,8 +151,8 @@ pub fn add_rrule<M: HeapMatrix>(
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| d.add_scaled(1.0, g));
-            db.with_mut(|d| d.add_scaled(1.0, g));
+            da.accumulate(|d| d.add_scaled(1.0, g));
+            db.accumulate(|d| d.add_scaled(1.0, g));
         });
         (NoRData, NoRData)
     };
@@ -179,8 +179,8 @@ pub fn sub_rrule<M: HeapMatrix>(
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| d.add_scaled(1.0, g));
-            db.with_mut(|d| d.add_scaled(-1.0, g));
+            da.accumulate(|d| d.add_scaled(1.0, g));
+            db.accumulate(|d| d.add_scaled(-1.0, g));
         });
         (NoRData, NoRData)
     };
@@ -205,7 +205,7 @@ pub fn neg_rrule<M: HeapMatrix>(
     let (y, dy) = fresh(y);
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.with_mut(|d| d.add_scaled(-1.0, g)));
+        dy.with(|g| da.accumulate(|d| d.add_scaled(-1.0, g)));
         (NoRData,)
     };
     (y, pullback)
@@ -233,7 +233,7 @@ pub fn scale_rrule<M: HeapMatrix>(
     let (da, s) = (a.fdata, s.primal);
     let pullback = move |_: NoRData| {
         let s_bar = dy.with(|g| {
-            da.with_mut(|d| d.add_scaled(s, g));
+            da.accumulate(|d| d.add_scaled(s, g));
             pa.dot_with(g)
         });
         (NoRData, s_bar)
@@ -259,12 +259,18 @@ pub fn component_mul_rrule<M: HeapMatrix>(
     let mut y = a.primal.zeros_like();
     y.add_component_mul(1.0, a.primal, b.primal);
     let (y, dy) = fresh(y);
-    let (pa, pb) = (a.primal.clone(), b.primal.clone());
     let (da, db) = (a.fdata, b.fdata);
+    // Each copy only where the other side's gradient is wanted (`SharedRef::is_live`).
+    let pa = db.is_live().then(|| a.primal.clone());
+    let pb = da.is_live().then(|| b.primal.clone());
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| d.add_component_mul(1.0, g, &pb));
-            db.with_mut(|d| d.add_component_mul(1.0, g, &pa));
+            if let Some(pb) = pb {
+                da.accumulate(|d| d.add_component_mul(1.0, g, &pb));
+            }
+            if let Some(pa) = pa {
+                db.accumulate(|d| d.add_component_mul(1.0, g, &pa));
+            }
         });
         (NoRData, NoRData)
     };
@@ -294,12 +300,17 @@ pub fn mat_vec_rrule(
     impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
 ) {
     let (y, dy) = fresh(m.primal * x.primal);
-    let (pm, px) = (m.primal.clone(), x.primal.clone());
     let (dm, dx) = (m.fdata, x.fdata);
+    let pm = dx.is_live().then(|| m.primal.clone());
+    let px = dm.is_live().then(|| x.primal.clone());
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            dm.with_mut(|d| d.ger(1.0, g, &px, 1.0));
-            dx.with_mut(|d| d.gemv_tr(1.0, &pm, g, 1.0));
+            if let Some(px) = px {
+                dm.accumulate(|d| d.ger(1.0, g, &px, 1.0));
+            }
+            if let Some(pm) = pm {
+                dx.accumulate(|d| d.gemv_tr(1.0, &pm, g, 1.0));
+            }
         });
         (NoRData, NoRData)
     };
@@ -317,7 +328,9 @@ pub fn mat_mat_frule(
     Dual::new(y, t)
 }
 
-/// Reverse rule of `a * b`: `ā += ȳ bᵀ` (`gemm`), `b̄ += aᵀ ȳ` (`gemm_tr`).
+/// Reverse rule of `a * b`: `ā += ȳ bᵀ`, `b̄ += aᵀ ȳ`: two `gemm`s, with the transposes
+/// taken in the forward pass (nalgebra's `gemm` runs matrixmultiply's blocked kernel, where
+/// `gemm_tr` would take one dot product per entry).
 pub fn mat_mat_rrule(
     a: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
     b: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
@@ -326,12 +339,20 @@ pub fn mat_mat_rrule(
     impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
 ) {
     let (y, dy) = fresh(a.primal * b.primal);
-    let (pa, pb) = (a.primal.clone(), b.primal.clone());
+    // The transposes, not copies: the pullback's two products are then plain `gemm`s. Each
+    // only where its side's gradient is wanted (an argument passed `Const(&x)` has a constant
+    // shadow: `SharedRef::is_live`).
     let (da, db) = (a.fdata, b.fdata);
+    let pat = db.is_live().then(|| a.primal.transpose());
+    let pbt = da.is_live().then(|| b.primal.transpose());
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| d.gemm(1.0, g, &pb.transpose(), 1.0));
-            db.with_mut(|d| d.gemm_tr(1.0, &pa, g, 1.0));
+            if let Some(pbt) = pbt {
+                da.accumulate(|d| d.gemm(1.0, g, &pbt, 1.0));
+            }
+            if let Some(pat) = pat {
+                db.accumulate(|d| d.gemm(1.0, &pat, g, 1.0));
+            }
         });
         (NoRData, NoRData)
     };
@@ -483,7 +504,7 @@ pub fn index_rrule<M: HeapMatrix>(
     let y = v.primal.entries()[i];
     let dv = v.fdata;
     let pullback = move |y_bar: f64| {
-        dv.with_mut(|d| d.entries_mut()[i] += y_bar);
+        dv.accumulate(|d| d.entries_mut()[i] += y_bar);
         (NoRData, NoRData)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -512,7 +533,7 @@ pub fn index2_rrule<M: HeapMatrix + std::ops::IndexMut<(usize, usize), Output = 
     let y = m.primal[ij];
     let dm = m.fdata;
     let pullback = move |y_bar: f64| {
-        dm.with_mut(|d| d[ij] += y_bar);
+        dm.accumulate(|d| d[ij] += y_bar);
         (NoRData, (NoRData, NoRData))
     };
     (CoDual::new(y, NoFData), pullback)
