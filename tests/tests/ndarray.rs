@@ -60,6 +60,9 @@ fn neg<D: Dimension>(a: &Array<f64, D>) -> Array<f64, D> {
 fn scale<D: Dimension>(a: &Array<f64, D>, s: f64) -> Array<f64, D> {
     a * s
 }
+fn div_scalar<D: Dimension>(a: &Array<f64, D>, s: f64) -> Array<f64, D> {
+    a / s
+}
 fn index<D: Dimension, I: ndarray::NdIndex<D>>(a: &Array<f64, D>, i: I) -> f64 {
     a[i]
 }
@@ -164,6 +167,18 @@ fn element_wise() {
         test_rule!(neg(&a), frule = neg_frule, rrule = neg_rrule, seed = s);
         test_rule!(scale(&a, -1.5), frule = scale_frule, rrule = scale_rrule, seed = s);
         test_rule!(scale(&x, 0.7), frule = scale_frule, rrule = scale_rrule, seed = s);
+        test_rule!(
+            div_scalar(&a, -1.3),
+            frule = div_scalar_frule,
+            rrule = div_scalar_rrule,
+            seed = s
+        );
+        test_rule!(
+            div_scalar(&x, 0.8),
+            frule = div_scalar_frule,
+            rrule = div_scalar_rrule,
+            seed = s
+        );
         // A column-major operand beside a row-major one.
         let bt = mat(c, r, s + 400).t().to_owned();
         test_rule!(mul(&a, &bt), frule = mul_frule, rrule = mul_rrule, seed = s);
@@ -357,7 +372,9 @@ fn operators(a: &Array2<f64>, b: &Array2<f64>, x: &Array1<f64>, s: f64) -> f64 {
     let w = s * y;
     let v = x.dot(a);
     let e = -a * 0.5 + a;
-    w.dot(&w) + t + v.sum() * e.sum()
+    let es = e.sum();
+    let f = (a / s).sum() + (e / s).sum();
+    w.dot(&w) + t + v.sum() * es + f
 }
 
 /// Methods only, and the element-wise product of two arguments.

@@ -1,6 +1,7 @@
 //! How derived code reaches the rules of [`super::rules`].
 //!
-//! Forward mode: operators (`a + b`, `a - b`, `a * b` element-wise, `-a`, `a * s`, `s * a`) are
+//! Forward mode: operators (`a + b`, `a - b`, `a * b` element-wise, `-a`, `a * s`, `s * a`,
+//! `a / s`) are
 //! `std::ops` impls on [`Dual`]s of arrays held by value or behind `&`, and methods (`sum`, `t`,
 //! `to_owned`, `dot`, `row`, `column`, the element-wise float methods, `nrows`, `ncols`) are
 //! [`MethodFrule`] impls keyed by [`ArrayKey`] (by [`DotKey`] for `dot`, whose rule depends on the
@@ -28,7 +29,9 @@ use super::NdScalar;
 use super::rules::{self, NdDot};
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 use crate::forward::{MethodFrule, method_key};
-use crate::reverse::{ByRef, ByValue, RecvMarker, RevAdd, RevMul, RevNeg, RevSub, UserMethodRrule};
+use crate::reverse::{
+    ByRef, ByValue, RecvMarker, RevAdd, RevDiv, RevMul, RevNeg, RevSub, UserMethodRrule,
+};
 use crate::shared::SharedRef;
 use crate::tangent::Primal;
 use ndarray::{Array, Array1, Array2, Dimension};
@@ -271,6 +274,22 @@ macro_rules! scalings {
 
 scalings!(f32, f64);
 
+impl<F: NdScalar, D: Dimension> std::ops::Div<Dual<F, F>> for Dual<Array<F, D>, Array<F, D>> {
+    type Output = Dual<Array<F, D>, Array<F, D>>;
+    #[inline]
+    fn div(self, s: Dual<F, F>) -> Self::Output {
+        rules::div_scalar_frule(view(&self), s)
+    }
+}
+
+impl<F: NdScalar, D: Dimension> std::ops::Div<Dual<F, F>> for Dual<&Array<F, D>, &Array<F, D>> {
+    type Output = Dual<Array<F, D>, Array<F, D>>;
+    #[inline]
+    fn div(self, s: Dual<F, F>) -> Self::Output {
+        rules::div_scalar_frule(self, s)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reverse mode. Methods go through the dispatch of user methods (`rev::RecvMarker` picks the
 // marker of how the receiver is held, `rev::UserMethodRrule` on the marker calls the rule);
@@ -489,6 +508,18 @@ macro_rules! rev_unary_ops {
                 impl FnOnce(NoRData) -> (NoRData, F),
             ) {
                 rules::scale_rrule(self.rview(), s)
+            }
+        }
+        impl<$($l,)* F: NdScalar, D: Dimension + 'static> RevDiv<CoDual<F, NoFData>> for $A {
+            type Out = Array<F, D>;
+            type RA = NoRData;
+            type RB = F;
+            #[inline]
+            fn div(self, s: CoDual<F, NoFData>) -> (
+                CoDual<Array<F, D>, SharedRef<Array<F, D>>>,
+                impl FnOnce(NoRData) -> (NoRData, F),
+            ) {
+                rules::div_scalar_rrule(self.rview(), s)
             }
         }
         impl<$($l,)* F: NdScalar, D: Dimension + 'static> RevMul<$A> for CoDual<F, NoFData> {

@@ -229,6 +229,36 @@ pub fn scale_rrule<F: NdScalar, D: Dimension + 'static>(
     (y, pullback)
 }
 
+/// Forward rule of `a / s` for a scalar `s`: `da / s - a ds / s²`.
+pub fn div_scalar_frule<F: NdScalar, D: Dimension>(
+    a: Dual<&Array<F, D>, &Array<F, D>>,
+    s: Dual<F, F>,
+) -> Dual<Array<F, D>, Array<F, D>> {
+    let y = a.primal / s.primal;
+    let mut t = a.tangent / s.primal;
+    t.scaled_add(-s.tangent / s.primal, &y);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a / s`: `ā += ȳ / s`, `s̄ = -<y, ȳ> / s` (with `y = a / s`).
+pub fn div_scalar_rrule<F: NdScalar, D: Dimension + 'static>(
+    a: CoDual<&Array<F, D>, SharedRef<Array<F, D>>>,
+    s: CoDual<F, NoFData>,
+) -> (CoDual<Array<F, D>, SharedRef<Array<F, D>>>, impl FnOnce(NoRData) -> (NoRData, F) + use<F, D>)
+{
+    let py = a.primal / s.primal;
+    let (y, dy) = fresh(py.clone());
+    let (da, s) = (a.fdata, s.primal);
+    let pullback = move |_: NoRData| {
+        let s_bar = dy.with(|g| {
+            da.with_mut(|d| d.scaled_add(Float::recip(s), g));
+            -inner(&py, g) / s
+        });
+        (NoRData, s_bar)
+    };
+    (y, pullback)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Element-wise float methods of ndarray (`a.exp()`, `a.tanh()`, `a.powi(n)`, ...): what
 // `a.mapv(f64::exp)` computes, as a method derived code can dispatch (see [`super`]).
