@@ -434,6 +434,10 @@ pub(crate) use value_identified_methods;
 /// [`NoRData`](crate::dual::NoRData)), written once for nalgebra's heap matrices and ndarray's
 /// arrays: everything but the random tangent, the finite-difference helpers and the reset of a
 /// shadow (which compare shapes), given a function making the zero array of a value's shape.
+/// The shadow of a `Const(&x)` argument and the fdata of a `zero_adjoint!` result are constant
+/// ([`SharedRef::constant`](crate::shared::SharedRef::constant): the rules' pullbacks skip
+/// adding into them), and the fdata of a value is its shadow, so a value held by a derived rule
+/// is lent to a call as itself ([`Primal::fdata_as_shadow`]).
 #[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 macro_rules! address_identified_methods {
     ($zeros_like:expr) => {
@@ -487,6 +491,17 @@ macro_rules! address_identified_methods {
         }
         fn shadow_into_tangent(shadow: &$crate::shared::SharedRef<Self>, out: &mut Self) {
             shadow.with(|s| out.clone_from(s));
+        }
+        fn constant_shadow(&self) -> $crate::shared::SharedRef<Self> {
+            $crate::shared::SharedRef::constant(($zeros_like)(self))
+        }
+        fn constant_fdata(&self) -> $crate::shared::SharedRef<Self> {
+            $crate::shared::SharedRef::constant(($zeros_like)(self))
+        }
+        fn fdata_as_shadow(
+            fdata: &$crate::shared::SharedRef<Self>,
+        ) -> Option<($crate::shared::SharedRef<Self>, $crate::dual::NoRData)> {
+            Some((fdata.clone(), $crate::dual::NoRData))
         }
     };
 }

@@ -511,3 +511,87 @@ fn derived_f32() {
         test_rule!(model32(&m, &x, 0.8), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
     }
 }
+
+// -- data arguments `Const(..)`, `zero_adjoint!` results, values lent to calls ------------------
+
+/// The 0/1 mask of the positive entries: piecewise constant, declared with `zero_adjoint!`, so
+/// its result has a constant shadow (`Primal::constant_fdata`).
+fn positive_mask(h: &Array2<f64>) -> Array2<f64> {
+    h.mapv(|v| if v > 0.0 { 1.0 } else { 0.0 })
+}
+
+zero_adjoint! {
+    fn positive_mask(h: &Array2<f64>) -> Array2<f64>;
+}
+
+/// Every rule that skips work for a constant shadow (`SharedRef::accumulate`), with the data
+/// `x`, `v`, `m`, `y` passed `Const(..)` below: products with the constant on either side,
+/// element-wise products with a mask and with data, `dot`, `-`, and values held by the rule lent
+/// to calls (`&h`).
+#[differentiable]
+fn two_layers(
+    w1: &Array2<f64>,
+    w2: &Array2<f64>,
+    x: &Array2<f64>,
+    v: &Array1<f64>,
+    m: &Array2<f64>,
+    y: &Array2<f64>,
+) -> f64 {
+    let h = w1.dot(x);
+    let a = positive_mask(&h) * h.to_owned();
+    let out = w2.dot(&a);
+    let r = out - y;
+    let z = w1.t().dot(v);
+    r.pow2().sum() + z.dot(&z) + (h * m).sum()
+}
+
+fn max_abs(a: &Array2<f64>) -> f64 {
+    a.iter().fold(0.0, |m, v| m.max(v.abs()))
+}
+
+#[test]
+fn constant_arguments_skip_their_gradients_only() {
+    for (k, &(hidden, inputs, outputs, batch)) in
+        [(3, 2, 2, 4), (6, 7, 8, 9), (1, 1, 1, 1)].iter().enumerate()
+    {
+        let s = 10 * k as u64;
+        let (w1, w2) = (mat(hidden, inputs, s), mat(outputs, hidden, s + 1));
+        let (x, v) = (mat(inputs, batch, s + 2), vector(hidden, s + 3));
+        let (m, y) = (mat(hidden, batch, s + 4), mat(outputs, batch, s + 5));
+        test_rule!(two_layers(&w1, &w2, &x, &v, &m, &y), seed = s);
+        let (f, (g1, g2, ..)) = value_and_gradient!(two_layers(&w1, &w2, &x, &v, &m, &y));
+        let (fc, (c1, c2, cx, cv, cm, cy)) =
+            value_and_gradient!(two_layers(&w1, &w2, Const(&x), Const(&v), Const(&m), Const(&y)));
+        assert_eq!(f, fc);
+        assert_eq!((cx, cv, cm, cy), (NoTangent, NoTangent, NoTangent, NoTangent));
+        assert!(max_abs(&(&c1 - &g1)) <= 1e-12 * (1.0 + max_abs(&g1)), "w1: {c1} vs {g1}");
+        assert!(max_abs(&(&c2 - &g2)) <= 1e-12 * (1.0 + max_abs(&g2)), "w2: {c2} vs {g2}");
+        // The prepared form, twice on one cache (the constant shadows are reused unzeroed).
+        let mut cache = GradientCache::new();
+        for _ in 0..2 {
+            let (fp, (p1, p2, ..)) = value_and_gradient!(
+                two_layers(&w1, &w2, Const(&x), Const(&v), Const(&m), Const(&y)),
+                cache = &mut cache
+            );
+            assert_eq!(f, fp);
+            assert!(max_abs(&(p1 - &g1)) <= 1e-12 * (1.0 + max_abs(&g1)));
+            assert!(max_abs(&(p2 - &g2)) <= 1e-12 * (1.0 + max_abs(&g2)));
+        }
+    }
+}
+
+#[test]
+fn a_cache_serves_constants_and_gradients_in_turn() {
+    let (w1, w2, x, v) = (mat(3, 2, 1), mat(2, 3, 2), mat(2, 4, 3), vector(3, 4));
+    let (m, y) = (mat(3, 4, 5), mat(2, 4, 6));
+    let (_, (_, _, gx, gv, gm, gy)) = value_and_gradient!(two_layers(&w1, &w2, &x, &v, &m, &y));
+    let mut cache = GradientCache::new();
+    let _ = value_and_gradient!(
+        two_layers(&w1, &w2, Const(&x), Const(&v), Const(&m), Const(&y)),
+        cache = &mut cache
+    );
+    // The constants' shadows (never zeroed, since nothing reads them) give way to zero ones.
+    let (_, (_, _, cx, cv, cm, cy)) =
+        value_and_gradient!(two_layers(&w1, &w2, &x, &v, &m, &y), cache = &mut cache);
+    assert_eq!((cx, cv, cm, cy), (&gx, &gv, &gm, &gy));
+}

@@ -146,15 +146,6 @@ macro_rules! heap_matrix {
             fn random_tangent(&self, rng: &mut TestRng) -> $ty {
                 self.map(|_| rng.normal())
             }
-            fn constant_shadow(&self) -> SharedRef<$ty> {
-                SharedRef::constant(self.zeros_like())
-            }
-            fn constant_fdata(&self) -> SharedRef<$ty> {
-                SharedRef::constant(self.zeros_like())
-            }
-            fn fdata_as_shadow(fdata: &SharedRef<$ty>) -> Option<(SharedRef<$ty>, NoRData)> {
-                Some((fdata.clone(), NoRData))
-            }
             fn reset_shadow(&self, shadow: &mut SharedRef<$ty>) -> Result<(), ShapeMismatch> {
                 let live = shadow.is_live();
                 shadow.with_mut(|s| {

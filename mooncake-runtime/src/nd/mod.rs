@@ -115,11 +115,15 @@ impl<F: NdScalar, D: Dimension + 'static> Primal for Array<F, D> {
         self.map(|_| F::from_f64(rng.normal()))
     }
     fn reset_shadow(&self, shadow: &mut SharedRef<Self>) -> Result<(), ShapeMismatch> {
+        let live = shadow.is_live();
         shadow.with_mut(|s| {
             if s.shape() != self.shape() {
                 return Err(ShapeMismatch { prepared: s.len(), given: self.len() });
             }
-            s.fill(F::ZERO);
+            // A constant shadow is never read: no need to zero it.
+            if live {
+                s.fill(F::ZERO);
+            }
             Ok(())
         })
     }

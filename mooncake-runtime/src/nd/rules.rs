@@ -55,7 +55,7 @@ pub fn sum_rrule<F: NdScalar, D: Dimension + 'static>(
     let y = a.primal.sum();
     let da = a.fdata;
     let pullback = move |y_bar: F| {
-        da.with_mut(|d| *d += y_bar);
+        da.accumulate(|d| *d += y_bar);
         (NoRData,)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -92,8 +92,8 @@ pub fn add_rrule<F: NdScalar, D: Dimension + 'static>(
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| *d += g);
-            db.with_mut(|d| *d += g);
+            da.accumulate(|d| *d += g);
+            db.accumulate(|d| *d += g);
         });
         (NoRData, NoRData)
     };
@@ -128,8 +128,8 @@ pub fn sub_rrule<F: NdScalar, D: Dimension + 'static>(
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| *d += g);
-            db.with_mut(|d| *d -= g);
+            da.accumulate(|d| *d += g);
+            db.accumulate(|d| *d -= g);
         });
         (NoRData, NoRData)
     };
@@ -171,8 +171,8 @@ pub fn mul_rrule<F: NdScalar, D: Dimension + 'static>(
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| Zip::from(d).and(g).and(&pb).for_each(|d, &g, &b| *d += g * b));
-            db.with_mut(|d| Zip::from(d).and(g).and(&pa).for_each(|d, &g, &a| *d += g * a));
+            da.accumulate(|d| Zip::from(d).and(g).and(&pb).for_each(|d, &g, &b| *d += g * b));
+            db.accumulate(|d| Zip::from(d).and(g).and(&pa).for_each(|d, &g, &a| *d += g * a));
         });
         (NoRData, NoRData)
     };
@@ -193,7 +193,7 @@ pub fn neg_rrule<F: NdScalar, D: Dimension + 'static>(
     let (y, dy) = fresh(-a.primal.clone());
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.with_mut(|d| *d -= g));
+        dy.with(|g| da.accumulate(|d| *d -= g));
         (NoRData,)
     };
     (y, pullback)
@@ -221,7 +221,7 @@ pub fn scale_rrule<F: NdScalar, D: Dimension + 'static>(
     let (da, s) = (a.fdata, s.primal);
     let pullback = move |_: NoRData| {
         let s_bar = dy.with(|g| {
-            da.with_mut(|d| d.scaled_add(s, g));
+            da.accumulate(|d| d.scaled_add(s, g));
             inner(&pa, g)
         });
         (NoRData, s_bar)
@@ -251,7 +251,7 @@ pub fn div_scalar_rrule<F: NdScalar, D: Dimension + 'static>(
     let (da, s) = (a.fdata, s.primal);
     let pullback = move |_: NoRData| {
         let s_bar = dy.with(|g| {
-            da.with_mut(|d| d.scaled_add(Float::recip(s), g));
+            da.accumulate(|d| d.scaled_add(Float::recip(s), g));
             -inner(&py, g) / s
         });
         (NoRData, s_bar)
@@ -294,7 +294,7 @@ macro_rules! elementwise {
             let da = a.fdata;
             let pullback = move |_: NoRData| {
                 dy.with(|g| {
-                    da.with_mut(|d| {
+                    da.accumulate(|d| {
                         Zip::from(d).and(g).and(&px).and(&py).for_each(|d, &g, &$x, &$y| {
                             *d += Float::mul_guarded($d, g)
                         })
@@ -346,7 +346,7 @@ pub fn powi_rrule<F: NdScalar, D: Dimension + 'static>(
     let da = a.fdata;
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.with_mut(|d| {
+            da.accumulate(|d| {
                 Zip::from(d).and(g).and(&px).for_each(|d, &g, &x| {
                     *d += Float::mul_guarded(F::from_i32(n) * Float::powi(x, n - 1), g)
                 })
@@ -375,7 +375,7 @@ pub fn t_rrule<F: NdScalar, D: Dimension + 'static>(
     let (y, dy) = fresh(a.primal.t().to_owned());
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.with_mut(|d| *d += &g.t()));
+        dy.with(|g| da.accumulate(|d| *d += &g.t()));
         (NoRData,)
     };
     (y, pullback)
@@ -396,7 +396,7 @@ pub fn to_owned_rrule<F: NdScalar, D: Dimension + 'static>(
     let (y, dy) = fresh(a.primal.to_owned());
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.with_mut(|d| *d += g));
+        dy.with(|g| da.accumulate(|d| *d += g));
         (NoRData,)
     };
     (y, pullback)
@@ -470,8 +470,8 @@ impl<F: NdScalar> NdDot<Array1<F>> for Array1<F> {
         let (pa, pb) = (a.primal.clone(), b.primal.clone());
         let (da, db) = (a.fdata, b.fdata);
         let pullback = move |y_bar: F| {
-            da.with_mut(|d| d.scaled_add(y_bar, &pb));
-            db.with_mut(|d| d.scaled_add(y_bar, &pa));
+            da.accumulate(|d| d.scaled_add(y_bar, &pb));
+            db.accumulate(|d| d.scaled_add(y_bar, &pa));
             (NoRData, NoRData)
         };
         (CoDual::new(y, NoFData), pullback)
@@ -502,8 +502,8 @@ impl<F: NdScalar> NdDot<Array1<F>> for Array2<F> {
         let (dm, dx) = (m.fdata, x.fdata);
         let pullback = move |_: NoRData| {
             dy.with(|g| {
-                dm.with_mut(|d| general_mat_mul(F::ONE, &as_column(g), &as_row(&px), F::ONE, d));
-                dx.with_mut(|d| general_mat_vec_mul(F::ONE, &pm.t(), g, F::ONE, d));
+                dm.accumulate(|d| general_mat_mul(F::ONE, &as_column(g), &as_row(&px), F::ONE, d));
+                dx.accumulate(|d| general_mat_vec_mul(F::ONE, &pm.t(), g, F::ONE, d));
             });
             (NoRData, NoRData)
         };
@@ -535,8 +535,8 @@ impl<F: NdScalar> NdDot<Array2<F>> for Array1<F> {
         let (dx, dm) = (x.fdata, m.fdata);
         let pullback = move |_: NoRData| {
             dy.with(|g| {
-                dx.with_mut(|d| general_mat_vec_mul(F::ONE, &pm, g, F::ONE, d));
-                dm.with_mut(|d| general_mat_mul(F::ONE, &as_column(&px), &as_row(g), F::ONE, d));
+                dx.accumulate(|d| general_mat_vec_mul(F::ONE, &pm, g, F::ONE, d));
+                dm.accumulate(|d| general_mat_mul(F::ONE, &as_column(&px), &as_row(g), F::ONE, d));
             });
             (NoRData, NoRData)
         };
@@ -565,8 +565,8 @@ impl<F: NdScalar> NdDot<Array2<F>> for Array2<F> {
         let (da, db) = (a.fdata, b.fdata);
         let pullback = move |_: NoRData| {
             dy.with(|g| {
-                da.with_mut(|d| general_mat_mul(F::ONE, g, &pb.t(), F::ONE, d));
-                db.with_mut(|d| general_mat_mul(F::ONE, &pa.t(), g, F::ONE, d));
+                da.accumulate(|d| general_mat_mul(F::ONE, g, &pb.t(), F::ONE, d));
+                db.accumulate(|d| general_mat_mul(F::ONE, &pa.t(), g, F::ONE, d));
             });
             (NoRData, NoRData)
         };
@@ -607,7 +607,7 @@ pub fn index_rrule<
     let da = a.fdata;
     let pullback = move |y_bar: F| {
         let r = i.zero_rdata();
-        da.with_mut(|d| d[i] += y_bar);
+        da.accumulate(|d| d[i] += y_bar);
         (NoRData, r)
     };
     (CoDual::new(y, NoFData), pullback)
@@ -641,7 +641,7 @@ pub fn row_rrule<F: NdScalar>(
     let (y, dy) = fresh(a.primal.row(i).to_owned());
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.with_mut(|d| d.row_mut(i).scaled_add(F::ONE, g)));
+        dy.with(|g| da.accumulate(|d| d.row_mut(i).scaled_add(F::ONE, g)));
         (NoRData, NoRData)
     };
     (y, pullback)
@@ -672,7 +672,7 @@ pub fn column_rrule<F: NdScalar>(
     let (y, dy) = fresh(a.primal.column(j).to_owned());
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.with_mut(|d| d.column_mut(j).scaled_add(F::ONE, g)));
+        dy.with(|g| da.accumulate(|d| d.column_mut(j).scaled_add(F::ONE, g)));
         (NoRData, NoRData)
     };
     (y, pullback)
