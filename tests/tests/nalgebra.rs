@@ -777,3 +777,42 @@ fn associated_constructors_by_path() {
     let x = vec![0.3, -0.2, 0.9];
     test_rule!(by_constructor_paths(&*s, &*x));
 }
+
+// -- `map` with closures and paths ---------------------------------------------------------------
+
+/// `map` of matrices and vectors: closures of one element (`relu`, the logistic function, one
+/// with its types written) and a function's path, on a product, an argument and a temporary.
+#[differentiable]
+fn mapped(w: &DMatrix<f64>, x: &DVector<f64>) -> f64 {
+    let h = w * x;
+    let a = h.map(|v| v.max(0.0));
+    let s = a.map(|v: f64| -> f64 { 1.0 / (1.0 + (-v).exp()) });
+    let t = w.map(f64::tanh);
+    let u = (w * 2.0).map(|v| v * v + 1.0);
+    s.sum() + t.norm_squared() + u.sum() + h.map(f64::sin).dot(&h)
+}
+
+/// A `map` whose receiver is data passed `Const(..)`: its derivatives are not taken.
+#[differentiable]
+fn mapped_data(w: &DVector<f64>, x: &DVector<f64>) -> f64 {
+    let e = x.map(f64::exp);
+    w.map(|v| v * v).dot(&e)
+}
+
+#[test]
+fn map_with_closures_and_paths_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let (w, x) = (mat(r, c, s + 40), vector(c, s + 41));
+        test_rule!(mapped(&w, &x), seed = s);
+        let (a, b) = (vector(r, s + 42), vector(r, s + 43));
+        test_rule!(mapped_data(&a, &b), seed = s);
+        let (v, (ga, gb)) = value_and_gradient!(mapped_data(&a, &b));
+        let (vc, (ca, cb)) = value_and_gradient!(mapped_data(&a, Const(&b)));
+        assert_eq!((v, &ga), (vc, &ca));
+        assert_eq!(cb, NoTangent);
+        // d/db of Σ a² eᵇ.
+        let want = a.component_mul(&a).component_mul(&b.map(f64::exp));
+        assert!((gb - want).amax() < 1e-12);
+    }
+}

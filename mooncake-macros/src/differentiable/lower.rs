@@ -54,6 +54,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         references: std::collections::HashMap::new(),
         unboxed: Default::default(),
         array_lens: Default::default(),
+        matrices: Default::default(),
         unroll_factor: 1,
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
@@ -152,6 +153,9 @@ pub(super) struct Lower<'e> {
     /// Locals bound without a type to an array whose length the syntax gives (`let y =
     /// x.map(f);` of `x: [f64; 3]`): see `literal_array_len`.
     array_lens: std::collections::HashMap<Local, usize>,
+    /// Locals bound to a matrix or array of nalgebra or ndarray, as far as the syntax tells
+    /// (see `matrix_like`): their `map(f)` is the element-wise map, not an `Option`'s.
+    matrices: std::collections::HashSet<Local>,
     /// How many copies of the innermost body being lowered the loops around it make by being
     /// unrolled (see `unroll`).
     pub(super) unroll_factor: usize,
@@ -444,6 +448,7 @@ impl Lower<'_> {
                     && let Some(init) = &local.init
                     && init.diverge.is_none()
                     && super::lazy::is_lazy_chain(&init.expr)
+                    && !cx.is_element_map(&init.expr)
                     && let Some(name) = super::lazy::simple_name(&local.pat)
                     && stmts[i + 1..].iter().any(|s| super::lazy::mentions(s, name))
                 {
@@ -539,12 +544,18 @@ impl Lower<'_> {
             }
             Some(init) => {
                 let len = if ty.is_none() { self.literal_array_len(&init.expr) } else { None };
+                let matrix = self.matrix_like(&init.expr);
                 let value = self.lower_expr(&init.expr);
                 self.bind_pattern(pat, ty, value, local.span());
                 if let (Some(n), Pat::Ident(pi)) = (len, pat)
                     && let Some(l) = self.lookup(&pi.ident)
                 {
                     self.array_lens.insert(l, n);
+                }
+                if let (true, Pat::Ident(pi)) = (matrix, pat)
+                    && let Some(l) = self.lookup(&pi.ident)
+                {
+                    self.matrices.insert(l);
                 }
             }
             None => {
@@ -1459,6 +1470,10 @@ impl Lower<'_> {
             };
             return self.lower_expr(&Expr::ForLoop(for_loop));
         }
+        // `m.map(|v| ..)` of a matrix, `a.mapv(f)` of an array: element by element.
+        if self.is_element_map(&Expr::MethodCall(m.clone())) {
+            return self.lower_element_map(m);
+        }
         // `opt.unwrap()`, `res.is_ok()`, ...: an `Option` or `Result` value taken apart.
         if let Some(op) = self.lower_try_method(m) {
             return op;
@@ -1480,8 +1495,9 @@ impl Lower<'_> {
         let mut chain: &Expr = &m.receiver;
         while let Expr::MethodCall(inner) = chain {
             let inner_name = inner.method.to_string();
-            if super::chains::ends_chain(inner) {
-                // A chain's value (`x.iter().map(..).sum::<f64>().ln()`): lowered on its own.
+            if super::chains::ends_chain(inner) || self.is_element_map(chain) {
+                // A chain's value (`x.iter().map(..).sum::<f64>().ln()`), or a matrix mapped
+                // element by element (`m.map(f).sum()`): lowered on its own.
                 break;
             }
             if ITERATOR_ADAPTORS.contains(&inner_name.as_str()) && inner_name != "iter" {
@@ -1570,6 +1586,163 @@ impl Lower<'_> {
         let out = self.emit(Rvalue::Method { receiver, method, args }, span);
         self.flush_write_backs(mark, span);
         out
+    }
+
+    /// Whether `e` is a matrix or array of nalgebra or ndarray, as far as the syntax tells: a
+    /// variable declared with such a type or bound to such a value, a constructor called by
+    /// such a type's path, or arithmetic, `transpose` / `t()` / `component_mul` / `map` /
+    /// `mapv` / `clone` of one. An `Option` never is (no operator or constructor makes one).
+    pub(super) fn matrix_like(&self, e: &Expr) -> bool {
+        fn matrix_type(ty: &syn::Type) -> bool {
+            match ty {
+                syn::Type::Reference(r) => matrix_type(&r.elem),
+                syn::Type::Paren(p) => matrix_type(&p.elem),
+                syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+                    MATRIX_TYPES.contains(&s.ident.to_string().as_str())
+                        || s.ident.to_string().starts_with("Matrix")
+                        || s.ident.to_string().starts_with("Vector")
+                }),
+                _ => false,
+            }
+        }
+        match e {
+            Expr::Paren(p) => self.matrix_like(&p.expr),
+            Expr::Reference(r) => self.matrix_like(&r.expr),
+            Expr::Path(p) if p.qself.is_none() => {
+                let Some(l) = p.path.get_ident().and_then(|i| self.lookup(i)) else {
+                    return false;
+                };
+                self.matrices.contains(&l)
+                    || self.locals[l.index()].ty.as_ref().is_some_and(matrix_type)
+            }
+            Expr::Binary(b) => {
+                matches!(
+                    b.op,
+                    syn::BinOp::Add(_)
+                        | syn::BinOp::Sub(_)
+                        | syn::BinOp::Mul(_)
+                        | syn::BinOp::Div(_)
+                ) && (self.matrix_like(&b.left) || self.matrix_like(&b.right))
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.matrix_like(&u.expr),
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "transpose" | "t" | "component_mul" | "component_div" | "map" | "mapv"
+                | "clone" | "to_owned" | "abs" => self.matrix_like(&m.receiver),
+                "unwrap" | "expect" => match &*m.receiver {
+                    Expr::Call(c) => self.matrix_like(&Expr::Call(c.clone())),
+                    _ => false,
+                },
+                _ => false,
+            },
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    p.path.segments.len() >= 2
+                        && MATRIX_TYPES.contains(&p.path.segments[0].ident.to_string().as_str())
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether `e` is `m.map(f)` of a matrix (`matrix_like`) or `a.mapv(f)` of anything but an
+    /// iterator: a map element by element, lowered by `lower_element_map`.
+    pub(super) fn is_element_map(&self, e: &Expr) -> bool {
+        let Expr::MethodCall(m) = e else { return false };
+        m.args.len() == 1
+            && match m.method.to_string().as_str() {
+                "mapv" => !super::lazy::is_lazy_chain(&m.receiver),
+                "map" => self.matrix_like(&m.receiver),
+                _ => false,
+            }
+    }
+
+    /// `m.map(|v| body)` of a matrix or `a.mapv(f)` of an array: the method `__map_elements`
+    /// with the closure's forward rule as its argument (`mooncake_runtime::ElementMap`: the closure written
+    /// out as a nested `#[differentiable(forward_only)]` function of one scalar, whose rules
+    /// `map`'s rules apply to each element). The closure may read only its parameter,
+    /// constants and functions; a function path (`f64::tanh`, a `#[differentiable]`
+    /// function) is the closure calling it.
+    fn lower_element_map(&mut self, m: &syn::ExprMethodCall) -> Operand {
+        let span = m.span();
+        let site = proc_macro2::Span::call_site();
+        let v = syn::Ident::new("__mooncake_v", site);
+        let (param, ty, ret, body): (TokenStream, syn::Type, syn::Type, TokenStream) = match &m.args
+            [0]
+        {
+            Expr::Closure(c) if c.inputs.len() == 1 => {
+                let (pat, ty) = match &c.inputs[0] {
+                    Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+                    p => (p, None),
+                };
+                let Pat::Ident(pi) = pat else {
+                    return self.refuse(
+                            pat,
+                            "the closure given to `map` / `mapv` of a matrix or array takes the element by \
+                             value as a plain name (`|v| ..`); for ndarray's `map`, which passes `&v`, \
+                             write `mapv`",
+                        );
+                };
+                let mut free = Vec::new();
+                super::chains::free_names(&c.body, &mut free);
+                if let Some(name) =
+                    free.iter().find(|n| **n != pi.ident && self.lookup(n).is_some())
+                {
+                    return self.refuse(
+                            name,
+                            "the closure given to `map` / `mapv` of a matrix or array may read only its \
+                             parameter, constants and functions, not a variable of the function: combine it \
+                             with the matrix outside the map (`m.map(f) * s`, `component_mul`), or loop \
+                             over the elements",
+                        );
+                }
+                let ty = ty.unwrap_or_else(|| syn::parse_quote_spanned!(site=> f64));
+                let ret = match &c.output {
+                    syn::ReturnType::Type(_, t) => (**t).clone(),
+                    syn::ReturnType::Default => ty.clone(),
+                };
+                let b = &c.body;
+                let mutability = &pi.mutability;
+                let name = &pi.ident;
+                // A closure's block is the function's body as it is (no second braces).
+                let body = match &**b {
+                    Expr::Block(blk) if blk.label.is_none() && blk.attrs.is_empty() => {
+                        let stmts = &blk.block.stmts;
+                        quote!(#(#stmts)*)
+                    }
+                    other => quote!(#other),
+                };
+                (quote!(#mutability #name), ty, ret, body)
+            }
+            Expr::Path(p) if p.qself.is_none() => {
+                let f64_ty: syn::Type = syn::parse_quote_spanned!(site=> f64);
+                let ty = match p.path.segments.first() {
+                    Some(s) if s.ident == "f32" && p.path.segments.len() == 2 => {
+                        syn::parse_quote_spanned!(site=> f32)
+                    }
+                    _ => f64_ty,
+                };
+                (quote!(#v), ty.clone(), ty, quote!(#p(#v)))
+            }
+            other => {
+                return self.refuse(
+                    other,
+                    "`map` / `mapv` of a matrix or array in #[differentiable] code takes a closure \
+                         of one element (`|v| v.max(0.0)`) or a function's path (`f64::tanh`)",
+                );
+            }
+        };
+        let f = syn::Ident::new("__mooncake_element", site);
+        let frule = syn::Ident::new("__mooncake_element_frule", site);
+        let map = quote_spanned!(span=> {
+            #[allow(non_snake_case, dead_code, unused_mut, unused_parens, clippy::all)]
+            #[::mooncake_runtime::differentiable(forward_only)]
+            fn #f(#param: #ty) -> #ret { #body }
+            ::mooncake_runtime::__private::ElementMap::new(#frule)
+        });
+        let receiver = self.place_of(&m.receiver);
+        let method = syn::Ident::new("__map_elements", m.method.span());
+        self.emit(Rvalue::Method { receiver, method, args: vec![Operand::Const(map)] }, span)
     }
 
     fn lower_macro(&mut self, mac: &syn::Macro) -> Operand {
@@ -2675,6 +2848,23 @@ impl Shape {
 /// needs no write-back.
 const READ_ONLY_BUFFER_METHODS: &[&str] =
     &["len", "iter", "to_vec", "clone", "sum", "first", "last", "get"];
+
+/// The matrix and array types of nalgebra and ndarray whose `map` / `mapv` is element-wise
+/// (with any name starting `Matrix` or `Vector`: `Matrix3`, `Vector2`, ...).
+const MATRIX_TYPES: &[&str] = &[
+    "DMatrix",
+    "DVector",
+    "RowDVector",
+    "SMatrix",
+    "SVector",
+    "RowSVector",
+    "OMatrix",
+    "Array",
+    "Array1",
+    "Array2",
+    "Array3",
+    "ArrayD",
+];
 
 const ITERATOR_ADAPTORS: &[&str] = &[
     "map",

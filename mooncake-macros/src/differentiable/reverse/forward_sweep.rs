@@ -865,7 +865,9 @@ impl Reverse<'_> {
                 )
             }
             Rvalue::Method { receiver, method, args } if reverse_method(&method.to_string()) => {
-                // A float or integer method of the runtime.
+                // A float or integer method of the runtime (or a float-named method of an
+                // array): the receiver passed on (copied; an array cloned, since it may be used
+                // again).
                 let r = self.names.local(receiver.local);
                 let key = method_key(&method.to_string());
                 let args = args.iter().map(|a| self.codual_operand(a, span));
@@ -874,7 +876,7 @@ impl Reverse<'_> {
                     quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev::MethodRrule);
                 (
                     quote_spanned!(method.span()=> {
-                        let #recv_name = #r;
+                        let #recv_name = #rt::rev::pass(&#r);
                         #trait_path::<#key, _, _>::method_rrule(#recv_name, (#(#args,)*))
                     }),
                     false,
