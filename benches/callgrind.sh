@@ -3,7 +3,8 @@
 # in four modes: `primal`, `hand` (the hand-written gradient), `prepared`
 # (`value_and_gradient!` with a `GradientCache`) and `reverse` (plain `value_and_gradient!`);
 # and a fifth, `const` (the prepared form with the data arguments written `Const(..)`), for the
-# problems whose data is an argument (`simple_mlp`, `gmm`, `mlp_nalgebra*`). The Hessian-vector product problems
+# problems whose data is an argument (`simple_mlp`, `gmm`, `mlp_nalgebra*`,
+# `mlp_ndarray*`). The Hessian-vector product problems
 # (`hvp_rosenbrock_1000`, `hvp_gmm`) have their own modes: `gradient` (the prepared gradient of
 # the generic copy), `prepared` (`hvp!` with an `HvpCache`) and `hand` (Rosenbrock only).
 # Wall-clock times on this shared machine move by 20% from run to run; these counts repeat.
@@ -105,13 +106,13 @@ fi
 printf '%-22s %5s %14s %14s %14s %14s %14s\n' problem calls primal hand prepared reverse const
 for p in "${problems[@]}"; do
     case "$p" in
-        gmm | hvp_gmm | mlp_nalgebra_128_256_128) n=5 ;;
+        gmm | hvp_gmm | mlp_nalgebra_128_256_128 | mlp_ndarray_128_256_128) n=5 ;;
         *) n=10 ;;
     esac
     # `const`: the prepared form with the data arguments `Const(..)`, where there are some.
     modes=(primal hand prepared reverse)
     case "$p" in
-        simple_mlp | gmm | mlp_nalgebra*) modes+=(const) ;;
+        simple_mlp | gmm | mlp_nalgebra* | mlp_ndarray*) modes+=(const) ;;
         hvp_rosenbrock_1000) modes=(gradient prepared hand) ;;
         hvp_gmm) modes=(gradient prepared) ;;
     esac

@@ -669,42 +669,37 @@ fn hvp_gmm(c: &mut Criterion) {
     group.finish();
 }
 
-/// `simple_mlp` with nalgebra's matrices ([`mlp_nalgebra`]), at the sizes of [`MLP_LINALG`]:
-/// `primal`, `derived_reverse_prepared` (gradients of all four matrices),
-/// `derived_reverse_prepared_const` (the data `Const(..)`, as the hand-written gradient) and
-/// `hand_gradient` (nalgebra's kernels into preallocated matrices).
-fn linalg(c: &mut Criterion) {
-    for (name, widths, batch) in MLP_LINALG {
-        let (w1, w2, x, y) = mlp_nalgebra_inputs(widths, batch, 1);
+/// One group of `simple_mlp` with a crate's matrices: `primal`, `derived_reverse_prepared`
+/// (gradients of all four matrices), `derived_reverse_prepared_const` (the data `Const(..)`, as
+/// the hand-written gradient) and `hand_gradient` (the crate's kernels into preallocated
+/// matrices), after checking both gradients against the hand-written one.
+macro_rules! linalg_group {
+    ($c:expr, $name:expr, $widths:expr, $batch:expr, $f:ident, $hand:ident, $inputs:ident, $Scratch:ident) => {{
+        let (name, widths, batch) = ($name, $widths, $batch);
+        let (w1, w2, x, y) = $inputs(widths, batch, 1);
         let (mut g1, mut g2) = (w1.clone() * 0.0, w2.clone() * 0.0);
-        let mut scratch = MlpScratch::new(widths, batch);
-        let hv = mlp_nalgebra_gradient(&w1, &w2, &x, &y, (&mut g1, &mut g2), &mut scratch);
-        let flat = |a: &nalgebra::DMatrix<f64>, b: &nalgebra::DMatrix<f64>| -> Vec<f64> {
-            a.iter().chain(b.iter()).copied().collect()
-        };
-        let hg = flat(&g1, &g2);
+        let mut scratch = $Scratch::new(widths, batch);
+        let hv = $hand(&w1, &w2, &x, &y, (&mut g1, &mut g2), &mut scratch);
+        let hg: Vec<f64> = g1.iter().chain(g2.iter()).copied().collect();
         let hand = (hv, &hg[..]);
         let mut cache = GradientCache::new();
         let mut ccache = GradientCache::new();
         for _ in 0..2 {
+            let (v, (p1, p2, _, _)) = value_and_gradient!($f(&w1, &w2, &x, &y), cache = &mut cache);
+            let flat: Vec<f64> = p1.iter().chain(p2.iter()).copied().collect();
+            check(name, "derived reverse, prepared", (v, &flat), hand);
             let (v, (p1, p2, _, _)) =
-                value_and_gradient!(mlp_nalgebra(&w1, &w2, &x, &y), cache = &mut cache);
-            check(name, "derived reverse, prepared", (v, &flat(p1, p2)), hand);
-            let (v, (p1, p2, _, _)) = value_and_gradient!(
-                mlp_nalgebra(&w1, &w2, Const(&x), Const(&y)),
-                cache = &mut ccache
-            );
-            check(name, "derived reverse, prepared, Const data", (v, &flat(p1, p2)), hand);
+                value_and_gradient!($f(&w1, &w2, Const(&x), Const(&y)), cache = &mut ccache);
+            let flat: Vec<f64> = p1.iter().chain(p2.iter()).copied().collect();
+            check(name, "derived reverse, prepared, Const data", (v, &flat), hand);
         }
-        let mut group = c.benchmark_group(name);
+        let mut group = $c.benchmark_group(name);
         group.sample_size(10);
-        group.bench_function("primal", |bn| bn.iter(|| mlp_nalgebra(black_box(&w1), &w2, &x, &y)));
+        group.bench_function("primal", |bn| bn.iter(|| $f(black_box(&w1), &w2, &x, &y)));
         group.bench_function("derived_reverse_prepared", |bn| {
             bn.iter(|| {
-                let (v, g) = value_and_gradient!(
-                    mlp_nalgebra(&*black_box(&w1), &w2, &x, &y),
-                    cache = &mut cache
-                );
+                let (v, g) =
+                    value_and_gradient!($f(&*black_box(&w1), &w2, &x, &y), cache = &mut cache);
                 black_box(g);
                 v
             })
@@ -712,7 +707,7 @@ fn linalg(c: &mut Criterion) {
         group.bench_function("derived_reverse_prepared_const", |bn| {
             bn.iter(|| {
                 let (v, g) = value_and_gradient!(
-                    mlp_nalgebra(&*black_box(&w1), &w2, Const(&x), Const(&y)),
+                    $f(&*black_box(&w1), &w2, Const(&x), Const(&y)),
                     cache = &mut ccache
                 );
                 black_box(g);
@@ -720,11 +715,39 @@ fn linalg(c: &mut Criterion) {
             })
         });
         group.bench_function("hand_gradient", |bn| {
-            bn.iter(|| {
-                mlp_nalgebra_gradient(black_box(&w1), &w2, &x, &y, (&mut g1, &mut g2), &mut scratch)
-            })
+            bn.iter(|| $hand(black_box(&w1), &w2, &x, &y, (&mut g1, &mut g2), &mut scratch))
         });
         group.finish();
+    }};
+}
+
+/// `simple_mlp` with nalgebra's and ndarray's matrices ([`mlp_nalgebra`], [`mlp_ndarray`]), at
+/// the sizes of [`MLP_LINALG`].
+fn linalg(c: &mut Criterion) {
+    for (name, widths, batch) in MLP_LINALG {
+        if name.starts_with("mlp_nalgebra") {
+            linalg_group!(
+                c,
+                name,
+                widths,
+                batch,
+                mlp_nalgebra,
+                mlp_nalgebra_gradient,
+                mlp_nalgebra_inputs,
+                MlpScratch
+            );
+        } else {
+            linalg_group!(
+                c,
+                name,
+                widths,
+                batch,
+                mlp_ndarray,
+                mlp_ndarray_gradient,
+                mlp_ndarray_inputs,
+                NdScratch
+            );
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //!
 //! Arguments: the problem (a group name of `benches/gradients.rs`), the mode (`primal`,
 //! `reverse` for `value_and_gradient!`, `prepared` for its cached form, `const` for the cached
-//! form with the data arguments `Const(..)` (`simple_mlp`, `gmm`, `mlp_nalgebra*`), `hand` for the hand-written
+//! form with the data arguments `Const(..)` (`simple_mlp`, `gmm`, `mlp_nalgebra*`, `mlp_ndarray*`), `hand` for the hand-written
 //! gradient) and the number of repetitions (after one call outside the count,
 //! which a profile can subtract by running with 0). The Hessian-vector product problems
 //! (`hvp_rosenbrock_1000`, `hvp_gmm`, of the generic copies in `problems::second_order`) have
@@ -31,7 +31,7 @@ use mooncake_runtime::prelude::*;
 use std::hint::black_box;
 
 /// The problems, in the order of `benches/gradients.rs` (`benches/callgrind.sh` reads this list).
-const PROBLEMS: [&str; 16] = [
+const PROBLEMS: [&str; 18] = [
     "sum_1000",
     "_sum_1000",
     "sum_sin_1000",
@@ -48,6 +48,8 @@ const PROBLEMS: [&str; 16] = [
     "hvp_gmm",
     "mlp_nalgebra",
     "mlp_nalgebra_128_256_128",
+    "mlp_ndarray",
+    "mlp_ndarray_128_256_128",
 ];
 
 /// Runs `f` once, then `reps` times, and sums what it returns.
@@ -119,6 +121,32 @@ macro_rules! vector {
             $hand(black_box(&x), &mut g),
             value_and_gradient!($f(&*black_box(&x))),
             value_and_gradient!($f(&*black_box(&x)), cache = &mut cache)
+        )
+    }};
+}
+
+/// Dispatches one mode of a `problems::linalg` problem (`$f`, by hand `$hand`, at the sizes
+/// `MLP_LINALG` gives the group `$name`).
+macro_rules! linalg_modes {
+    ($mode:expr, $reps:expr, $name:expr, $f:ident, $hand:ident, $inputs:ident, $Scratch:ident) => {{
+        let Some(&(_, widths, batch)) = MLP_LINALG.iter().find(|p| p.0 == $name) else {
+            panic!("unknown problem {}", $name)
+        };
+        let (w1, w2, x, y) = $inputs(widths, batch, 1);
+        let (mut g1, mut g2) = (w1.clone() * 0.0, w2.clone() * 0.0);
+        let mut scratch = $Scratch::new(widths, batch);
+        let mut cache = GradientCache::new();
+        modes!(
+            $mode,
+            $reps,
+            $f(black_box(&w1), &w2, &x, &y),
+            $hand(black_box(&w1), &w2, &x, &y, (&mut g1, &mut g2), &mut scratch),
+            value_and_gradient!($f(&*black_box(&w1), &w2, &x, &y)),
+            value_and_gradient!($f(&*black_box(&w1), &w2, &x, &y), cache = &mut cache),
+            value_and_gradient!(
+                $f(&*black_box(&w1), &w2, Const(&x), Const(&y)),
+                cache = &mut cache
+            )
         )
     }};
 }
@@ -320,34 +348,25 @@ fn main() {
             }
         }
         linalg if linalg.starts_with("mlp_nalgebra") => {
-            let Some(&(_, widths, batch)) = MLP_LINALG.iter().find(|p| p.0 == linalg) else {
-                panic!("unknown problem {linalg}")
-            };
-            let (w1, w2, x, y) = mlp_nalgebra_inputs(widths, batch, 1);
-            let (mut g1, mut g2) = (w1.clone() * 0.0, w2.clone() * 0.0);
-            let mut scratch = MlpScratch::new(widths, batch);
-            let mut cache = GradientCache::new();
-            modes!(
+            linalg_modes!(
                 mode,
                 reps,
-                mlp_nalgebra(black_box(&w1), &w2, &x, &y),
-                mlp_nalgebra_gradient(
-                    black_box(&w1),
-                    &w2,
-                    &x,
-                    &y,
-                    (&mut g1, &mut g2),
-                    &mut scratch
-                ),
-                value_and_gradient!(mlp_nalgebra(&*black_box(&w1), &w2, &x, &y)),
-                value_and_gradient!(
-                    mlp_nalgebra(&*black_box(&w1), &w2, &x, &y),
-                    cache = &mut cache
-                ),
-                value_and_gradient!(
-                    mlp_nalgebra(&*black_box(&w1), &w2, Const(&x), Const(&y)),
-                    cache = &mut cache
-                )
+                linalg,
+                mlp_nalgebra,
+                mlp_nalgebra_gradient,
+                mlp_nalgebra_inputs,
+                MlpScratch
+            )
+        }
+        linalg if linalg.starts_with("mlp_ndarray") => {
+            linalg_modes!(
+                mode,
+                reps,
+                linalg,
+                mlp_ndarray,
+                mlp_ndarray_gradient,
+                mlp_ndarray_inputs,
+                NdScratch
             )
         }
         other => panic!("unknown problem {other}"),

@@ -396,31 +396,92 @@ fn gmm_second_order() {
     assert_agrees("gmm: num-dual hvp", (nd_y, &nd_hv), (hy, &hv), HVP_EXACT);
 }
 
+/// The hand-written gradient of a `problems::linalg` problem against finite differences, the
+/// derived rules through `test_rule!`, and the derived gradients (plain, and prepared with the
+/// data `Const(..)`) against the hand-written one. `$unflat` builds a weight matrix of the
+/// crate from `(rows, columns, column-major entries)`.
+macro_rules! linalg_problem {
+    ($f:ident, $hand:ident, $inputs:ident, $Scratch:ident, $unflat:expr) => {{
+        let widths = (3, 5, 2);
+        let (w1, w2, x, y) = $inputs(widths, 4, 7);
+        let (mut g1, mut g2) = (w1.clone() * 0.0, w2.clone() * 0.0);
+        let mut scratch = $Scratch::new(widths, 4);
+        let v = $hand(&w1, &w2, &x, &y, (&mut g1, &mut g2), &mut scratch);
+        let flat = |a: &[f64], b: &[f64]| -> Vec<f64> { [a, b].concat() };
+        let (s1, s2) = (shape(&w1), shape(&w2));
+        let hand = flat(&entries(&g1), &entries(&g2));
+        let primal = |p: &[f64]| {
+            let a = $unflat(s1, &p[..s1.0 * s1.1]);
+            let b = $unflat(s2, &p[s1.0 * s1.1..]);
+            $f(&a, &b, &x, &y)
+        };
+        let name = stringify!($f);
+        check_hand(name, primal, &flat(&entries(&w1), &entries(&w2)), (v, &hand));
+        test_rule!($f(&w1, &w2, &x, &y));
+        let (dv, (d1, d2, _, _)) = value_and_gradient!($f(&w1, &w2, &x, &y));
+        assert_agrees(name, (dv, &flat(&entries(&d1), &entries(&d2))), (v, &hand), EXACT);
+        let mut cache = GradientCache::new();
+        for _ in 0..2 {
+            let (pv, (p1, p2, _, _)) =
+                value_and_gradient!($f(&w1, &w2, Const(&x), Const(&y)), cache = &mut cache);
+            let got = flat(&entries(p1), &entries(p2));
+            assert_agrees(name, (pv, &got), (v, &hand), EXACT);
+        }
+    }};
+}
+
+/// A matrix's shape and entries, column-major, for both crates.
+trait Entries {
+    fn shape_of(&self) -> (usize, usize);
+    fn column_major(&self) -> Vec<f64>;
+}
+
+impl Entries for nalgebra::DMatrix<f64> {
+    fn shape_of(&self) -> (usize, usize) {
+        self.shape()
+    }
+    fn column_major(&self) -> Vec<f64> {
+        self.iter().copied().collect()
+    }
+}
+
+impl Entries for ndarray::Array2<f64> {
+    fn shape_of(&self) -> (usize, usize) {
+        self.dim()
+    }
+    fn column_major(&self) -> Vec<f64> {
+        self.t().iter().copied().collect()
+    }
+}
+
+fn shape(m: &impl Entries) -> (usize, usize) {
+    m.shape_of()
+}
+
+fn entries(m: &impl Entries) -> Vec<f64> {
+    m.column_major()
+}
+
 #[test]
 fn mlp_nalgebra_gradients() {
-    let widths = (3, 5, 2);
-    let (w1, w2, x, y) = mlp_nalgebra_inputs(widths, 4, 7);
-    let (mut g1, mut g2) = (w1.clone() * 0.0, w2.clone() * 0.0);
-    let mut scratch = MlpScratch::new(widths, 4);
-    let v = mlp_nalgebra_gradient(&w1, &w2, &x, &y, (&mut g1, &mut g2), &mut scratch);
-    let flat = |(a, b): (&nalgebra::DMatrix<f64>, &nalgebra::DMatrix<f64>)| -> Vec<f64> {
-        a.iter().chain(b.iter()).copied().collect()
-    };
-    let hand = flat((&g1, &g2));
-    let (r1, c1) = w1.shape();
-    let primal = |p: &[f64]| {
-        let a = nalgebra::DMatrix::from_column_slice(r1, c1, &p[..r1 * c1]);
-        let b = nalgebra::DMatrix::from_column_slice(w2.nrows(), w2.ncols(), &p[r1 * c1..]);
-        mlp_nalgebra(&a, &b, &x, &y)
-    };
-    check_hand("mlp_nalgebra", primal, &flat((&w1, &w2)), (v, &hand));
-    test_rule!(mlp_nalgebra(&w1, &w2, &x, &y));
-    let (dv, (d1, d2, _, _)) = value_and_gradient!(mlp_nalgebra(&w1, &w2, &x, &y));
-    assert_agrees("mlp_nalgebra: derived", (dv, &flat((&d1, &d2))), (v, &hand), EXACT);
-    let mut cache = GradientCache::new();
-    for _ in 0..2 {
-        let (pv, (p1, p2, _, _)) =
-            value_and_gradient!(mlp_nalgebra(&w1, &w2, Const(&x), Const(&y)), cache = &mut cache);
-        assert_agrees("mlp_nalgebra: prepared", (pv, &flat((p1, p2))), (v, &hand), EXACT);
-    }
+    linalg_problem!(
+        mlp_nalgebra,
+        mlp_nalgebra_gradient,
+        mlp_nalgebra_inputs,
+        MlpScratch,
+        |(r, c): (usize, usize), e: &[f64]| nalgebra::DMatrix::from_column_slice(r, c, e)
+    );
+}
+
+#[test]
+fn mlp_ndarray_gradients() {
+    linalg_problem!(
+        mlp_ndarray,
+        mlp_ndarray_gradient,
+        mlp_ndarray_inputs,
+        NdScratch,
+        |(r, c): (usize, usize), e: &[f64]| {
+            ndarray::Array2::from_shape_fn((r, c), |(i, j)| e[j * r + i])
+        }
+    );
 }

@@ -353,9 +353,11 @@ fn hvp(dir: &Path) -> String {
 
 /// The problems written with a linear-algebra crate's matrices (issue 15): the criterion group
 /// (also the problem of `benches/callgrind.sh`) and what it computes.
-const LINALG_PROBLEMS: [(&str, &str); 2] = [
+const LINALG_PROBLEMS: [(&str, &str); 4] = [
     ("mlp_nalgebra", "nalgebra `DMatrix`, 32-64-16, batch 32 (`simple_mlp`'s widths)"),
     ("mlp_nalgebra_128_256_128", "nalgebra `DMatrix`, 128-256-128, batch 70 (Mooncake.jl's)"),
+    ("mlp_ndarray", "ndarray `Array2`, 32-64-16, batch 32"),
+    ("mlp_ndarray_128_256_128", "ndarray `Array2`, 128-256-128, batch 70"),
 ];
 
 /// The linear-algebra subsection: medians of the `mlp_nalgebra*` groups, their ratios to the
@@ -369,10 +371,11 @@ fn linalg(dir: &Path) -> String {
     let _ = writeln!(s, "### `simple_mlp` with matrices\n");
     let _ = writeln!(
         s,
-        "Mooncake.jl's `simple_mlp`, `Σ (W₂ relu(W₁ X) − Y)²` (no biases), written with \
-         nalgebra's `DMatrix` (`benches/src/problems/linalg.rs`): every step is one of \
-         nalgebra's kernels, in the primal, in our rules and in the hand-written gradient, \
-         which runs them into preallocated matrices. Ours with gradients of all four matrices \
+        "Mooncake.jl's `simple_mlp`, `Σ (W₂ relu(W₁ X) − Y)²` (no biases, `relu` as \
+         `h.map(|v| v.max(0.0))`), written with nalgebra's `DMatrix` and with ndarray's \
+         `Array2` (`benches/src/problems/linalg.rs`): every step is one of the crate's \
+         kernels, in the primal, in our rules and in the hand-written gradient, which runs \
+         them into preallocated matrices. Ours with gradients of all four matrices \
          (prepared) and with the data `Const(..)` (prepared; the hand-written gradient computes \
          the weights' only). Target (issue 15): ours, data `Const(..)`, / hand ≤ 1.5. \
          Instructions per call from `benches/callgrind.sh` where this run counted them. ✓ met, \

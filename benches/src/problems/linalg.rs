@@ -1,30 +1,25 @@
 //! `simple_mlp` written with a linear-algebra crate's matrices (issue 15): Mooncake.jl's
 //! `simple_mlp`, `Σ (W₂ relu(W₁ X) − Y)²` (no biases, the batch in the columns of `X` and `Y`),
-//! with `DMatrix<f64>` weights and data, so that every step of the primal and of the derived
-//! rules is one of nalgebra's kernels (`gemm`, `cmpy`, `dot`). The hand-written gradient uses
-//! the same kernels into preallocated matrices ([`MlpScratch`]): the practical limit.
-//!
-//! `relu` is written as users of nalgebra write it in differentiable code today:
-//! `h.component_mul(&relu_mask(&h))`, the 0/1 mask of the positive entries declared with
-//! `zero_adjoint!` (it is piecewise constant).
+//! with nalgebra's `DMatrix<f64>` ([`mlp_nalgebra`]) and with ndarray's `Array2<f64>`
+//! ([`mlp_ndarray`]) weights and data, so that every step of the primal and of the derived
+//! rules is one of the crate's kernels (products, element-wise maps, sums). Each has a gradient
+//! written by hand with the same crate's kernels into preallocated matrices: the practical
+//! limit. `relu` is written as users write it, `h.map(|v| v.max(0.0))` (`mapv` for ndarray).
 
 use mooncake_runtime::prelude::*;
 use nalgebra::DMatrix;
+use ndarray::Array2;
+use ndarray::linalg::general_mat_mul;
 
 /// The problems of this module, each a criterion group of `benches/gradients.rs` and a problem
 /// of `examples/profile.rs`: the network at `simple_mlp`'s widths and batch, and at Mooncake.jl's
 /// 128-256-128 with a batch of 70. `(name, (inputs, hidden, outputs), batch)`.
-pub const MLP_LINALG: [(&str, (usize, usize, usize), usize); 2] =
-    [("mlp_nalgebra", (32, 64, 16), 32), ("mlp_nalgebra_128_256_128", (128, 256, 128), 70)];
-
-/// The 0/1 matrix of the positive entries of `h`: `relu`'s derivative.
-pub fn relu_mask(h: &DMatrix<f64>) -> DMatrix<f64> {
-    h.map(|v| if v > 0.0 { 1.0 } else { 0.0 })
-}
-
-zero_adjoint! {
-    fn relu_mask(h: &DMatrix<f64>) -> DMatrix<f64>;
-}
+pub const MLP_LINALG: [(&str, (usize, usize, usize), usize); 4] = [
+    ("mlp_nalgebra", (32, 64, 16), 32),
+    ("mlp_nalgebra_128_256_128", (128, 256, 128), 70),
+    ("mlp_ndarray", (32, 64, 16), 32),
+    ("mlp_ndarray_128_256_128", (128, 256, 128), 70),
+];
 
 /// `Σ (W₂ relu(W₁ X) − Y)²` for weights `w1` (`hidden × inputs`), `w2` (`outputs × hidden`),
 /// inputs `x` (`inputs × batch`) and targets `y` (`outputs × batch`).
@@ -36,7 +31,7 @@ pub fn mlp_nalgebra(
     y: &DMatrix<f64>,
 ) -> f64 {
     let h = w1 * x;
-    let a = h.component_mul(&relu_mask(&h));
+    let a = h.map(|v| v.max(0.0));
     let out = w2 * a;
     let r = out - y;
     r.norm_squared()
@@ -118,4 +113,74 @@ pub fn mlp_nalgebra_inputs(
         matrix(inputs, batch, 1.0, seed + 2),
         matrix(outputs, batch, 1.0, seed + 3),
     )
+}
+
+/// `Σ (W₂ relu(W₁ X) − Y)²` with ndarray's arrays: weights `w1` (`hidden × inputs`), `w2`
+/// (`outputs × hidden`), inputs `x` (`inputs × batch`), targets `y` (`outputs × batch`).
+#[differentiable]
+pub fn mlp_ndarray(w1: &Array2<f64>, w2: &Array2<f64>, x: &Array2<f64>, y: &Array2<f64>) -> f64 {
+    let h = w1.dot(x);
+    let a = h.mapv(|v| v.max(0.0));
+    let out = w2.dot(&a);
+    let r = out - y;
+    r.mapv(|v| v * v).sum()
+}
+
+/// The preallocated arrays of [`mlp_ndarray_gradient`].
+#[derive(Clone, Debug)]
+pub struct NdScratch {
+    h: Array2<f64>,
+    a: Array2<f64>,
+    r: Array2<f64>,
+    da: Array2<f64>,
+}
+
+impl NdScratch {
+    /// Scratch for widths `(inputs, hidden, outputs)` and a batch of `batch` columns.
+    pub fn new((_, hidden, outputs): (usize, usize, usize), batch: usize) -> NdScratch {
+        NdScratch {
+            h: Array2::zeros((hidden, batch)),
+            a: Array2::zeros((hidden, batch)),
+            r: Array2::zeros((outputs, batch)),
+            da: Array2::zeros((hidden, batch)),
+        }
+    }
+}
+
+/// The gradient of [`mlp_ndarray`] with respect to the weights, by hand, into `g1` and `g2`,
+/// with ndarray's `general_mat_mul` (the transposes as views, which ndarray hands to
+/// matrixmultiply with their strides) and no allocation.
+pub fn mlp_ndarray_gradient(
+    w1: &Array2<f64>,
+    w2: &Array2<f64>,
+    x: &Array2<f64>,
+    y: &Array2<f64>,
+    (g1, g2): (&mut Array2<f64>, &mut Array2<f64>),
+    s: &mut NdScratch,
+) -> f64 {
+    general_mat_mul(1.0, w1, x, 0.0, &mut s.h);
+    s.a.zip_mut_with(&s.h, |a, &h| *a = h.max(0.0));
+    s.r.assign(y);
+    general_mat_mul(1.0, w2, &s.a, -1.0, &mut s.r);
+    let loss = s.r.iter().map(|v| v * v).sum();
+    general_mat_mul(2.0, &s.r, &s.a.t(), 0.0, g2);
+    general_mat_mul(2.0, &w2.t(), &s.r, 0.0, &mut s.da);
+    s.da.zip_mut_with(&s.h, |d, &h| {
+        if h <= 0.0 {
+            *d = 0.0;
+        }
+    });
+    general_mat_mul(1.0, &s.da, &x.t(), 0.0, g1);
+    loss
+}
+
+/// [`mlp_nalgebra_inputs`] as ndarray's arrays (the same values).
+pub fn mlp_ndarray_inputs(
+    widths: (usize, usize, usize),
+    batch: usize,
+    seed: u64,
+) -> (Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>) {
+    let (w1, w2, x, y) = mlp_nalgebra_inputs(widths, batch, seed);
+    let nd = |m: DMatrix<f64>| Array2::from_shape_fn(m.shape(), |(i, j)| m[(i, j)]);
+    (nd(w1), nd(w2), nd(x), nd(y))
 }

@@ -286,8 +286,13 @@ pub fn mapv_rrule<F: NdScalar, D: Dimension + 'static>(
     let f = f.primal;
     // The derivatives only where the gradient is wanted (`SharedRef::is_live`).
     let (py, d) = if a.fdata.is_live() {
-        let pairs = a.primal.mapv(|x| f.value_and_derivative(x));
-        (pairs.mapv(|p| p.0), Some(pairs.mapv(|p| p.1)))
+        let mut d = Array::zeros(a.primal.raw_dim());
+        let py = Zip::from(&mut d).and(a.primal).map_collect(|d, &x| {
+            let (y, dy) = f.value_and_derivative(x);
+            *d = dy;
+            y
+        });
+        (py, Some(d))
     } else {
         (a.primal.mapv(|x| f.push_forward(x, F::ZERO).0), None)
     };
@@ -606,12 +611,18 @@ impl<F: NdScalar> NdDot<Array2<F>> for Array2<F> {
         impl FnOnce(NoRData) -> (NoRData, NoRData) + use<F>,
     ) {
         let (y, dy) = fresh(a.primal.dot(b.primal));
-        let (pa, pb) = (a.primal.clone(), b.primal.clone());
         let (da, db) = (a.fdata, b.fdata);
+        // Each copy only where the other side's gradient is wanted (`SharedRef::is_live`).
+        let pa = db.is_live().then(|| a.primal.clone());
+        let pb = da.is_live().then(|| b.primal.clone());
         let pullback = move |_: NoRData| {
             dy.with(|g| {
-                da.accumulate(|d| general_mat_mul(F::ONE, g, &pb.t(), F::ONE, d));
-                db.accumulate(|d| general_mat_mul(F::ONE, &pa.t(), g, F::ONE, d));
+                if let Some(pb) = pb {
+                    da.accumulate(|d| general_mat_mul(F::ONE, g, &pb.t(), F::ONE, d));
+                }
+                if let Some(pa) = pa {
+                    db.accumulate(|d| general_mat_mul(F::ONE, &pa.t(), g, F::ONE, d));
+                }
             });
             (NoRData, NoRData)
         };
