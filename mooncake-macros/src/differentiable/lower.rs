@@ -155,7 +155,9 @@ pub(super) struct Lower<'e> {
     array_lens: std::collections::HashMap<Local, usize>,
     /// Locals bound to a matrix or array of nalgebra or ndarray, as far as the syntax tells
     /// (see `matrix_like`): their `map(f)` is the element-wise map, not an `Option`'s.
-    matrices: std::collections::HashSet<Local>,
+    /// (A `Vec`: few locals are matrices, and a std `HashSet` would draw another `RandomState`,
+    /// which moves the expansion's instruction counts: see BENCHMARKS.md.)
+    matrices: Vec<Local>,
     /// How many copies of the innermost body being lowered the loops around it make by being
     /// unrolled (see `unroll`).
     pub(super) unroll_factor: usize,
@@ -555,7 +557,7 @@ impl Lower<'_> {
                 if let (true, Pat::Ident(pi)) = (matrix, pat)
                     && let Some(l) = self.lookup(&pi.ident)
                 {
-                    self.matrices.insert(l);
+                    self.matrices.push(l);
                 }
             }
             None => {
@@ -1471,7 +1473,7 @@ impl Lower<'_> {
             return self.lower_expr(&Expr::ForLoop(for_loop));
         }
         // `m.map(|v| ..)` of a matrix, `a.mapv(f)` of an array: element by element.
-        if self.is_element_map(&Expr::MethodCall(m.clone())) {
+        if self.is_element_map_call(m) {
             return self.lower_element_map(m);
         }
         // `opt.unwrap()`, `res.is_ok()`, ...: an `Option` or `Result` value taken apart.
@@ -1649,6 +1651,11 @@ impl Lower<'_> {
     /// iterator: a map element by element, lowered by `lower_element_map`.
     pub(super) fn is_element_map(&self, e: &Expr) -> bool {
         let Expr::MethodCall(m) = e else { return false };
+        self.is_element_map_call(m)
+    }
+
+    /// [`Lower::is_element_map`] of a method call.
+    fn is_element_map_call(&self, m: &syn::ExprMethodCall) -> bool {
         m.args.len() == 1
             && match m.method.to_string().as_str() {
                 "mapv" => !super::lazy::is_lazy_chain(&m.receiver),

@@ -874,9 +874,10 @@ impl Reverse<'_> {
                 let recv_name = syn::Ident::new("__mooncake_receiver", method.span());
                 let trait_path =
                     quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev::MethodRrule);
+                let pass = quote_spanned!(method.span()=> ::mooncake_runtime::__private::rev::pass);
                 (
                     quote_spanned!(method.span()=> {
-                        let #recv_name = #rt::rev::pass(&#r);
+                        let #recv_name = #pass(&#r);
                         #trait_path::<#key, _, _>::method_rrule(#recv_name, (#(#args,)*))
                     }),
                     false,
