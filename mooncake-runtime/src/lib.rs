@@ -542,7 +542,9 @@ pub mod __private {
     pub use crate::api;
     pub use crate::cache::GradientCache;
     pub use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
-    pub use crate::elementwise::ElementMap;
+    pub use crate::elementwise::{
+        ElementMap, map_elements, map_elements_frule, map_elements_rrule,
+    };
     pub use crate::enums;
     pub use crate::forward as fwd;
     pub use crate::hessian as hess;

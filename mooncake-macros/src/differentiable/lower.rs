@@ -1664,10 +1664,11 @@ impl Lower<'_> {
             }
     }
 
-    /// `m.map(|v| body)` of a matrix or `a.mapv(f)` of an array: the method `__map_elements`
-    /// with the closure's forward rule as its argument (`mooncake_runtime::ElementMap`: the closure written
-    /// out as a nested `#[differentiable(forward_only)]` function of one scalar, whose rules
-    /// `map`'s rules apply to each element). The closure may read only its parameter,
+    /// `m.map(|v| body)` of a matrix or `a.mapv(f)` of an array: the call
+    /// `map_elements(&m, f)` of the runtime, `f` the closure's forward rule
+    /// (`mooncake_runtime::ElementMap`: the closure written out as a nested
+    /// `#[differentiable(forward_only)]` function of one scalar, whose forward rule the rules of
+    /// `map_elements` apply to each element). The closure may read only its parameter,
     /// constants and functions; a function path (`f64::tanh`, a `#[differentiable]`
     /// function) is the closure calling it.
     fn lower_element_map(&mut self, m: &syn::ExprMethodCall) -> Operand {
@@ -1748,8 +1749,15 @@ impl Lower<'_> {
             ::mooncake_runtime::__private::ElementMap::new(#frule)
         });
         let receiver = self.place_of(&m.receiver);
-        let method = syn::Ident::new("__map_elements", m.method.span());
-        self.emit(Rvalue::Method { receiver, method, args: vec![Operand::Const(map)] }, span)
+        let func: syn::Path = syn::parse_quote_spanned!(m.method.span()=> ::mooncake_runtime::__private::map_elements);
+        // Lent shared: as it is if the receiver already holds a reference (`w: &DMatrix<f64>`).
+        let receiver = if self.reference_kind(&receiver).is_some() {
+            Operand::Use(receiver)
+        } else {
+            Operand::Ref(receiver, false)
+        };
+        let args = vec![receiver, Operand::Const(map)];
+        self.emit(Rvalue::Call { func, args }, span)
     }
 
     fn lower_macro(&mut self, mac: &syn::Macro) -> Operand {

@@ -159,7 +159,7 @@ impl<S: 'static> Primal for crate::enums::Kind<S> {
 
 /// The forward rule given to `map` of a matrix or array in derived code
 /// ([`crate::elementwise::ElementMap`]): a constant of the call, with no derivative of its own.
-impl<F: 'static> Primal for crate::elementwise::ElementMap<F> {
+impl<G: Copy + 'static> Primal for crate::elementwise::ElementMap<G> {
     nondiff_common!();
     type Handle = SharedCell<Self>;
     fn to_handle(&self) -> SharedCell<Self> {

@@ -97,19 +97,6 @@ binary_methods! {
     "component_mul" => component_mul_frule -> M,
 }
 
-/// `m.map(f)` in derived code (`__map_elements`, see [`crate::elementwise`]).
-#[diagnostic::do_not_recommend]
-impl<'b, M: HeapMatrix, P: HeldMatrix<M>, T: HeldMatrix<M>>
-    MethodFrule<{ method_key("__map_elements") }, MatrixKey<M>> for &'b mut Dual<P, T>
-{
-    type Receiver = Dual<&'b M, &'b M>;
-    type Rule = fn(Dual<&'b M, &'b M>, Dual<ElementMap<f64>, NoTangent>) -> Dual<M, M>;
-    #[inline(always)]
-    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (view(self), rules::map_frule::<M>)
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Operators, for every pair of operands held by value or behind `&`.
 
@@ -208,7 +195,6 @@ binop!(Mul mul rules::mat_mat_frule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>)
 // operators through `rev::RevAdd` and its siblings.
 
 use crate::dual::{CoDual, NoFData, NoRData};
-use crate::elementwise::ElementMap;
 use crate::reverse::{ByRef, ByValue, RecvMarker, RevAdd, RevMul, RevNeg, RevSub, UserMethodRrule};
 use crate::shared::SharedRef;
 
@@ -301,45 +287,6 @@ rev_methods! {
     "dot" => dot_rrule(B) -> f64,
     "component_mul" => component_mul_rrule(B) -> X,
 }
-
-/// `m.map(f)` in derived code, reverse mode, for a receiver held behind `&` or by value.
-macro_rules! rev_map {
-    ($marker:ident, $recv:ty) => {
-        impl<X: HeapMatrix> UserMethodRrule<{ method_key("__map_elements") }, MatrixKey<X>>
-            for $marker<X>
-        {
-            type Recv<'a> = $recv;
-            type Args<'b> = (CoDual<ElementMap<f64>, NoFData>,);
-            type Out = X;
-            type RecvRData = NoRData;
-            type Rets = (NoRData, NoRData);
-            #[inline]
-            #[allow(clippy::type_complexity)]
-            fn method_rrule<'a, 'b>(
-                self,
-                recv: &mut Self::Recv<'a>,
-                (f,): Self::Args<'b>,
-            ) -> (CoDual<X, SharedRef<X>>, impl FnOnce(NoRData, NoRData) -> Self::Rets + use<X>)
-            {
-                let (y, pb) = rules::map_rrule::<X>(recv.rview(), f);
-                (y, move |y_bar, _: NoRData| pb(y_bar))
-            }
-        }
-    };
-}
-
-impl<X: HeapMatrix> RecvMarker<{ method_key("__map_elements") }, MatrixKey<X>>
-    for CoDual<&X, SharedRef<X>>
-{
-    type Marker = ByRef<X>;
-}
-impl<X: HeapMatrix> RecvMarker<{ method_key("__map_elements") }, MatrixKey<X>>
-    for CoDual<X, SharedRef<X>>
-{
-    type Marker = ByValue<X>;
-}
-rev_map!(ByRef, CoDual<&'a X, SharedRef<X>>);
-rev_map!(ByValue, CoDual<X, SharedRef<X>>);
 
 macro_rules! rev_binop {
     ($Tr:ident $m:ident $rule:path: $A:ty, $B:ty => $Out:ty) => {

@@ -109,6 +109,35 @@ macro_rules! heap_matrix {
             }
         }
 
+        impl crate::elementwise::Elementwise for $ty {
+            type Elem = f64;
+            #[inline]
+            fn zeros_like(&self) -> Self {
+                HeapMatrix::zeros_like(self)
+            }
+            #[inline]
+            fn map_pairs(
+                &self,
+                other: &Self,
+                mut f: impl FnMut(f64, f64) -> (f64, f64),
+            ) -> (Self, Self) {
+                let (mut a, mut b) = (HeapMatrix::zeros_like(self), HeapMatrix::zeros_like(self));
+                let it = a.entries_mut().iter_mut().zip(b.entries_mut()).zip(self.entries());
+                for (((a, b), &x), &y) in it.zip(other.entries()) {
+                    (*a, *b) = f(x, y);
+                }
+                (a, b)
+            }
+            #[inline]
+            fn map_first(&self, mut f: impl FnMut(f64) -> (f64, f64)) -> Self {
+                self.map(|x| f(x).0)
+            }
+            #[inline]
+            fn add_product(&mut self, g: &Self, d: &Self) {
+                self.add_component_mul(1.0, g, d);
+            }
+        }
+
         impl TangentSpace for $ty {
             fn increment(&mut self, other: &Self) {
                 assert_eq!(

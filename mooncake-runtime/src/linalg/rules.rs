@@ -12,7 +12,6 @@
 
 use super::HeapMatrix;
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
-use crate::elementwise::ElementMap;
 use crate::shared::{SharedRef, SharedVec};
 use nalgebra::{DMatrix, DMatrixViewMut, DVector, DVectorViewMut};
 
@@ -273,56 +272,6 @@ pub fn component_mul_rrule<M: HeapMatrix>(
                 db.accumulate(|d| d.add_component_mul(1.0, g, &pa));
             }
         });
-        (NoRData, NoRData)
-    };
-    (y, pullback)
-}
-
-// ---------------------------------------------------------------------------------------------
-// `a.map(f)` of a scalar function `f` (a closure in derived code, see `crate::elementwise`).
-
-/// Forward rule of `a.map(f)`: each element's value and tangent through `f`'s forward rule.
-pub fn map_frule<M: HeapMatrix>(
-    a: Dual<&M, &M>,
-    f: Dual<ElementMap<f64>, NoTangent>,
-) -> Dual<M, M> {
-    let f = f.primal;
-    let (mut y, mut t) = (a.primal.zeros_like(), a.primal.zeros_like());
-    let (x, dx) = (a.primal.entries(), a.tangent.entries());
-    for (((y, t), &x), &dx) in y.entries_mut().iter_mut().zip(t.entries_mut()).zip(x).zip(dx) {
-        (*y, *t) = f.push_forward(x, dx);
-    }
-    Dual::new(y, t)
-}
-
-/// Reverse rule of `a.map(f)`: the elements' derivatives taken in the forward pass (`f`'s
-/// forward rule with a tangent of one), `ā += ȳ ∘ f'(a)` in the pullback.
-pub fn map_rrule<M: HeapMatrix>(
-    a: CoDual<&M, SharedRef<M>>,
-    f: CoDual<ElementMap<f64>, NoFData>,
-) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<M>) {
-    let f = f.primal;
-    let mut y = a.primal.zeros_like();
-    // The derivatives only where the gradient is wanted (`SharedRef::is_live`).
-    let d = if a.fdata.is_live() {
-        let mut d = a.primal.zeros_like();
-        let it = y.entries_mut().iter_mut().zip(d.entries_mut()).zip(a.primal.entries());
-        for ((y, d), &x) in it {
-            (*y, *d) = f.value_and_derivative(x);
-        }
-        Some(d)
-    } else {
-        for (y, &x) in y.entries_mut().iter_mut().zip(a.primal.entries()) {
-            *y = f.push_forward(x, 0.0).0;
-        }
-        None
-    };
-    let (y, dy) = fresh(y);
-    let da = a.fdata;
-    let pullback = move |_: NoRData| {
-        if let Some(d) = d {
-            dy.with(|g| da.accumulate(|s| s.add_component_mul(1.0, g, &d)));
-        }
         (NoRData, NoRData)
     };
     (y, pullback)

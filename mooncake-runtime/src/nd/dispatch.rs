@@ -28,7 +28,6 @@
 use super::NdScalar;
 use super::rules::{self, NdDot};
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
-use crate::elementwise::ElementMap;
 use crate::forward::{MethodFrule, method_key};
 use crate::reverse::{
     ByRef, ByValue, RecvMarker, RevAdd, RevDiv, RevMul, RevNeg, RevSub, UserMethodRrule,
@@ -112,26 +111,6 @@ unary_methods! {
     "abs" => abs_frule -> Dual<Array<F, D>, Array<F, D>>;
     "recip" => recip_frule -> Dual<Array<F, D>, Array<F, D>>;
     "pow2" => pow2_frule -> Dual<Array<F, D>, Array<F, D>>;
-}
-
-/// `a.mapv(f)` (and `a.map(f)` of a variable declared as an array) in derived code
-/// (`__map_elements`, see [`crate::elementwise`]).
-#[diagnostic::do_not_recommend]
-impl<'b, F: NdScalar, D: Dimension + 'static, P, T>
-    MethodFrule<{ method_key("__map_elements") }, ArrayKey<Array<F, D>>> for &'b mut Dual<P, T>
-where
-    P: HeldArray<Array<F, D>>,
-    T: HeldArray<Array<F, D>>,
-{
-    type Receiver = Dual<&'b Array<F, D>, &'b Array<F, D>>;
-    type Rule = fn(
-        Dual<&'b Array<F, D>, &'b Array<F, D>>,
-        Dual<ElementMap<F>, NoTangent>,
-    ) -> Dual<Array<F, D>, Array<F, D>>;
-    #[inline(always)]
-    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (view(self), rules::mapv_frule::<F, D>)
-    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -415,7 +394,6 @@ rev_methods! {
         "t" => t_rrule() -> Array<F, D>;
         "to_owned" => to_owned_rrule() -> Array<F, D>;
         "pow2" => pow2_rrule() -> Array<F, D>;
-        "__map_elements" => mapv_rrule(f: ElementMap<F>) -> Array<F, D>;
 }
 
 rev_methods! {

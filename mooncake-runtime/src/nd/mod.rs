@@ -152,3 +152,29 @@ impl<F: NdScalar, D: Dimension + 'static> FromHandle for Array<F, D> {
         handle.with(Clone::clone)
     }
 }
+
+impl<F: NdScalar, D: Dimension + 'static> crate::elementwise::Elementwise for Array<F, D> {
+    type Elem = F;
+    #[inline]
+    fn zeros_like(&self) -> Self {
+        Array::zeros(self.raw_dim())
+    }
+    #[inline]
+    fn map_pairs(&self, other: &Self, mut f: impl FnMut(F, F) -> (F, F)) -> (Self, Self) {
+        let mut b = Array::zeros(self.raw_dim());
+        let a = Zip::from(&mut b).and(self).and(other).map_collect(|b, &x, &y| {
+            let (p, q) = f(x, y);
+            *b = q;
+            p
+        });
+        (a, b)
+    }
+    #[inline]
+    fn map_first(&self, mut f: impl FnMut(F) -> (F, F)) -> Self {
+        self.mapv(|x| f(x).0)
+    }
+    #[inline]
+    fn add_product(&mut self, g: &Self, d: &Self) {
+        Zip::from(self).and(g).and(d).for_each(|s, &g, &d| *s += g * d);
+    }
+}

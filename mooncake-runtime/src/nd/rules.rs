@@ -22,7 +22,6 @@
 
 use super::{NdScalar, assert_shapes, inner, zeros_like};
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
-use crate::elementwise::ElementMap;
 use crate::float::Float;
 use crate::shared::{SharedRef, SharedVec};
 use crate::tangent::Primal;
@@ -256,55 +255,6 @@ pub fn div_scalar_rrule<F: NdScalar, D: Dimension + 'static>(
             -inner(&py, g) / s
         });
         (NoRData, s_bar)
-    };
-    (y, pullback)
-}
-
-// ---------------------------------------------------------------------------------------------
-// `a.mapv(f)` of a scalar function `f` (a closure or a path in derived code: `crate::elementwise`).
-
-/// Forward rule of `a.mapv(f)`: each element's value and tangent through `f`'s forward rule.
-pub fn mapv_frule<F: NdScalar, D: Dimension>(
-    a: Dual<&Array<F, D>, &Array<F, D>>,
-    f: Dual<ElementMap<F>, NoTangent>,
-) -> Dual<Array<F, D>, Array<F, D>> {
-    let f = f.primal;
-    let y = a.primal.mapv(|x| f.push_forward(x, F::ZERO).0);
-    let t = Zip::from(a.primal).and(a.tangent).map_collect(|&x, &dx| f.push_forward(x, dx).1);
-    Dual::new(y, t)
-}
-
-/// Reverse rule of `a.mapv(f)`: the elements' derivatives taken in the forward pass (`f`'s
-/// forward rule with a tangent of one), `ā += ȳ ∘ f'(a)` in the pullback.
-pub fn mapv_rrule<F: NdScalar, D: Dimension + 'static>(
-    a: CoDual<&Array<F, D>, SharedRef<Array<F, D>>>,
-    f: CoDual<ElementMap<F>, NoFData>,
-) -> (
-    CoDual<Array<F, D>, SharedRef<Array<F, D>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<F, D>,
-) {
-    let f = f.primal;
-    // The derivatives only where the gradient is wanted (`SharedRef::is_live`).
-    let (py, d) = if a.fdata.is_live() {
-        let mut d = Array::zeros(a.primal.raw_dim());
-        let py = Zip::from(&mut d).and(a.primal).map_collect(|d, &x| {
-            let (y, dy) = f.value_and_derivative(x);
-            *d = dy;
-            y
-        });
-        (py, Some(d))
-    } else {
-        (a.primal.mapv(|x| f.push_forward(x, F::ZERO).0), None)
-    };
-    let (y, dy) = fresh(py);
-    let da = a.fdata;
-    let pullback = move |_: NoRData| {
-        if let Some(d) = d {
-            dy.with(|g| {
-                da.accumulate(|s| Zip::from(s).and(g).and(&d).for_each(|s, &g, &d| *s += g * d))
-            });
-        }
-        (NoRData, NoRData)
     };
     (y, pullback)
 }
