@@ -18,6 +18,28 @@ pub fn constant<P: Primal>(p: P) -> CoDual<P, P::FData> {
     CoDual::new(p, f)
 }
 
+/// The fdata of a value whose sums the reverse sweep writes inline, its adjoint carried as
+/// rdata: [`NoFData`] (numbers, arrays and structs of them). A matrix's fdata is its shadow,
+/// which an inline sum would not reach.
+#[diagnostic::on_unimplemented(
+    message = "`+`, `-` or unary `-` of two matrices (or other data with a shadow: `{Self}`) both held by the function is not supported in reverse mode yet",
+    label = "both operands are values of this function, and their gradients live in shadows",
+    note = "pass one operand in as an argument behind `&` (`a * b - y` with `y: &DMatrix<f64>`), or use `#[differentiable(forward_only)]`"
+)]
+pub trait InlineSum {}
+
+impl InlineSum for NoFData {}
+
+/// `a + b`, `a - b` or `-a` of values the derived rule holds, its adjoint written inline by the
+/// reverse sweep: the value with [`NoFData`].
+#[inline(always)]
+pub fn linear<P: Primal>(p: P) -> CoDual<P, NoFData>
+where
+    P::FData: InlineSum,
+{
+    CoDual::new(p, NoFData)
+}
+
 /// `x as B`, through [`scalar::cast_rrule`].
 #[inline(always)]
 #[allow(clippy::type_complexity)]

@@ -291,14 +291,23 @@ impl Reverse<'_> {
         if matches!(kind(place, rv, &self.refs, &self.inactive), Kind::Linear(_)) {
             // No rule and no tape: the primal operation, with its adjoint inline in the
             // pullback.
+            // A sum or a negation of values the function holds: `rev::linear`, whose bound
+            // refuses data with a shadow (a matrix: its gradient is not rdata) with a message
+            // instead of a type error further on.
+            // (The path written out, so that the error's span is the user's operator.)
+            let linear = |value: TokenStream| quote_spanned!(span=> #x = ::mooncake_runtime::__private::rev::linear(#value); #mark);
             let value = match rv {
                 Rvalue::Binary(op, a, c) => {
                     let (pa, pc) = (self.primal_operand(a, span), self.primal_operand(c, span));
-                    if *op == BinOp::Sub { quote!(#pa - #pc) } else { quote!(#pa + #pc) }
+                    return linear(if *op == BinOp::Sub {
+                        quote!(#pa - #pc)
+                    } else {
+                        quote!(#pa + #pc)
+                    });
                 }
                 Rvalue::Unary(_, a) => {
                     let pa = self.primal_operand(a, span);
-                    quote!(-#pa)
+                    return linear(quote!(-#pa));
                 }
                 // `v[k].w.len()`: on the primal.
                 Rvalue::Method { receiver, method, args } if method == "__deep_len" => {
