@@ -136,23 +136,7 @@ impl GradientCache {
         P::Shadow: 'static,
         P::Tangent: 'static,
     {
-        let mut fresh = false;
-        let slot = self.slot(k, || {
-            fresh = true;
-            RefSlot { shadow: x.zero_shadow(), gradient: x.zero_tangent(), constant: false }
-        });
-        if fresh {
-            return slot.shadow.clone();
-        }
-        if slot.constant {
-            // Prepared by a call that passed the argument `Const(..)`.
-            slot.shadow = x.zero_shadow();
-            slot.constant = false;
-        }
-        match x.reset_shadow(&mut slot.shadow) {
-            Ok(()) => slot.shadow.clone(),
-            Err(e) => self.refuse(k, e),
-        }
+        self.ref_slot_shadow(k, x, false)
     }
 
     /// The shadow of argument `k`, passed as `Const(&x)`: made by `Primal::constant_shadow`
@@ -165,13 +149,30 @@ impl GradientCache {
         P::Shadow: 'static,
         P::Tangent: 'static,
     {
+        self.ref_slot_shadow(k, x, true)
+    }
+
+    /// The shadow of argument `k` behind `&`, for a call that passes it `Const(..)` or not: made
+    /// at the first call, then reset in place. A constant shadow made for `Const(..)` gives way
+    /// to a zero one when a later call wants the gradient.
+    fn ref_slot_shadow<P>(&mut self, k: usize, x: &P, constant: bool) -> P::Shadow
+    where
+        P: Primal + ?Sized,
+        P::Shadow: 'static,
+        P::Tangent: 'static,
+    {
         let mut fresh = false;
         let slot = self.slot(k, || {
             fresh = true;
-            RefSlot { shadow: x.constant_shadow(), gradient: x.zero_tangent(), constant: true }
+            let shadow = if constant { x.constant_shadow() } else { x.zero_shadow() };
+            RefSlot { shadow, gradient: x.zero_tangent(), constant }
         });
         if fresh {
             return slot.shadow.clone();
+        }
+        if slot.constant && !constant {
+            slot.shadow = x.zero_shadow();
+            slot.constant = false;
         }
         match x.reset_shadow(&mut slot.shadow) {
             Ok(()) => slot.shadow.clone(),
