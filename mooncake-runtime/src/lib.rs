@@ -32,6 +32,7 @@ pub mod api;
 pub mod cache;
 pub mod dual;
 pub mod element;
+pub mod elements;
 pub mod elementwise;
 pub mod enums;
 pub mod float;

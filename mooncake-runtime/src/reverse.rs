@@ -440,6 +440,10 @@ impl<T> HasRData for crate::shared::SharedCell<T> {
     type RData = NoRData;
 }
 
+impl<T> HasRData for crate::shared::SharedRef<T> {
+    type RData = NoRData;
+}
+
 /// A zero-sized token naming the primal type of a codual (for the high-level API).
 #[inline(always)]
 pub fn primal_marker<P, F>(_: &CoDual<P, F>) -> std::marker::PhantomData<fn() -> P> {
@@ -2223,6 +2227,66 @@ receiver_markers!(
     /// A receiver behind `&mut`, seen through its handle (`CoDual<T::Handle, T::Shadow>`).
     ByHandle
 );
+
+/// A key type whose methods, with a rule for a receiver behind `&` ([`ByRef`]), also read a
+/// receiver behind `&mut` held through its handle `SharedRef` (a `&mut DMatrix` argument): the
+/// rule runs on a shared borrow of the handle's value ([`ReadThroughHandle`]).
+pub trait HandleReads {}
+
+/// The marker of a receiver behind `&mut`, held through its handle, given to a method that
+/// only reads it (see [`HandleReads`]).
+pub struct ReadThroughHandle<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> Default for ReadThroughHandle<T> {
+    #[inline(always)]
+    fn default() -> Self {
+        ReadThroughHandle(std::marker::PhantomData)
+    }
+}
+
+impl<const K: u64, Key: HandleReads, M: 'static> RecvMarker<K, Key>
+    for CoDual<crate::shared::SharedRef<M>, crate::shared::SharedRef<M>>
+where
+    ByRef<M>: for<'a> UserMethodRrule<
+            K,
+            Key,
+            Recv<'a> = CoDual<&'a M, crate::shared::SharedRef<M>>,
+            RecvRData = NoRData,
+        >,
+{
+    type Marker = ReadThroughHandle<M>;
+}
+
+impl<const K: u64, Key: HandleReads, M: 'static> UserMethodRrule<K, Key> for ReadThroughHandle<M>
+where
+    ByRef<M>: for<'a> UserMethodRrule<
+            K,
+            Key,
+            Recv<'a> = CoDual<&'a M, crate::shared::SharedRef<M>>,
+            RecvRData = NoRData,
+        >,
+{
+    type Recv<'a> = CoDual<crate::shared::SharedRef<M>, crate::shared::SharedRef<M>>;
+    type Args<'b> = <ByRef<M> as UserMethodRrule<K, Key>>::Args<'b>;
+    type Out = <ByRef<M> as UserMethodRrule<K, Key>>::Out;
+    type RecvRData = NoRData;
+    type Rets = <ByRef<M> as UserMethodRrule<K, Key>>::Rets;
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    fn method_rrule<'a, 'b>(
+        self,
+        recv: &mut Self::Recv<'a>,
+        args: Self::Args<'b>,
+    ) -> (
+        CoDual<Self::Out, <Self::Out as Primal>::FData>,
+        impl FnOnce(<Self::Out as Primal>::RData, NoRData) -> Self::Rets + use<K, Key, M>,
+    ) {
+        let shadow = recv.fdata.clone();
+        recv.primal.with(|m| {
+            ByRef::<M>::default().method_rrule(&mut CoDual::new(m, shadow), args)
+        })
+    }
+}
 
 /// What a local becomes when it is assigned to the result of a reverse rule, whose type the
 /// signature fixes: itself (cloned), or, for a buffer built in the body and held through a

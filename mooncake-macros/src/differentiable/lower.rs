@@ -812,6 +812,14 @@ impl Lower<'_> {
                 let mutable = std::mem::replace(&mut self.lend_mut, false);
                 self.sub_slice(ix, mutable)
             }
+            Expr::Index(ix) if self.is_matrix_element(ix) => {
+                // An element of a matrix: read by its method (`elements` in the runtime), into
+                // a temporary.
+                let (receiver, index) = self.lower_matrix_index(ix);
+                let method = syn::Ident::new("__element", ix.span());
+                let v = self.emit(Rvalue::Method { receiver, method, args: vec![index] }, ix.span());
+                Some(self.operand_place(v, None, ix.span()))
+            }
             Expr::Index(ix) => {
                 let mut base = self.place_of(&ix.expr);
                 let i = self.lower_expr(&ix.index);
@@ -967,6 +975,17 @@ impl Lower<'_> {
                 if r.mutability.is_some() && super::slices::is_sub_slice(&r.expr) {
                     self.lend_mut = true;
                 }
+                if r.mutability.is_some()
+                    && let Expr::Index(ix) = strip_parens(&r.expr)
+                    && self.is_matrix_element(ix)
+                {
+                    return self.refuse(
+                        r,
+                        "a `&mut` borrow of an element of a matrix or array is not supported in \
+                         #[differentiable] functions; read the element, and write the new value \
+                         back with `m[(i, j)] = x`",
+                    );
+                }
                 let place = self.place_of(&r.expr);
                 self.lend_mut = false;
                 Operand::Ref(place, r.mutability.is_some())
@@ -1078,6 +1097,9 @@ impl Lower<'_> {
                     self.assign_to(e, Operand::Use(place), span);
                 }
             }
+            Expr::Index(ix) if self.is_matrix_element(ix) => {
+                self.write_matrix_element(ix, None, value, span);
+            }
             _ => match self.lower_place(left) {
                 Some(place) => self.assign(place, Rvalue::Use(value), span),
                 None => self.errors.error_spanned(
@@ -1155,6 +1177,12 @@ impl Lower<'_> {
             (_, Some(op)) if compound => {
                 let value = self.lower_expr(&b.right);
                 let value = self.deref_float_ref(value, op, span);
+                if let Expr::Index(ix) = strip_parens(&b.left)
+                    && self.is_matrix_element(ix)
+                {
+                    self.write_matrix_element(ix, Some(op), value, span);
+                    return unit();
+                }
                 match self.lower_place(&b.left) {
                     Some(place) => {
                         let current = Operand::Use(place.clone());
@@ -1537,6 +1565,13 @@ impl Lower<'_> {
             let n = self.lower_method_call(&len);
             return self.emit(Rvalue::Binary(BinOp::Eq, n, Operand::Const(quote!(0usize))), span);
         }
+        // `m.len()` of a matrix or array: its number of elements, by a method of the runtime
+        // (`len` is read as a buffer's length everywhere else).
+        if name == "len" && m.args.is_empty() && self.matrix_like(&m.receiver) {
+            let receiver = self.place_of(&m.receiver);
+            let method = syn::Ident::new("__matrix_len", m.method.span());
+            return self.emit(Rvalue::Method { receiver, method, args: Vec::new() }, span);
+        }
         // `x[a..b].len()`: no copy.
         if name == "len"
             && m.args.is_empty()
@@ -1588,6 +1623,59 @@ impl Lower<'_> {
         let out = self.emit(Rvalue::Method { receiver, method, args }, span);
         self.flush_write_backs(mark, span);
         out
+    }
+
+    /// Whether `m[..]` is an element of a matrix or array: a base that [`Lower::matrix_like`]
+    /// accepts, or any base indexed by a pair (`m[(i, j)]`, `a[[i, j]]`), which no `Vec` or
+    /// slice is. Not a range of a slice.
+    fn is_matrix_element(&self, ix: &syn::ExprIndex) -> bool {
+        match strip_parens(&ix.index) {
+            Expr::Tuple(t) => t.elems.len() == 2,
+            Expr::Array(a) => a.elems.len() == 2,
+            Expr::Range(_) => false,
+            _ => self.matrix_like(&ix.expr),
+        }
+    }
+
+    /// The base of `m[i]` (an element of a matrix) and its index, lowered in Rust's order.
+    fn lower_matrix_index(&mut self, ix: &syn::ExprIndex) -> (Place, Operand) {
+        let base = self.place_of(&ix.expr);
+        let index = self.lower_expr(&ix.index);
+        (base, index)
+    }
+
+    /// `m[..] = value` (or `m[..] op= value`) of an element of a matrix: its write method,
+    /// after a read for a compound assignment. The matrix must be a variable: a write into a
+    /// field's matrix would be a write into a copy.
+    fn write_matrix_element(
+        &mut self,
+        ix: &syn::ExprIndex,
+        op: Option<BinOp>,
+        value: Operand,
+        span: Span,
+    ) {
+        let (base, index) = self.lower_matrix_index(ix);
+        if !base.projections.is_empty() {
+            self.errors.error_spanned(
+                &ix.expr,
+                "writing an element of a matrix or array is supported in #[differentiable] \
+                 functions only for a variable or argument holding the matrix (`m[(i, j)] = x` \
+                 with `m: &mut DMatrix<f64>` or `let mut m = ..`), not for one in a field or \
+                 behind another reference",
+            );
+            return;
+        }
+        let value = match op {
+            Some(op) => {
+                let method = syn::Ident::new("__element", ix.span());
+                let (receiver, args) = (base.clone(), vec![index.clone()]);
+                let current = self.emit(Rvalue::Method { receiver, method, args }, ix.span());
+                self.emit(Rvalue::Binary(op, current, value), span)
+            }
+            None => value,
+        };
+        let method = syn::Ident::new("__set_element", span);
+        self.emit(Rvalue::Method { receiver: base, method, args: vec![index, value] }, span);
     }
 
     /// Whether `e` is a matrix or array of nalgebra or ndarray, as far as the syntax tells: a
@@ -2863,6 +2951,15 @@ impl Shape {
 /// needs no write-back.
 const READ_ONLY_BUFFER_METHODS: &[&str] =
     &["len", "iter", "to_vec", "clone", "sum", "first", "last", "get"];
+
+/// `e` without the parentheses around it.
+fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        Expr::Group(g) => strip_parens(&g.expr),
+        other => other,
+    }
+}
 
 /// The matrix and array types of nalgebra and ndarray whose `map` / `mapv` is element-wise
 /// (with any name starting `Matrix` or `Vector`: `Matrix3`, `Vector2`, ...).

@@ -17,6 +17,8 @@ use std::marker::PhantomData;
 /// Key type of the method rules on heap matrices of type `M`.
 pub struct MatrixKey<M>(PhantomData<M>);
 
+impl<M> crate::reverse::HandleReads for MatrixKey<M> {}
+
 /// How a matrix is held in a forward-mode dual: by value, behind `&` or behind `&mut`.
 pub trait HeldMatrix<M> {
     /// The matrix.

@@ -47,6 +47,38 @@ impl<const R: usize, const C: usize> ZeroRData for SMatrix<f64, R, C> {
     }
 }
 
+impl<const R: usize, const C: usize> crate::elements::ElementArray for SMatrix<f64, R, C> {
+    type Elem = f64;
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<const R: usize, const C: usize> crate::elements::ElementAt<usize> for SMatrix<f64, R, C> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> f64 {
+        self[i]
+    }
+    #[inline(always)]
+    fn at_mut(&mut self, i: usize) -> &mut f64 {
+        &mut self[i]
+    }
+}
+
+impl<const R: usize, const C: usize> crate::elements::ElementAt<(usize, usize)>
+    for SMatrix<f64, R, C>
+{
+    #[inline(always)]
+    fn at(&self, ij: (usize, usize)) -> f64 {
+        self[ij]
+    }
+    #[inline(always)]
+    fn at_mut(&mut self, ij: (usize, usize)) -> &mut f64 {
+        &mut self[ij]
+    }
+}
+
 impl<const R: usize, const C: usize> Primal for SMatrix<f64, R, C> {
     type Tangent = Self;
     type TangentRef = Self;

@@ -204,6 +204,36 @@ macro_rules! heap_matrix {
             }
         }
 
+        impl crate::elements::ElementArray for $ty {
+            type Elem = f64;
+            #[inline(always)]
+            fn count(&self) -> usize {
+                self.len()
+            }
+        }
+
+        impl crate::elements::ElementAt<usize> for $ty {
+            #[inline(always)]
+            fn at(&self, i: usize) -> f64 {
+                self[i]
+            }
+            #[inline(always)]
+            fn at_mut(&mut self, i: usize) -> &mut f64 {
+                &mut self[i]
+            }
+        }
+
+        impl crate::elements::ElementAt<(usize, usize)> for $ty {
+            #[inline(always)]
+            fn at(&self, ij: (usize, usize)) -> f64 {
+                self[ij]
+            }
+            #[inline(always)]
+            fn at_mut(&mut self, ij: (usize, usize)) -> &mut f64 {
+                &mut self[ij]
+            }
+        }
+
         impl FromHandle for $ty {
             fn from_handle(handle: &SharedRef<$ty>) -> $ty {
                 handle.with(Clone::clone)

@@ -40,6 +40,8 @@ use std::marker::PhantomData;
 /// Key type of the method rules on ndarray's arrays of type `A`.
 pub struct ArrayKey<A>(PhantomData<A>);
 
+impl<A> crate::reverse::HandleReads for ArrayKey<A> {}
+
 /// Key type of `a.dot(&b)` with `a: A`, `b: R` (see the module's documentation).
 pub struct DotKey<A, R>(PhantomData<(A, R)>);
 

@@ -153,6 +153,47 @@ impl<F: NdScalar, D: Dimension + 'static> FromHandle for Array<F, D> {
     }
 }
 
+impl<F: NdScalar, D: Dimension + 'static> crate::elements::ElementArray for Array<F, D> {
+    type Elem = F;
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<F: NdScalar> crate::elements::ElementAt<usize> for ndarray::Array1<F> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> F {
+        self[i]
+    }
+    #[inline(always)]
+    fn at_mut(&mut self, i: usize) -> &mut F {
+        &mut self[i]
+    }
+}
+
+impl<F: NdScalar> crate::elements::ElementAt<[usize; 2]> for ndarray::Array2<F> {
+    #[inline(always)]
+    fn at(&self, i: [usize; 2]) -> F {
+        self[i]
+    }
+    #[inline(always)]
+    fn at_mut(&mut self, i: [usize; 2]) -> &mut F {
+        &mut self[i]
+    }
+}
+
+impl<F: NdScalar> crate::elements::ElementAt<(usize, usize)> for ndarray::Array2<F> {
+    #[inline(always)]
+    fn at(&self, (i, j): (usize, usize)) -> F {
+        self[[i, j]]
+    }
+    #[inline(always)]
+    fn at_mut(&mut self, (i, j): (usize, usize)) -> &mut F {
+        &mut self[[i, j]]
+    }
+}
+
 impl<F: NdScalar, D: Dimension + 'static> crate::elementwise::Elementwise for Array<F, D> {
     type Elem = F;
     #[inline]
