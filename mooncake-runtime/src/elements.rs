@@ -32,7 +32,7 @@
 //! }
 //!
 //! let m = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 3.0, 4.0]);
-//! let (y, g) = value_and_gradient!(trace_of_square(&m));
+//! let (y, (g,)) = value_and_gradient!(trace_of_square(&m));
 //! assert_eq!(y, 1.0 + 2.0 * 6.0 + 16.0);
 //! assert_eq!(g, 2.0 * m.transpose()); // d tr(M²) / dM = 2 Mᵀ
 //! # }
@@ -63,18 +63,18 @@ pub trait ElementArray: Primal<Tangent = Self> + Clone + 'static {
 /// matrices and the arrays): what the reverse rules here are written for.
 pub trait SharedElements:
     ElementArray
-    + Primal<FData = SharedRef<Self>, RData = NoRData, Shadow = SharedRef<Self>, Handle = SharedRef<Self>>
+    + Primal<
+        FData = SharedRef<Self>,
+        RData = NoRData,
+        Shadow = SharedRef<Self>,
+        Handle = SharedRef<Self>,
+    >
 {
 }
 
 impl<M> SharedElements for M where
     M: ElementArray
-        + Primal<
-            FData = SharedRef<M>,
-            RData = NoRData,
-            Shadow = SharedRef<M>,
-            Handle = SharedRef<M>,
-        >
+        + Primal<FData = SharedRef<M>, RData = NoRData, Shadow = SharedRef<M>, Handle = SharedRef<M>>
 {
 }
 
@@ -149,7 +149,11 @@ pub fn element_rrule<M: ElementAt<I> + SharedElements, I: Copy + 'static>(
 /// # Panics
 /// If `i` is out of bounds, as `m[i] = x` does.
 #[inline]
-pub fn set_element_rrule<M: ElementAt<I> + SharedElements, I: Copy + 'static, H: HeldElements<M>>(
+pub fn set_element_rrule<
+    M: ElementAt<I> + SharedElements,
+    I: Copy + 'static,
+    H: HeldElements<M>,
+>(
     m: &mut H,
     shadow: &SharedRef<M>,
     i: I,
@@ -166,6 +170,23 @@ pub fn set_element_rrule<M: ElementAt<I> + SharedElements, I: Copy + 'static, H:
         }
         shadow.with_mut(|d| std::mem::replace(d.at_mut(i), M::Elem::ZERO))
     }
+}
+
+/// Reverse rule of `m.clone()`: a copy with a fresh shadow (constant if `m`'s is), whose
+/// gradient the pullback adds into `m`'s.
+#[inline]
+pub fn clone_rrule<M: SharedElements + crate::tangent::TangentSpace>(
+    m: &M,
+    shadow: &SharedRef<M>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce() + use<M>) {
+    let y = m.clone();
+    let dy = if shadow.is_live() { y.zero_fdata() } else { y.constant_fdata() };
+    let (shadow, back) = (shadow.clone(), dy.clone());
+    (CoDual::new(y, dy), move || {
+        if shadow.is_live() {
+            crate::tangent::FData::increment_from(&shadow, &back);
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,6 +377,18 @@ impl<'b, M: ElementArray, P: HeldView<M>, T: HeldView<M>>
     }
 }
 
+#[diagnostic::do_not_recommend]
+impl<'b, M: ElementArray, P: HeldView<M>, T: HeldView<M>>
+    MethodFrule<{ method_key("__matrix_clone") }, ElementKey<M, ()>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b M, &'b M>;
+    type Rule = fn(Dual<&'b M, &'b M>) -> Dual<M, M>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (view(self), |m| Dual::new(m.primal.clone(), m.tangent.clone()))
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reverse-mode dispatch: the receiver behind `&` (`ByRef`), by value (`ByValue`) or behind
 // `&mut` through its handle (`ByHandle`).
@@ -380,7 +413,7 @@ macro_rules! markers {
     )*};
 }
 
-markers!("__element", "__set_element", "__matrix_len");
+markers!("__element", "__set_element", "__matrix_len", "__matrix_clone");
 
 macro_rules! held {
     ($($marker:ident, $recv:ty);*) => {$(
@@ -400,6 +433,28 @@ macro_rules! held {
             ) -> (CoDual<usize, NoFData>, impl FnOnce(NoRData, NoRData) -> (NoRData,) + use<M>) {
                 let n = recv.primal.read(|m| m.count());
                 (CoDual::new(n, NoFData), |_: NoRData, _: NoRData| (NoRData,))
+            }
+        }
+
+        impl<M: SharedElements + crate::tangent::TangentSpace>
+            UserMethodRrule<{ method_key("__matrix_clone") }, ElementKey<M, ()>> for $marker<M>
+        {
+            type Recv<'a> = $recv;
+            type Args<'b> = ();
+            type Out = M;
+            type RecvRData = NoRData;
+            type Rets = (NoRData,);
+            #[inline]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                _: (),
+            ) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData, NoRData) -> (NoRData,) + use<M>) {
+                let (y, pb) = recv.primal.read(|m| clone_rrule(m, &recv.fdata));
+                (y, move |_: NoRData, _: NoRData| {
+                    pb();
+                    (NoRData,)
+                })
             }
         }
 

@@ -32,6 +32,7 @@ pub mod api;
 pub mod cache;
 pub mod dual;
 pub mod element;
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 pub mod elements;
 pub mod elementwise;
 pub mod enums;

@@ -483,6 +483,11 @@ pub fn wrt_rdata<R: ZeroRData>(live: bool, r: R) -> R {
 
 /// A codual buffer that can be read: gives the buffer rules a `CoDual<&S, SharedVec<T>>` with
 /// `S` free of the borrow's lifetime, so that their pullbacks capture no borrow.
+#[diagnostic::on_unimplemented(
+    message = "reverse mode reads `{Self}` as a buffer (indexed, `len()`, `clone()`, iterated), which it is not",
+    label = "read here as a `Vec`, slice or array",
+    note = "a nalgebra or ndarray matrix is read by its own rules only where the function's text shows it is one: declare the variable's type (`let h: DMatrix<f64> = g(x);`) when it is the result of a call"
+)]
 pub trait AsRead<T: Primal> {
     /// The buffer type behind the reference.
     type S: crate::rules::buffer::ReadBuffer<T> + ?Sized;
@@ -2228,15 +2233,18 @@ receiver_markers!(
     ByHandle
 );
 
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 /// A key type whose methods, with a rule for a receiver behind `&` ([`ByRef`]), also read a
 /// receiver behind `&mut` held through its handle `SharedRef` (a `&mut DMatrix` argument): the
 /// rule runs on a shared borrow of the handle's value ([`ReadThroughHandle`]).
 pub trait HandleReads {}
 
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 /// The marker of a receiver behind `&mut`, held through its handle, given to a method that
 /// only reads it (see [`HandleReads`]).
 pub struct ReadThroughHandle<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
 
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 impl<T: ?Sized> Default for ReadThroughHandle<T> {
     #[inline(always)]
     fn default() -> Self {
@@ -2244,6 +2252,7 @@ impl<T: ?Sized> Default for ReadThroughHandle<T> {
     }
 }
 
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 impl<const K: u64, Key: HandleReads, M: 'static> RecvMarker<K, Key>
     for CoDual<crate::shared::SharedRef<M>, crate::shared::SharedRef<M>>
 where
@@ -2257,6 +2266,7 @@ where
     type Marker = ReadThroughHandle<M>;
 }
 
+#[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 impl<const K: u64, Key: HandleReads, M: 'static> UserMethodRrule<K, Key> for ReadThroughHandle<M>
 where
     ByRef<M>: for<'a> UserMethodRrule<
@@ -2282,9 +2292,7 @@ where
         impl FnOnce(<Self::Out as Primal>::RData, NoRData) -> Self::Rets + use<K, Key, M>,
     ) {
         let shadow = recv.fdata.clone();
-        recv.primal.with(|m| {
-            ByRef::<M>::default().method_rrule(&mut CoDual::new(m, shadow), args)
-        })
+        recv.primal.with(|m| ByRef::<M>::default().method_rrule(&mut CoDual::new(m, shadow), args))
     }
 }
 

@@ -713,13 +713,11 @@ mod statics {
     }
 }
 
-// -- element reads and writes in derived code (forward mode) -----------------------------------
+// -- element reads and writes in derived code ---------------------------------------------------
 
-/// Element writes and reads of a matrix and a vector built in the body. Forward mode writes the
-/// primal and the tangent in place (`IndexMut` of nalgebra), so it needs no rule; reverse mode
-/// sends loads and stores through buffer handles (`SharedVec`), which a matrix does not have
-/// (not yet).
-#[differentiable(forward_only)]
+/// Element writes and reads of a matrix and a vector built in the body, through a literal index
+/// and one held in a variable (`mooncake_runtime::elements`).
+#[differentiable]
 fn element_writes(m: &DMatrix<f64>, v: &DVector<f64>, x: f64) -> f64 {
     let mut c = m * x;
     let mut w = v * 2.0;
@@ -731,12 +729,86 @@ fn element_writes(m: &DMatrix<f64>, v: &DVector<f64>, x: f64) -> f64 {
 }
 
 #[test]
-fn element_writes_forward() {
+fn element_writes_both_modes() {
     for s in 0..3 {
         let m = mat(2, 3, s);
         let v = vector(2, s + 1);
-        check_rule!(element_writes(&m, &v, 0.6), frule = element_writes_frule, mode = forward)
-            .unwrap();
+        test_rule!(element_writes(&m, &v, 0.6), seed = s);
+    }
+}
+
+/// `tr(M²)` by a double loop over elements of an argument behind `&`.
+#[differentiable]
+fn trace_of_square(m: &DMatrix<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..m.nrows() {
+        for k in 0..m.ncols() {
+            s += m[(i, k)] * m[(k, i)];
+        }
+    }
+    s
+}
+
+/// A kernel matrix built element by element (written, then compound-assigned on the diagonal),
+/// then factorised: the Gaussian-process shape.
+#[differentiable]
+fn kernel_quad(x: &DVector<f64>, ell: f64) -> f64 {
+    let n = x.len();
+    let mut k = DMatrix::zeros(n, n);
+    for i in 0..n {
+        for j in 0..n {
+            let d = (x[i] - x[j]) / ell;
+            k[(i, j)] = (-0.5 * d * d).exp();
+        }
+        k[(i, i)] += 0.5;
+    }
+    k.cholesky_solve(x).dot(x)
+}
+
+/// Writes into a `&mut` argument (scaling its first column, then an element overwritten), read
+/// back afterwards; the rule must leave the argument as it was on entry.
+#[differentiable]
+fn scale_first_column(m: &mut DMatrix<f64>, a: f64) -> f64 {
+    for i in 0..m.nrows() {
+        m[(i, 0)] *= a;
+    }
+    let last = m.len() - 1;
+    m[last] = a * m[0];
+    m.sum() + m[(0, 0)] * m[last]
+}
+
+/// A vector written in a loop from another's elements, each element read after being
+/// overwritten (the gradient of the value before a write must not reach the result).
+#[differentiable]
+fn prefix_products(v: &DVector<f64>) -> f64 {
+    let mut w = v.clone();
+    for i in 1..w.len() {
+        w[i] = w[i - 1] * v[i];
+    }
+    w.sum()
+}
+
+#[test]
+fn element_reads_and_writes_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let sq = mat(r.max(c), r.max(c), s);
+        test_rule!(trace_of_square(&sq), seed = s);
+        let (y, (g,)) = value_and_gradient!(trace_of_square(&sq));
+        assert!((y - (&sq * &sq).trace()).abs() < 1e-12);
+        assert!((g - 2.0 * sq.transpose()).abs().max() < 1e-12);
+        let mut m = mat(r, c, s + 1);
+        let before = m.clone();
+        test_rule!(scale_first_column(&mut m, 1.3), seed = s);
+        let (_, (gm, ga)) = value_and_gradient!(scale_first_column(&mut m, 1.3));
+        assert_eq!(m, before, "the argument is restored");
+        assert_eq!(gm.shape(), (r, c));
+        assert!(ga.is_finite());
+        test_rule!(prefix_products(&vector(r * c, s + 2)), seed = s);
+    }
+    for n in [1, 2, 5] {
+        let x = DVector::from_fn(n, |i, _| 0.3 * i as f64 - 0.4);
+        test_rule!(kernel_quad(&x, 0.9));
     }
 }
 

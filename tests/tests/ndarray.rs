@@ -420,10 +420,9 @@ fn derived_both_modes() {
     }
 }
 
-/// Element writes and reads of arrays built in the body. Forward mode writes the primal and the
-/// tangent in place (`IndexMut` of ndarray), so it needs no rule; reverse mode sends loads and
-/// stores through buffer handles (`SharedVec`), which an array does not have (not yet).
-#[differentiable(forward_only)]
+/// Element writes and reads of arrays built in the body, by `[[i, j]]`, `[(i, j)]` and `[i]`
+/// (`mooncake_runtime::elements`).
+#[differentiable]
 fn element_writes(m: &Array2<f64>, v: &Array1<f64>, x: f64) -> f64 {
     let mut c = m * x;
     let mut w = v * 2.0;
@@ -434,12 +433,97 @@ fn element_writes(m: &Array2<f64>, v: &Array1<f64>, x: f64) -> f64 {
 }
 
 #[test]
-fn element_writes_forward() {
+fn element_writes_both_modes() {
     for s in 0..3 {
         let m = mat(2, 3, s);
         let v = vector(2, s + 1);
-        check_rule!(element_writes(&m, &v, 0.6), frule = element_writes_frule, mode = forward)
-            .unwrap();
+        test_rule!(element_writes(&m, &v, 0.6), seed = s);
+    }
+}
+
+/// `tr(A²)` by a double loop over elements of an argument behind `&`.
+#[differentiable]
+fn trace_of_square(a: &Array2<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.nrows() {
+        for k in 0..a.ncols() {
+            s += a[[i, k]] * a[[k, i]];
+        }
+    }
+    s
+}
+
+/// A kernel matrix built element by element, then used in products.
+#[differentiable]
+fn kernel_quad(x: &Array1<f64>, ell: f64) -> f64 {
+    let n = x.len();
+    let mut k = Array2::zeros((n, n));
+    for i in 0..n {
+        for j in 0..n {
+            let d = (x[i] - x[j]) / ell;
+            k[[i, j]] = (-0.5 * d * d).exp();
+        }
+        k[[i, i]] += 0.5;
+    }
+    x.dot(&k.dot(x))
+}
+
+/// Writes into a `&mut` argument, read back afterwards; the rule must leave the argument as it
+/// was on entry.
+#[differentiable]
+fn scale_first_column(a: &mut Array2<f64>, s: f64) -> f64 {
+    for i in 0..a.nrows() {
+        a[[i, 0]] *= s;
+    }
+    let (r, c) = (a.nrows() - 1, a.ncols() - 1);
+    a[(r, c)] = s * a[[0, 0]];
+    a.sum() + a[[0, 0]] * a[[r, c]]
+}
+
+/// An array written in a loop from another's elements, each element read after being
+/// overwritten.
+#[differentiable]
+fn prefix_products(v: &Array1<f64>) -> f64 {
+    let mut w = v.clone();
+    for i in 1..w.len() {
+        w[i] = w[i - 1] * v[i];
+    }
+    w.sum()
+}
+
+/// The same of `f32` arrays.
+#[differentiable]
+fn prefix_products32(v: &Array1<f32>) -> f32 {
+    let mut w = v.clone();
+    for i in 1..w.len() {
+        w[i] = w[i - 1] * v[i];
+    }
+    w.sum()
+}
+
+#[test]
+fn element_reads_and_writes_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let sq = mat(r.max(c), r.max(c), s);
+        test_rule!(trace_of_square(&sq), seed = s);
+        let (y, (g,)) = value_and_gradient!(trace_of_square(&sq));
+        assert!((y - sq.dot(&sq).diag().sum()).abs() < 1e-12);
+        assert!((g - 2.0 * &sq.t()).iter().all(|d| d.abs() < 1e-12));
+        let mut a = mat(r, c, s + 1);
+        let before = a.clone();
+        test_rule!(scale_first_column(&mut a, 1.3), seed = s);
+        let (_, (ga, gs)) = value_and_gradient!(scale_first_column(&mut a, 1.3));
+        assert_eq!(a, before, "the argument is restored");
+        assert_eq!(ga.dim(), (r, c));
+        assert!(gs.is_finite());
+        test_rule!(prefix_products(&vector(r * c, s + 2)), seed = s);
+        let v32 = vector(r * c, s + 3).mapv(|v| v as f32);
+        test_rule!(prefix_products32(&v32), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+    for n in [1, 2, 5] {
+        let x = Array1::from_shape_fn(n, |i| 0.3 * i as f64 - 0.4);
+        test_rule!(kernel_quad(&x, 0.9));
     }
 }
 

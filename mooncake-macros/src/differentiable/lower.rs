@@ -817,7 +817,8 @@ impl Lower<'_> {
                 // a temporary.
                 let (receiver, index) = self.lower_matrix_index(ix);
                 let method = syn::Ident::new("__element", ix.span());
-                let v = self.emit(Rvalue::Method { receiver, method, args: vec![index] }, ix.span());
+                let v =
+                    self.emit(Rvalue::Method { receiver, method, args: vec![index] }, ix.span());
                 Some(self.operand_place(v, None, ix.span()))
             }
             Expr::Index(ix) => {
@@ -1566,10 +1567,19 @@ impl Lower<'_> {
             return self.emit(Rvalue::Binary(BinOp::Eq, n, Operand::Const(quote!(0usize))), span);
         }
         // `m.len()` of a matrix or array: its number of elements, by a method of the runtime
-        // (`len` is read as a buffer's length everywhere else).
-        if name == "len" && m.args.is_empty() && self.matrix_like(&m.receiver) {
+        // (`len` is read as a buffer's length everywhere else, `clone` as a buffer's copy);
+        // `m.clone()` (`clone_owned()` in nalgebra) of one: a copy with a shadow of its own.
+        let matrix_method = match name.as_str() {
+            "len" => Some("__matrix_len"),
+            "clone" | "clone_owned" => Some("__matrix_clone"),
+            _ => None,
+        };
+        if let Some(method) = matrix_method
+            && m.args.is_empty()
+            && self.matrix_like(&m.receiver)
+        {
             let receiver = self.place_of(&m.receiver);
-            let method = syn::Ident::new("__matrix_len", m.method.span());
+            let method = syn::Ident::new(method, m.method.span());
             return self.emit(Rvalue::Method { receiver, method, args: Vec::new() }, span);
         }
         // `x[a..b].len()`: no copy.
