@@ -711,6 +711,33 @@ mod statics {
             test_rule!(static_model(&m, x, &b, 0.7), seed = s);
         }
     }
+
+    /// Elements of static values: read from an argument by value and one behind `&`, written
+    /// into a copy (compound too) and into a `&mut` argument, `len()` and `clone()`.
+    #[differentiable]
+    fn static_elements(m: &Matrix2x3<f64>, x: Vector3<f64>, out: &mut SVector<f64, 2>) -> f64 {
+        let mut y = x.clone();
+        for i in 0..y.len() {
+            y[i] = y[i] * m[(0, i)] + m[(1, i)];
+        }
+        y[(2, 0)] *= x[0];
+        out[1] = y[0] * y[2];
+        out[0] += y[1];
+        y.sum() + out[0] * out[1]
+    }
+
+    #[test]
+    fn static_elements_both_modes() {
+        for s in 0..4 {
+            let m = smat::<2, 3>(s);
+            let x = smat::<3, 1>(s + 10);
+            let mut out = smat::<2, 1>(s + 20);
+            let before = out;
+            test_rule!(static_elements(&m, x, &mut out), seed = s);
+            let _ = value_and_gradient!(static_elements(&m, x, &mut out));
+            assert_eq!(out, before, "the argument is restored");
+        }
+    }
 }
 
 // -- element reads and writes in derived code ---------------------------------------------------

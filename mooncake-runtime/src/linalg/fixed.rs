@@ -851,3 +851,198 @@ s_rev_methods! {
     "dot" => sdot_rrule(B) -> f64,
     "component_mul" => scomponent_mul_rrule(B) -> SMatrix<f64, R, C>,
 }
+
+// ---------------------------------------------------------------------------------------------
+// Elements in reverse mode (`crate::elements`): `v[i]`, `m[(i, j)]` read and written, `len()`,
+// `clone()`, with the receiver by value (its gradient returned as rdata), behind `&` (its
+// gradient added into its `SharedCell`) or behind `&mut` (through its handle, restored by the
+// pullback).
+
+use crate::elements::{ElementArray, ElementAt, ElementKey};
+use crate::reverse::ByHandle;
+
+type Handle<const R: usize, const C: usize> =
+    CoDual<SharedCell<SMatrix<f64, R, C>>, SharedCell<SMatrix<f64, R, C>>>;
+
+/// `g` with `y_bar` added at `i`.
+#[inline]
+fn plus_at<const R: usize, const C: usize, I>(
+    mut g: SMatrix<f64, R, C>,
+    i: I,
+    y_bar: f64,
+) -> SMatrix<f64, R, C>
+where
+    SMatrix<f64, R, C>: ElementAt<I> + ElementArray<Elem = f64>,
+{
+    *g.at_mut(i) += y_bar;
+    g
+}
+
+/// The element of `g` at `i`, and `g` with it zeroed.
+#[inline]
+fn take_at<const R: usize, const C: usize, I: Copy>(
+    mut g: SMatrix<f64, R, C>,
+    i: I,
+) -> (f64, SMatrix<f64, R, C>)
+where
+    SMatrix<f64, R, C>: ElementAt<I> + ElementArray<Elem = f64>,
+{
+    let v = std::mem::replace(g.at_mut(i), 0.0);
+    (v, g)
+}
+
+macro_rules! s_element_markers {
+    ($($name:literal),*) => {$(
+        impl<'a, const R: usize, const C: usize>
+            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<f64, R, C>>> for Ref<'a, R, C>
+        {
+            type Marker = ByRef<SMatrix<f64, R, C>>;
+        }
+        impl<const R: usize, const C: usize>
+            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<f64, R, C>>> for Out<R, C>
+        {
+            type Marker = ByValue<SMatrix<f64, R, C>>;
+        }
+        impl<const R: usize, const C: usize>
+            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<f64, R, C>>> for Handle<R, C>
+        {
+            type Marker = ByHandle<SMatrix<f64, R, C>>;
+        }
+    )*};
+}
+
+s_element_markers!("__element", "__set_element", "__matrix_len", "__matrix_clone");
+
+type S<const R: usize, const C: usize> = SMatrix<f64, R, C>;
+
+/// `UserMethodRrule` for a static matrix's element method: `$recv` the receiver as held, `$rr`
+/// its rdata, `$body` the rule (`|recv, args| -> (output, pullback)`).
+macro_rules! s_element_rule {
+    ($name:literal, $marker:ident, $recv:ty, [$($I:ident)?], ($($arg:ty),* $(,)?), $out:ty, $rr:ty, ($($ret:ty),* $(,)?),
+     |$r:ident, $a:pat_param| $body:expr) => {
+        impl<const R: usize, const C: usize $(, $I: Primal + Copy + 'static)?>
+            UserMethodRrule<{ method_key($name) }, ElementKey<S<R, C>, s_element_rule!(@i $($I)?)>>
+            for $marker<S<R, C>>
+        where
+            S<R, C>: $(ElementAt<$I> +)? ElementArray<Elem = f64>
+                + Primal<FData = NoFData, RData = S<R, C>>,
+        {
+            type Recv<'a> = $recv;
+            type Args<'b> = ($($arg,)*);
+            type Out = $out;
+            type RecvRData = $rr;
+            type Rets = ($($ret,)*);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                $r: &mut Self::Recv<'a>,
+                $a: Self::Args<'b>,
+            ) -> (
+                CoDual<$out, <$out as Primal>::FData>,
+                impl FnOnce(<$out as Primal>::RData, $rr) -> ($($ret,)*) + use<R, C $(, $I)?>,
+            ) {
+                $body
+            }
+        }
+    };
+    (@i) => { () };
+    (@i $I:ident) => { $I };
+}
+
+// Reads.
+s_element_rule!("__element", ByValue, Out<R, C>, [I], (CoDual<I, I::FData>), f64, S<R, C>,
+    (S<R, C>, I::RData), |recv, (i,)| {
+    let i = i.primal;
+    (CoDual::new(recv.primal.at(i), NoFData), move |y_bar, ra| (plus_at(ra, i, y_bar), i.zero_rdata()))
+});
+s_element_rule!(
+    "__element",
+    ByRef,
+    Ref<'a, R, C>,
+    [I],
+    (CoDual<I, I::FData>),
+    f64,
+    NoRData,
+    (NoRData, I::RData),
+    |recv, (i,)| {
+        let (i, shadow) = (i.primal, recv.fdata.clone());
+        (CoDual::new(recv.primal.at(i), NoFData), move |y_bar, _| {
+            shadow.add(plus_at(S::zeros(), i, y_bar));
+            (NoRData, i.zero_rdata())
+        })
+    }
+);
+s_element_rule!("__element", ByHandle, Handle<R, C>, [I], (CoDual<I, I::FData>), f64, NoRData,
+    (NoRData, I::RData), |recv, (i,)| {
+    let (i, shadow) = (i.primal, recv.fdata.clone());
+    (CoDual::new(recv.primal.get().at(i), NoFData), move |y_bar, _| {
+        shadow.add(plus_at(S::zeros(), i, y_bar));
+        (NoRData, i.zero_rdata())
+    })
+});
+
+// Writes: the element's cotangent moves from the matrix's to the value's; behind `&mut` the old
+// value is put back.
+s_element_rule!("__set_element", ByValue, Out<R, C>, [I], (CoDual<I, I::FData>, CoDual<f64, NoFData>),
+    (), S<R, C>, (S<R, C>, I::RData, f64), |recv, (i, x)| {
+    let i = i.primal;
+    *recv.primal.at_mut(i) = x.primal;
+    (CoDual::new((), NoFData), move |_, ra| {
+        let (v, ra) = take_at(ra, i);
+        (ra, i.zero_rdata(), v)
+    })
+});
+s_element_rule!("__set_element", ByHandle, Handle<R, C>, [I], (CoDual<I, I::FData>, CoDual<f64, NoFData>),
+    (), NoRData, (NoRData, I::RData, f64), |recv, (i, x)| {
+    let i = i.primal;
+    let old = recv.primal.get();
+    let mut new = old;
+    *new.at_mut(i) = x.primal;
+    recv.primal.set(new);
+    let (primal, shadow) = (recv.primal.clone(), recv.fdata.clone());
+    (CoDual::new((), NoFData), move |_, _| {
+        primal.set(old);
+        let (v, rest) = take_at(shadow.get(), i);
+        shadow.set(rest);
+        (NoRData, i.zero_rdata(), v)
+    })
+});
+
+// `len()`: no derivative.
+s_element_rule!("__matrix_len", ByValue, Out<R, C>, [], (), usize, S<R, C>, (S<R, C>,), |_recv, ()| {
+    (CoDual::new(R * C, NoFData), |_, ra| (ra,))
+});
+s_element_rule!(
+    "__matrix_len",
+    ByRef,
+    Ref<'a, R, C>,
+    [],
+    (),
+    usize,
+    NoRData,
+    (NoRData,),
+    |_recv, ()| { (CoDual::new(R * C, NoFData), |_, _| (NoRData,)) }
+);
+s_element_rule!("__matrix_len", ByHandle, Handle<R, C>, [], (), usize, NoRData, (NoRData,), |_recv, ()| {
+    (CoDual::new(R * C, NoFData), |_, _| (NoRData,))
+});
+
+// `clone()`: a copy, its cotangent back to the receiver.
+s_element_rule!("__matrix_clone", ByValue, Out<R, C>, [], (), S<R, C>, S<R, C>, (S<R, C>,), |recv, ()| {
+    (CoDual::new(recv.primal, NoFData), |y_bar: S<R, C>, ra: S<R, C>| (ra + y_bar,))
+});
+s_element_rule!("__matrix_clone", ByRef, Ref<'a, R, C>, [], (), S<R, C>, NoRData, (NoRData,), |recv, ()| {
+    let shadow = recv.fdata.clone();
+    (CoDual::new(*recv.primal, NoFData), move |y_bar, _| {
+        shadow.add(y_bar);
+        (NoRData,)
+    })
+});
+s_element_rule!("__matrix_clone", ByHandle, Handle<R, C>, [], (), S<R, C>, NoRData, (NoRData,), |recv, ()| {
+    let shadow = recv.fdata.clone();
+    (CoDual::new(recv.primal.get(), NoFData), move |y_bar, _| {
+        shadow.add(y_bar);
+        (NoRData,)
+    })
+});
