@@ -919,7 +919,7 @@ type S<const R: usize, const C: usize> = SMatrix<f64, R, C>;
 /// its rdata, `$body` the rule (`|recv, args| -> (output, pullback)`).
 macro_rules! s_element_rule {
     ($name:literal, $marker:ident, $recv:ty, [$($I:ident)?], ($($arg:ty),* $(,)?), $out:ty, $rr:ty, ($($ret:ty),* $(,)?),
-     |$r:ident, $a:pat_param| $body:expr) => {
+     |$r:ident, $a:pat_param| $body:block) => {
         impl<const R: usize, const C: usize $(, $I: Primal + Copy + 'static)?>
             UserMethodRrule<{ method_key($name) }, ElementKey<S<R, C>, s_element_rule!(@i $($I)?)>>
             for $marker<S<R, C>>
@@ -941,9 +941,7 @@ macro_rules! s_element_rule {
             ) -> (
                 CoDual<$out, <$out as Primal>::FData>,
                 impl FnOnce(<$out as Primal>::RData, $rr) -> ($($ret,)*) + use<R, C $(, $I)?>,
-            ) {
-                $body
-            }
+            ) $body
         }
     };
     (@i) => { () };
