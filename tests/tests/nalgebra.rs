@@ -713,7 +713,9 @@ mod statics {
     }
 
     /// Elements of static values: read from an argument by value and one behind `&`, written
-    /// into a copy (compound too) and into a `&mut` argument, `len()` and `clone()`.
+    /// into a copy (compound too) and into a `&mut` argument, `len()` and `clone()` (as a user
+    /// may write it, though the type is `Copy`).
+    #[allow(clippy::clone_on_copy)]
     #[differentiable]
     fn static_elements(m: &Matrix2x3<f64>, x: Vector3<f64>, out: &mut SVector<f64, 2>) -> f64 {
         let mut y = x.clone();
