@@ -22,9 +22,9 @@ pub fn constant<P: Primal>(p: P) -> CoDual<P, P::FData> {
 /// rdata: [`NoFData`] (numbers, arrays and structs of them). A matrix's fdata is its shadow,
 /// which an inline sum would not reach.
 #[diagnostic::on_unimplemented(
-    message = "`+`, `-` or unary `-` of two matrices (or other data with a shadow: `{Self}`) both held by the function is not supported in reverse mode yet",
+    message = "`+`, `-` or unary `-` of two values with shadows (`{Self}`) both held by the function is not supported in reverse mode yet",
     label = "both operands are values of this function, and their gradients live in shadows",
-    note = "pass one operand in as an argument behind `&` (`a * b - y` with `y: &DMatrix<f64>`), or use `#[differentiable(forward_only)]`"
+    note = "for nalgebra or ndarray matrices, declare the variables' types (`let c: DMatrix<f64> = g(x);`) so that the function's text shows them to be matrices; otherwise pass one operand in as an argument behind `&`, or use `#[differentiable(forward_only)]`"
 )]
 pub trait InlineSum {}
 

@@ -742,6 +742,31 @@ mod statics {
     }
 }
 
+// -- sums of matrices the function holds ------------------------------------------------------
+
+/// `c - d`, `-e + ..` and sums of temporaries, every operand a matrix the function holds by
+/// value: rules, not inline sums of numbers (`Body::matrices`).
+#[differentiable]
+fn held_sums(a: &DMatrix<f64>, b: &DMatrix<f64>, x: &DVector<f64>) -> f64 {
+    let c = a * 2.0;
+    let d = b * 3.0;
+    let t = c.transpose();
+    let e = c - d;
+    let f = -e + (a * 0.5 - b * 0.25) + t;
+    let u = a * x;
+    let v = b * x;
+    let w = -(u + v) - a * x;
+    f.component_mul(&f).sum() + w.norm_squared()
+}
+
+#[test]
+fn derived_sums_of_held_matrices() {
+    for (k, n) in [1, 2, 4].into_iter().enumerate() {
+        let s = k as u64;
+        test_rule!(held_sums(&mat(n, n, s), &mat(n, n, s + 1), &vector(n, s + 2)), seed = s);
+    }
+}
+
 // -- element reads and writes in derived code ---------------------------------------------------
 
 /// Element writes and reads of a matrix and a vector built in the body, through a literal index

@@ -420,6 +420,29 @@ fn derived_both_modes() {
     }
 }
 
+/// `c - d`, `-e + ..` and sums of temporaries, every operand an array the function holds by
+/// value: rules, not inline sums of numbers. (`dot` may give a number or an array, so its
+/// results are declared.)
+#[differentiable]
+fn held_sums(a: &Array2<f64>, b: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let c = a * 2.0;
+    let d = b * 3.0;
+    let e = c - d;
+    let f = -e + (a * 0.5 - b * 0.25);
+    let u: Array1<f64> = a.dot(x);
+    let v: Array1<f64> = b.dot(x);
+    let w = -(u + v) - a.dot(x);
+    (f.clone() * f).sum() + w.dot(&w)
+}
+
+#[test]
+fn derived_sums_of_held_arrays() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(held_sums(&mat(r, c, s), &mat(r, c, s + 1), &vector(c, s + 2)), seed = s);
+    }
+}
+
 /// Element writes and reads of arrays built in the body, by `[[i, j]]`, `[(i, j)]` and `[i]`
 /// (`mooncake_runtime::elements`).
 #[differentiable]

@@ -291,6 +291,11 @@ pub(crate) struct Body {
     pub(crate) ret_ty: syn::Type,
     /// Basic blocks, indexed by [`BlockId`]; 0 is the entry.
     pub(crate) blocks: Vec<Block>,
+    /// Whether each local holds a matrix or array of nalgebra or ndarray, as far as the syntax
+    /// tells (declared or bound as one, or the value of arithmetic on one): address-identified
+    /// values, whose sums reverse mode sends through rules. Indexed by [`Local`]; locals added
+    /// after lowering are not in it (read with `get`).
+    pub(crate) matrices: Vec<bool>,
 }
 
 impl Body {

@@ -55,6 +55,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         unboxed: Default::default(),
         array_lens: Default::default(),
         matrices: Default::default(),
+        typed_matrix: false,
         unroll_factor: 1,
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
@@ -82,7 +83,18 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         cx.assign(Place::local(Local::RETURN), Rvalue::Use(value), span);
         cx.terminate(TerminatorKind::Return, span);
     }
+    let mut matrices: Vec<bool> = cx
+        .locals
+        .iter()
+        .map(|d| {
+            d.ty.as_ref().is_some_and(|t| matrix_type(t) && !matches!(t, syn::Type::Reference(_)))
+        })
+        .collect();
+    for l in &cx.matrices {
+        matrices[l.index()] = true;
+    }
     let mut out = Body {
+        matrices,
         name: sig.name.clone(),
         locals: cx.locals,
         n_args: sig.args.len(),
@@ -158,6 +170,9 @@ pub(super) struct Lower<'e> {
     /// (A `Vec`: few locals are matrices, and a std `HashSet` would draw another `RandomState`,
     /// which moves the expansion's instruction counts: see BENCHMARKS.md.)
     matrices: Vec<Local>,
+    /// Whether a local was declared with a matrix type (`matrix_type`): with `matrices`, whether
+    /// the function may hold matrices at all, before which no temporary is tested for one.
+    typed_matrix: bool,
     /// How many copies of the innermost body being lowered the loops around it make by being
     /// unrolled (see `unroll`).
     pub(super) unroll_factor: usize,
@@ -270,6 +285,9 @@ impl Lower<'_> {
         ty: Option<syn::Type>,
         span: Span,
     ) -> Local {
+        if !self.typed_matrix && ty.as_ref().is_some_and(matrix_type) {
+            self.typed_matrix = true;
+        }
         self.locals.push(LocalDecl { name, ty, span });
         Local((self.locals.len() - 1) as u32)
     }
@@ -912,7 +930,9 @@ impl Lower<'_> {
                         return Operand::Const(quote_spanned!(span=> -#lit));
                     }
                     let a = self.lower_expr(&u.expr);
-                    self.emit(Rvalue::Unary(UnOp::Neg, a), span)
+                    let v = self.emit(Rvalue::Unary(UnOp::Neg, a), span);
+                    self.mark_matrix(&u.expr, &v);
+                    v
                 }
                 syn::UnOp::Not(_) => {
                     let a = self.lower_expr(&u.expr);
@@ -926,8 +946,16 @@ impl Lower<'_> {
                 self.assign_to(&a.left, value, span);
                 unit()
             }
-            Expr::Call(c) => self.lower_call(c),
-            Expr::MethodCall(m) => self.lower_method_call(m),
+            Expr::Call(c) => {
+                let v = self.lower_call(c);
+                self.mark_matrix(e, &v);
+                v
+            }
+            Expr::MethodCall(m) => {
+                let v = self.lower_method_call(m);
+                self.mark_matrix(e, &v);
+                v
+            }
             Expr::Tuple(t) => {
                 if t.elems.is_empty() {
                     return unit();
@@ -1216,10 +1244,17 @@ impl Lower<'_> {
                     value = self.deref_float_ref(value, *op, *span);
                     value = self.hold_if_written(value, [*first_right]);
                 }
+                // Each partial result holds a matrix if an operand so far does (see
+                // `Body::matrices`).
+                let mut matrix = self.may_hold_matrices() && self.matrix_like(left);
                 for (op, right, span) in spine.into_iter().rev() {
                     let r = self.lower_expr(right);
                     let r = self.deref_float_ref(r, op, span);
+                    matrix = matrix || (self.may_hold_matrices() && self.matrix_like(right));
                     value = self.emit(Rvalue::Binary(op, value, r), span);
+                    if matrix && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+                        self.mark_local(&value);
+                    }
                 }
                 value
             }
@@ -1635,6 +1670,30 @@ impl Lower<'_> {
         out
     }
 
+    /// Whether the function may hold a matrix: a local declared or bound as one so far.
+    fn may_hold_matrices(&self) -> bool {
+        self.typed_matrix || !self.matrices.is_empty()
+    }
+
+    /// Records the temporary holding `e`'s value as a matrix if `e` is one (`matrix_like`); a
+    /// constructor called by a matrix type's path (`DMatrix::zeros(..)`) is one in any function.
+    fn mark_matrix(&mut self, e: &Expr, v: &Operand) {
+        if (self.may_hold_matrices() || matches!(e, Expr::Call(_))) && self.matrix_like(e) {
+            self.mark_local(v);
+        }
+    }
+
+    /// Records the temporary `v` as holding a matrix (see `Body::matrices`).
+    fn mark_local(&mut self, v: &Operand) {
+        if let Operand::Use(p) = v
+            && p.projections.is_empty()
+            && self.locals[p.local.index()].name.is_none()
+            && !self.matrices.contains(&p.local)
+        {
+            self.matrices.push(p.local);
+        }
+    }
+
     /// Whether `m[..]` is an element of a matrix or array: a base that [`Lower::matrix_like`]
     /// accepts, or any base indexed by a pair (`m[(i, j)]`, `a[[i, j]]`), which no `Vec` or
     /// slice is. Not a range of a slice.
@@ -1693,18 +1752,6 @@ impl Lower<'_> {
     /// such a type's path, or arithmetic, `transpose` / `t()` / `component_mul` / `map` /
     /// `mapv` / `clone` of one. An `Option` never is (no operator or constructor makes one).
     pub(super) fn matrix_like(&self, e: &Expr) -> bool {
-        fn matrix_type(ty: &syn::Type) -> bool {
-            match ty {
-                syn::Type::Reference(r) => matrix_type(&r.elem),
-                syn::Type::Paren(p) => matrix_type(&p.elem),
-                syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
-                    MATRIX_TYPES.contains(&s.ident.to_string().as_str())
-                        || s.ident.to_string().starts_with("Matrix")
-                        || s.ident.to_string().starts_with("Vector")
-                }),
-                _ => false,
-            }
-        }
         match e {
             Expr::Paren(p) => self.matrix_like(&p.expr),
             Expr::Reference(r) => self.matrix_like(&r.expr),
@@ -2961,6 +3008,21 @@ impl Shape {
 /// needs no write-back.
 const READ_ONLY_BUFFER_METHODS: &[&str] =
     &["len", "iter", "to_vec", "clone", "sum", "first", "last", "get"];
+
+/// Whether `ty` is a matrix or array type of nalgebra or ndarray (behind references too).
+fn matrix_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(r) => matrix_type(&r.elem),
+        syn::Type::Paren(p) => matrix_type(&p.elem),
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+            let name = s.ident.to_string();
+            MATRIX_TYPES.contains(&name.as_str())
+                || name.starts_with("Matrix")
+                || name.starts_with("Vector")
+        }),
+        _ => false,
+    }
+}
 
 /// `e` without the parentheses around it.
 fn strip_parens(e: &Expr) -> &Expr {

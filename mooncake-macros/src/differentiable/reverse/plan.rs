@@ -74,6 +74,9 @@ pub(super) struct Inactive {
     /// `vec![false; n]`, a `Vec<usize>` grown by `push`): a load from one is a plain read, with
     /// no rule, no tape and no adjoint.
     pub(super) bufs: Vec<bool>,
+    /// Matrices and arrays the syntax shows (`Body::matrices`): values with a shadow rather
+    /// than rdata, whose sums and negations keep their rules (not inline adjoints).
+    pub(super) matrices: Vec<bool>,
 }
 
 /// The element type of a buffer type (`[T]`, `[T; N]`, `Vec<T>`, behind any references).
@@ -230,7 +233,7 @@ pub(super) fn inactive_locals(body: &Body) -> Inactive {
         }
     }
     let bufs = int_bufs.iter().zip(&flag_bufs).map(|(a, b)| *a || *b).collect();
-    Inactive { ints, bufs }
+    Inactive { ints, bufs, matrices: body.matrices.clone() }
 }
 
 /// For tests: of the arithmetic statements (`+ - * / %`, unary `-`, `as`), how many of those

@@ -99,8 +99,13 @@ pub(super) fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactiv
         return Kind::NoDerivative;
     }
     // Operands behind references keep their rules, which add into shadows.
+    // (A matrix held by value has a shadow, not rdata: its sums keep their rules too.)
     let by_value = |o: &Operand| match o {
-        Operand::Use(p) => p.projections.is_empty() && !refs[p.local.index()],
+        Operand::Use(p) => {
+            p.projections.is_empty()
+                && !refs[p.local.index()]
+                && !inactive.matrices.get(p.local.index()).copied().unwrap_or(false)
+        }
         Operand::Const(_) => true,
         Operand::Ref(..) => false,
     };

@@ -1,8 +1,9 @@
 use mooncake_runtime::prelude::*;
 
 // `c - d` of two values the function holds whose gradients live in shadows (a buffer inside a
-// struct here; nalgebra's and ndarray's matrices alike) is not supported in reverse mode yet:
-// the reverse sweep writes sums as numbers' sums. The error names the case.
+// struct here; a nalgebra or ndarray matrix alike, where the text does not show it is one) is
+// not supported in reverse mode yet: the reverse sweep writes sums as numbers' sums. The error
+// names the case.
 #[derive(Tangent, Clone, Debug, PartialEq)]
 struct Field {
     v: Vec<f64>,
