@@ -767,6 +767,23 @@ fn derived_sums_of_held_matrices() {
     }
 }
 
+/// Borrows of locals as operands (`&c * &c`, `&d + ..`, `-&e`): the operators read them.
+#[differentiable]
+fn borrowed_operands(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
+    let c = a * 2.0;
+    let d = &c * &c - b;
+    let e = &d + &c * 0.5;
+    (-&e).norm_squared() + c.sum()
+}
+
+#[test]
+fn derived_borrowed_operands() {
+    for (k, n) in [1, 2, 4].into_iter().enumerate() {
+        let s = k as u64;
+        test_rule!(borrowed_operands(&mat(n, n, s), &mat(n, n, s + 1)), seed = s);
+    }
+}
+
 // -- element reads and writes in derived code ---------------------------------------------------
 
 /// Element writes and reads of a matrix and a vector built in the body, through a literal index

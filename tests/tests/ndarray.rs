@@ -443,6 +443,27 @@ fn derived_sums_of_held_arrays() {
     }
 }
 
+/// Borrows of locals as operands, the way ndarray code combines arrays without moving them
+/// (`&c * &c`, `&d + ..`, `-&e`, `&y * &y`): the operators read them.
+#[differentiable]
+fn borrowed_operands(a: &Array2<f64>, b: &Array2<f64>, x: &Array1<f64>) -> f64 {
+    let c = a * 2.0;
+    let d = &c * &c - b;
+    let e = &d + &c * 0.5;
+    let f = -&e;
+    let y: Array1<f64> = f.dot(x);
+    (&y * &y).sum() + (&c / 3.0).sum()
+}
+
+#[test]
+fn derived_borrowed_operands() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let x = vector(c, s + 2);
+        test_rule!(borrowed_operands(&mat(r, c, s), &mat(r, c, s + 1), &x), seed = s);
+    }
+}
+
 /// Element writes and reads of arrays built in the body, by `[[i, j]]`, `[(i, j)]` and `[i]`
 /// (`mooncake_runtime::elements`).
 #[differentiable]

@@ -10,6 +10,7 @@ use super::*;
 /// and a pullback.
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
+    operators_read_borrows(&mut out);
     drop_unread_borrows(&mut out);
     mut_element_borrows(&mut out);
     super::scalarise::scalarise_arrays(&mut out);
@@ -162,6 +163,31 @@ pub(crate) fn normalise(body: &Body) -> Body {
 ///    each borrow becomes a copy of its index into a fresh local `k`, and every `*v` the place
 ///    `b[k]`. While the borrow lives nothing else can read or write `b` (borrowck), so the
 ///    element is what `*v` names; the index is copied at the borrow, as the borrow fixes it.
+/// `&c * 2.0`, `&a + &b`, `-&c` of locals: the operators read their operands (the reverse
+/// operator rules take them through `rev::operand`, which copies a number and clones a matrix
+/// with its shadow), so a shared borrow of a local as an operand is the local itself.
+fn operators_read_borrows(body: &mut Body) {
+    let read = |o: &mut Operand| {
+        if let Operand::Ref(p, false) = o
+            && p.projections.is_empty()
+        {
+            *o = Operand::Use(p.clone());
+        }
+    };
+    for b in &mut body.blocks {
+        for s in &mut b.statements {
+            match &mut s.kind {
+                StatementKind::Assign(_, Rvalue::Binary(_, x, y)) => {
+                    read(x);
+                    read(y);
+                }
+                StatementKind::Assign(_, Rvalue::Unary(_, x)) => read(x),
+                _ => {}
+            }
+        }
+    }
+}
+
 fn mut_element_borrows(body: &mut Body) {
     let n = body.locals.len();
     // The buffer place each candidate borrows (its projections but the last index), or None
