@@ -163,9 +163,9 @@ pub(crate) fn normalise(body: &Body) -> Body {
 ///    each borrow becomes a copy of its index into a fresh local `k`, and every `*v` the place
 ///    `b[k]`. While the borrow lives nothing else can read or write `b` (borrowck), so the
 ///    element is what `*v` names; the index is copied at the borrow, as the borrow fixes it.
-/// `&c * 2.0`, `&a + &b`, `-&c` of locals: the operators read their operands (the reverse
-/// operator rules take them through `rev::operand`, which copies a number and clones a matrix
-/// with its shadow), so a shared borrow of a local as an operand is the local itself.
+/// A shared borrow of a local as an operator's operand (`&c * 2.0`, `&a + &b`, `-&c`) is the
+/// local itself: the reverse operator rules take their operands through `rev::operand`, which
+/// copies a number and clones a matrix with its shadow.
 fn operators_read_borrows(body: &mut Body) {
     let read = |o: &mut Operand| {
         if let Operand::Ref(p, false) = o
