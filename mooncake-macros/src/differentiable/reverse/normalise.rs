@@ -157,12 +157,6 @@ pub(crate) fn normalise(body: &Body) -> Body {
     out
 }
 
-/// 0. Mutable borrows of buffer elements (`for v in x.iter_mut() { *v = f(*v) }`, `let v = &mut
-///    x[i];`): a local assigned only `&mut b[i]` of one buffer place `b`, and used only through
-///    `*v` (or as a method's receiver, which rustc derefs), is replaced by the element itself:
-///    each borrow becomes a copy of its index into a fresh local `k`, and every `*v` the place
-///    `b[k]`. While the borrow lives nothing else can read or write `b` (borrowck), so the
-///    element is what `*v` names; the index is copied at the borrow, as the borrow fixes it.
 /// A shared borrow of a local as an operator's operand (`&c * 2.0`, `&a + &b`, `-&c`) is the
 /// local itself: the reverse operator rules take their operands through `rev::operand`, which
 /// copies a number and clones a matrix with its shadow.
@@ -188,6 +182,12 @@ fn operators_read_borrows(body: &mut Body) {
     }
 }
 
+/// 0. Mutable borrows of buffer elements (`for v in x.iter_mut() { *v = f(*v) }`, `let v = &mut
+///    x[i];`): a local assigned only `&mut b[i]` of one buffer place `b`, and used only through
+///    `*v` (or as a method's receiver, which rustc derefs), is replaced by the element itself:
+///    each borrow becomes a copy of its index into a fresh local `k`, and every `*v` the place
+///    `b[k]`. While the borrow lives nothing else can read or write `b` (borrowck), so the
+///    element is what `*v` names; the index is copied at the borrow, as the borrow fixes it.
 fn mut_element_borrows(body: &mut Body) {
     let n = body.locals.len();
     // The buffer place each candidate borrows (its projections but the last index), or None
