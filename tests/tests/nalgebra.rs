@@ -784,6 +784,29 @@ fn derived_borrowed_operands() {
     }
 }
 
+/// Columns and rows (nalgebra's views, owned copies in derived code), of an argument behind `&`
+/// and of a `&mut` argument.
+#[differentiable]
+fn columns_and_rows(m: &DMatrix<f64>, x: &DVector<f64>, w: &mut DMatrix<f64>) -> f64 {
+    let mut s = 0.0;
+    for j in 0..m.ncols() {
+        let c = m.column(j);
+        s += c.dot(x) * c.sum();
+    }
+    let r = m.row(0);
+    let q = w.column(0);
+    s + r.norm_squared() + q.dot(&q)
+}
+
+#[test]
+fn columns_and_rows_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let w = mat(r, c, s + 2);
+        test_rule!(columns_and_rows(&mat(r, c, s), &vector(r, s + 1), &mut w), seed = s);
+    }
+}
+
 // -- element reads and writes in derived code ---------------------------------------------------
 
 /// Element writes and reads of a matrix and a vector built in the body, through a literal index

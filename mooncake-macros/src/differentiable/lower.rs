@@ -1750,7 +1750,7 @@ impl Lower<'_> {
     /// Whether `e` is a matrix or array of nalgebra or ndarray, as far as the syntax tells: a
     /// variable declared with such a type or bound to such a value, a constructor called by
     /// such a type's path, or arithmetic, `transpose` / `t()` / `component_mul` / `map` /
-    /// `mapv` / `clone` of one. An `Option` never is (no operator or constructor makes one).
+    /// `mapv` / `clone` / `column` / `row` of one. An `Option` never is (no operator or constructor makes one).
     pub(super) fn matrix_like(&self, e: &Expr) -> bool {
         match e {
             Expr::Paren(p) => self.matrix_like(&p.expr),
@@ -1774,7 +1774,9 @@ impl Lower<'_> {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.matrix_like(&u.expr),
             Expr::MethodCall(m) => match m.method.to_string().as_str() {
                 "transpose" | "t" | "component_mul" | "component_div" | "map" | "mapv"
-                | "clone" | "to_owned" | "abs" => self.matrix_like(&m.receiver),
+                | "clone" | "clone_owned" | "to_owned" | "abs" | "column" | "row" => {
+                    self.matrix_like(&m.receiver)
+                }
                 "unwrap" | "expect" => match &*m.receiver {
                     Expr::Call(c) => self.matrix_like(&Expr::Call(c.clone())),
                     _ => false,

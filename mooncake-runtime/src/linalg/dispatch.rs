@@ -456,6 +456,57 @@ macro_rules! rev_chol_methods {
 rev_chol_methods!(ByRef, CoDual<&'a Mat, SharedRef<Mat>>; ByValue, CoDual<Mat, SharedRef<Mat>>);
 
 // ---------------------------------------------------------------------------------------------
+// `m.column(j)`, `m.row(i)` of a `DMatrix<f64>`, both modes: owned copies (`rules::column_rrule`).
+
+macro_rules! slice_methods {
+    ($($name:literal => $frule:ident, $rrule:ident -> $out:ty),* $(,)?) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<'b, P: HeldMatrix<Mat>, T: HeldMatrix<Mat>>
+            MethodFrule<{ method_key($name) }, MatrixKey<Mat>> for &'b mut Dual<P, T>
+        {
+            type Receiver = Dual<&'b Mat, &'b Mat>;
+            type Rule = fn(Dual<&'b Mat, &'b Mat>, Dual<usize, NoTangent>) -> Dual<$out, $out>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (view(self), rules::$frule)
+            }
+        }
+        slice_methods!(@rev $name $rrule $out: ByRef, CoDual<&'a Mat, SharedRef<Mat>>);
+        slice_methods!(@rev $name $rrule $out: ByValue, CoDual<Mat, SharedRef<Mat>>);
+    )*};
+    (@rev $name:literal $rrule:ident $out:ty: $marker:ident, $recv:ty) => {
+        impl<'a> RecvMarker<{ method_key($name) }, MatrixKey<Mat>> for $recv {
+            type Marker = $marker<Mat>;
+        }
+        impl UserMethodRrule<{ method_key($name) }, MatrixKey<Mat>> for $marker<Mat> {
+            type Recv<'a> = $recv;
+            type Args<'b> = (CoDual<usize, NoFData>,);
+            type Out = $out;
+            type RecvRData = NoRData;
+            type Rets = (NoRData, NoRData);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                (k,): Self::Args<'b>,
+            ) -> (
+                CoDual<$out, SharedRef<$out>>,
+                impl FnOnce(NoRData, NoRData) -> (NoRData, NoRData) + use<>,
+            ) {
+                let (y, pb) = rules::$rrule(recv.rview(), k);
+                (y, move |y_bar, _: NoRData| pb(y_bar))
+            }
+        }
+    };
+}
+
+slice_methods! {
+    "column" => column_frule, column_rrule -> Vector,
+    "row" => row_frule, row_rrule -> RowDVector<f64>,
+}
+
+// ---------------------------------------------------------------------------------------------
 // Shape queries of heap matrices, without derivative: `nrows`, `ncols`, both modes. (Not `len`:
 // the reverse generator reads `x.len()` as a buffer's length, through `rev::AsRead`.)
 

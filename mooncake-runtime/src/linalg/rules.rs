@@ -13,7 +13,7 @@
 use super::HeapMatrix;
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 use crate::shared::{SharedRef, SharedVec};
-use nalgebra::{DMatrix, DMatrixViewMut, DVector, DVectorViewMut};
+use nalgebra::{DMatrix, DMatrixViewMut, DVector, DVectorViewMut, RowDVector};
 
 /// A matrix result of a reverse rule with a fresh zero shadow, and a handle on that shadow for
 /// the pullback.
@@ -537,6 +537,74 @@ pub fn index2_rrule<M: HeapMatrix + std::ops::IndexMut<(usize, usize), Output = 
         (NoRData, (NoRData, NoRData))
     };
     (CoDual::new(y, NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
+// `m.column(j)`, `m.row(i)`: owned copies in derived code (nalgebra's are views, which derived
+// code does not hold; the primal keeps its view).
+
+/// Forward rule of `m.column(j)`, an owned `DVector`.
+///
+/// # Panics
+/// If `j` is out of range, as `m.column(j)` does.
+pub fn column_frule(
+    m: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+    j: Dual<usize, NoTangent>,
+) -> Dual<DVector<f64>, DVector<f64>> {
+    Dual::new(m.primal.column(j.primal).into_owned(), m.tangent.column(j.primal).into_owned())
+}
+
+/// Reverse rule of `m.column(j)`: `m̄[.., j] += ȳ`.
+///
+/// # Panics
+/// If `j` is out of range, as `m.column(j)` does.
+pub fn column_rrule(
+    m: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    j: CoDual<usize, NoFData>,
+) -> (
+    CoDual<DVector<f64>, SharedRef<DVector<f64>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+) {
+    let j = j.primal;
+    let (y, dy) = fresh(m.primal.column(j).into_owned());
+    let dm = m.fdata;
+    let pullback = move |_: NoRData| {
+        dy.with(|g| dm.accumulate(|d| d.column_mut(j).axpy(1.0, g, 1.0)));
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `m.row(i)`, an owned `RowDVector`.
+///
+/// # Panics
+/// If `i` is out of range, as `m.row(i)` does.
+pub fn row_frule(
+    m: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+    i: Dual<usize, NoTangent>,
+) -> Dual<RowDVector<f64>, RowDVector<f64>> {
+    Dual::new(m.primal.row(i.primal).into_owned(), m.tangent.row(i.primal).into_owned())
+}
+
+/// Reverse rule of `m.row(i)`: `m̄[i, ..] += ȳ`.
+///
+/// # Panics
+/// If `i` is out of range, as `m.row(i)` does.
+pub fn row_rrule(
+    m: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+    i: CoDual<usize, NoFData>,
+) -> (
+    CoDual<RowDVector<f64>, SharedRef<RowDVector<f64>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+) {
+    let i = i.primal;
+    let (y, dy) = fresh(m.primal.row(i).into_owned());
+    let dm = m.fdata;
+    let pullback = move |_: NoRData| {
+        dy.with(|g| dm.accumulate(|d| d.row_mut(i).zip_apply(g, |a, b| *a += b)));
+        (NoRData, NoRData)
+    };
+    (y, pullback)
 }
 
 // ---------------------------------------------------------------------------------------------
