@@ -507,6 +507,121 @@ slice_methods! {
 }
 
 // ---------------------------------------------------------------------------------------------
+// `y.gemv(α, a, x, β)` of a `DVector<f64>` and `c.gemm(α, a, b, β)` of a `DMatrix<f64>`, both
+// modes, the receiver by value or behind `&mut` (restored by the pullback): the product's rule
+// and `rules::update_rrule`.
+
+use crate::elements::HeldViewMut;
+use crate::reverse::ByHandle;
+
+macro_rules! update_methods {
+    ($($name:literal: $Y:ty, $X:ty => $frule:ident, $prule:ident;)*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<'b, P: HeldViewMut<$Y>, T: HeldViewMut<$Y>>
+            MethodFrule<{ method_key($name) }, MatrixKey<$Y>> for &'b mut Dual<P, T>
+        {
+            type Receiver = Dual<&'b mut $Y, &'b mut $Y>;
+            type Rule = for<'s, 't, 'u, 'v> fn(
+                Dual<&'b mut $Y, &'b mut $Y>,
+                Dual<f64, f64>,
+                Dual<&'s Mat, &'t Mat>,
+                Dual<&'u $X, &'v $X>,
+                Dual<f64, f64>,
+            ) -> Dual<(), NoTangent>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (Dual::new(self.primal.view_mut(), self.tangent.view_mut()), rules::$frule)
+            }
+        }
+        impl RecvMarker<{ method_key($name) }, MatrixKey<$Y>> for CoDual<$Y, SharedRef<$Y>> {
+            type Marker = ByValue<$Y>;
+        }
+        impl RecvMarker<{ method_key($name) }, MatrixKey<$Y>>
+            for CoDual<SharedRef<$Y>, SharedRef<$Y>>
+        {
+            type Marker = ByHandle<$Y>;
+        }
+        update_methods!(@rule $name $Y, $X, $prule: ByValue, CoDual<$Y, SharedRef<$Y>>);
+        update_methods!(@rule $name $Y, $X, $prule: ByHandle, CoDual<SharedRef<$Y>, SharedRef<$Y>>);
+    )*};
+    (@rule $name:literal $Y:ty, $X:ty, $prule:ident: $marker:ident, $recv:ty) => {
+        impl UserMethodRrule<{ method_key($name) }, MatrixKey<$Y>> for $marker<$Y> {
+            type Recv<'a> = $recv;
+            type Args<'b> = (
+                CoDual<f64, NoFData>,
+                CoDual<&'b Mat, SharedRef<Mat>>,
+                CoDual<&'b $X, SharedRef<$X>>,
+                CoDual<f64, NoFData>,
+            );
+            type Out = ();
+            type RecvRData = NoRData;
+            type Rets = (NoRData, f64, NoRData, NoRData, f64);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                (alpha, a, x, beta): Self::Args<'b>,
+            ) -> (
+                CoDual<(), NoFData>,
+                impl FnOnce(NoRData, NoRData) -> Self::Rets + use<>,
+            ) {
+                let (t, pb) = rules::$prule(a, x);
+                let old = UpdateTarget::<$Y>::value(&recv.primal);
+                let (y, pb) =
+                    rules::update_rrule(old, recv.fdata.clone(), alpha.primal, t, pb, beta.primal);
+                let restore = UpdateTarget::<$Y>::put(&mut recv.primal, y);
+                (CoDual::new((), NoFData), move |_: NoRData, _: NoRData| {
+                    let (da, db, old) = pb();
+                    if let Some(h) = restore {
+                        h.with_mut(|v| *v = old);
+                    }
+                    (NoRData, da, NoRData, NoRData, db)
+                })
+            }
+        }
+    };
+}
+
+/// The receiver of an in-place update, by value or through its handle.
+trait UpdateTarget<M> {
+    /// Its value before the update.
+    fn value(&self) -> M;
+    /// Puts the new value in; returns the handle to restore the old one through (behind
+    /// `&mut`).
+    fn put(&mut self, y: M) -> Option<SharedRef<M>>;
+}
+
+impl<M: HeapMatrix> UpdateTarget<M> for M {
+    #[inline]
+    fn value(&self) -> M {
+        self.clone()
+    }
+    #[inline]
+    fn put(&mut self, y: M) -> Option<SharedRef<M>> {
+        *self = y;
+        None
+    }
+}
+
+impl<M: HeapMatrix> UpdateTarget<M> for SharedRef<M> {
+    #[inline]
+    fn value(&self) -> M {
+        self.with(Clone::clone)
+    }
+    #[inline]
+    fn put(&mut self, y: M) -> Option<SharedRef<M>> {
+        self.with_mut(|v| *v = y);
+        Some(self.clone())
+    }
+}
+
+update_methods! {
+    "gemv": Vector, Vector => gemv_frule, mat_vec_rrule;
+    "gemm": Mat, Mat => gemm_frule, mat_mat_rrule;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Shape queries of heap matrices, without derivative: `nrows`, `ncols`, both modes. (Not `len`:
 // the reverse generator reads `x.len()` as a buffer's length, through `rev::AsRead`.)
 

@@ -540,6 +540,89 @@ pub fn index2_rrule<M: HeapMatrix + std::ops::IndexMut<(usize, usize), Output = 
 }
 
 // ---------------------------------------------------------------------------------------------
+// `y.gemv(α, a, x, β)` and `c.gemm(α, a, b, β)`: `y ← α (a x) + β y`, in place. Each rule is
+// the product's own rule (`t = a x`) and the update `y ← α t + β y`, whose derivative is written
+// once for both (`update_frule`, `update_rrule`).
+
+/// Forward rule of the update `y ← α t + β y` of a product `t`: `ẏ ← α̇ t + α ṫ + β̇ y + β ẏ`.
+fn update_frule<M: HeapMatrix>(
+    y: Dual<&mut M, &mut M>,
+    alpha: Dual<f64, f64>,
+    t: Dual<M, M>,
+    beta: Dual<f64, f64>,
+) -> Dual<(), NoTangent> {
+    let (a, b) = (alpha.primal, beta.primal);
+    let dy = &mut *y.tangent;
+    dy.entries_mut().iter_mut().for_each(|v| *v *= b);
+    dy.add_scaled(beta.tangent, y.primal);
+    dy.add_scaled(alpha.tangent, &t.primal);
+    dy.add_scaled(a, &t.tangent);
+    let py = &mut *y.primal;
+    py.entries_mut().iter_mut().for_each(|v| *v *= b);
+    py.add_scaled(a, &t.primal);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of the update `y ← α t + β y` of a product `t` (with its shadow `t.fdata`, read
+/// by the product's pullback `pb`): the new value of `y` (from `y_old`), and the pullback,
+/// which takes `ȳ` out of `y`'s shadow `dy`: `t̄ += α ȳ` (then the product's pullback runs),
+/// `ᾱ = ȳ·t`, `β̄ = ȳ·y_old`, and `dy ← β ȳ`, the gradient of `y` before the update; it
+/// returns `(ᾱ, β̄)` and `y_old`, for a caller that restores it.
+pub fn update_rrule<M: HeapMatrix>(
+    y_old: M,
+    dy: SharedRef<M>,
+    alpha: f64,
+    t: CoDual<M, SharedRef<M>>,
+    pb: impl FnOnce(NoRData) -> (NoRData, NoRData),
+    beta: f64,
+) -> (M, impl FnOnce() -> (f64, f64, M)) {
+    let mut y = y_old.clone();
+    y.entries_mut().iter_mut().for_each(|v| *v *= beta);
+    y.add_scaled(alpha, &t.primal);
+    let pullback = move || {
+        let mut rets = (0.0, 0.0);
+        if dy.is_live() {
+            dy.with_mut(|g| {
+                rets = (g.dot_with(&t.primal), g.dot_with(&y_old));
+                t.fdata.with_mut(|dt| dt.add_scaled(alpha, g));
+                g.entries_mut().iter_mut().for_each(|v| *v *= beta);
+            });
+        }
+        let _ = pb(NoRData);
+        (rets.0, rets.1, y_old)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `y.gemv(α, a, x, β)`: `y ← α a x + β y`.
+///
+/// # Panics
+/// If the shapes do not fit, as `gemv` does.
+pub fn gemv_frule(
+    y: Dual<&mut DVector<f64>, &mut DVector<f64>>,
+    alpha: Dual<f64, f64>,
+    a: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+    x: Dual<&DVector<f64>, &DVector<f64>>,
+    beta: Dual<f64, f64>,
+) -> Dual<(), NoTangent> {
+    update_frule(y, alpha, mat_vec_frule(a, x), beta)
+}
+
+/// Forward rule of `c.gemm(α, a, b, β)`: `c ← α a b + β c`.
+///
+/// # Panics
+/// If the shapes do not fit, as `gemm` does.
+pub fn gemm_frule(
+    c: Dual<&mut DMatrix<f64>, &mut DMatrix<f64>>,
+    alpha: Dual<f64, f64>,
+    a: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+    b: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+    beta: Dual<f64, f64>,
+) -> Dual<(), NoTangent> {
+    update_frule(c, alpha, mat_mat_frule(a, b), beta)
+}
+
+// ---------------------------------------------------------------------------------------------
 // `m.column(j)`, `m.row(i)`: owned copies in derived code (nalgebra's are views, which derived
 // code does not hold; the primal keeps its view).
 
