@@ -838,6 +838,29 @@ fn gemv_and_gemm_both_modes() {
     }
 }
 
+/// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
+#[differentiable]
+fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {
+    let b = a * s;
+    b.transpose() * 2.0 + b.transpose().map(|v| v * v)
+}
+
+#[differentiable]
+fn vector_result(a: &DMatrix<f64>, x: &DVector<f64>) -> DVector<f64> {
+    let y = a * x;
+    y.component_mul(&y) - x * 0.5
+}
+
+#[test]
+fn derived_matrix_results() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(matrix_result(&mat(r, c, s), 0.7), seed = s);
+        let n = r.min(c);
+        test_rule!(vector_result(&mat(n, n, s), &vector(n, s + 1)), seed = s);
+    }
+}
+
 // -- element reads and writes in derived code ---------------------------------------------------
 
 /// Element writes and reads of a matrix and a vector built in the body, through a literal index

@@ -464,6 +464,22 @@ fn derived_borrowed_operands() {
     }
 }
 
+/// A derived function whose result is an array, checked by `test_rule!` like any rule.
+#[differentiable]
+fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {
+    let b = a * s;
+    let y: Array1<f64> = b.dot(x);
+    &y * &y - &y * 0.5
+}
+
+#[test]
+fn derived_array_results() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(array_result(&mat(r, c, s), &vector(c, s + 1), 0.7), seed = s);
+    }
+}
+
 /// Element writes and reads of arrays built in the body, by `[[i, j]]`, `[(i, j)]` and `[i]`
 /// (`mooncake_runtime::elements`).
 #[differentiable]
