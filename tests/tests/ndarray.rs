@@ -464,6 +464,35 @@ fn derived_borrowed_operands() {
     }
 }
 
+/// A scalar added to or subtracted from every entry, on either side (`a - mean`, `1.0 - &c`),
+/// in both modes, `f32` too.
+#[differentiable]
+fn shifted(a: &Array2<f64>, s: f64) -> f64 {
+    let mean = a.sum() / (a.len() as f64);
+    let c = a - mean;
+    let d = 1.0 - &c;
+    let e = d.clone() + s;
+    let f = s - e;
+    (&f * &d).sum() + (c + 0.5).sum() * s
+}
+
+#[differentiable]
+fn shifted32(a: &Array1<f32>, s: f32) -> f32 {
+    let c = a + s;
+    let d = 2.0 - &c;
+    (&c * &d).sum()
+}
+
+#[test]
+fn scalar_shifts_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(shifted(&mat(r, c, s), 0.3), seed = s);
+        let v = vector(r * c, s + 1).mapv(|v| v as f32);
+        test_rule!(shifted32(&v, 0.3), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+}
+
 /// A derived function whose result is an array, checked by `test_rule!` like any rule.
 #[differentiable]
 fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {

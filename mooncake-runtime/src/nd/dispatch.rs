@@ -276,6 +276,51 @@ macro_rules! scalings {
 
 scalings!(f32, f64);
 
+/// `a + s`, `a - s`, `s + a`, `s - a` of an array and a scalar (`F` = `$F`): the rules
+/// `shift_frule` / `shift_rrule`, forward here and reverse in `rev_shifts!`.
+macro_rules! shifts {
+    ($($F:ty),*) => {$(
+        shifts!(@one $F, Add add 1.0, 1.0, 1.0);
+        shifts!(@one $F, Sub sub 1.0, -1.0, -1.0);
+    )*};
+    (@one $F:ty, $Tr:ident $m:ident $ca:expr, $cs:expr, $ca_left:expr) => {
+        impl<D: Dimension> std::ops::$Tr<Dual<$F, $F>> for Dual<Array<$F, D>, Array<$F, D>> {
+            type Output = Dual<Array<$F, D>, Array<$F, D>>;
+            #[inline]
+            fn $m(self, s: Dual<$F, $F>) -> Self::Output {
+                rules::shift_frule(view(&self), s, $ca, $cs)
+            }
+        }
+        impl<'a, 'b, D: Dimension> std::ops::$Tr<Dual<$F, $F>>
+            for Dual<&'a Array<$F, D>, &'b Array<$F, D>>
+        {
+            type Output = Dual<Array<$F, D>, Array<$F, D>>;
+            #[inline]
+            fn $m(self, s: Dual<$F, $F>) -> Self::Output {
+                rules::shift_frule(self, s, $ca, $cs)
+            }
+        }
+        impl<D: Dimension> std::ops::$Tr<Dual<Array<$F, D>, Array<$F, D>>> for Dual<$F, $F> {
+            type Output = Dual<Array<$F, D>, Array<$F, D>>;
+            #[inline]
+            fn $m(self, a: Dual<Array<$F, D>, Array<$F, D>>) -> Self::Output {
+                rules::shift_frule(view(&a), self, $ca_left, 1.0)
+            }
+        }
+        impl<'a, 'b, D: Dimension> std::ops::$Tr<Dual<&'a Array<$F, D>, &'b Array<$F, D>>>
+            for Dual<$F, $F>
+        {
+            type Output = Dual<Array<$F, D>, Array<$F, D>>;
+            #[inline]
+            fn $m(self, a: Dual<&'a Array<$F, D>, &'b Array<$F, D>>) -> Self::Output {
+                rules::shift_frule(a, self, $ca_left, 1.0)
+            }
+        }
+    };
+}
+
+shifts!(f32, f64);
+
 impl<F: NdScalar, D: Dimension> std::ops::Div<Dual<F, F>> for Dual<Array<F, D>, Array<F, D>> {
     type Output = Dual<Array<F, D>, Array<F, D>>;
     #[inline]
@@ -544,6 +589,49 @@ macro_rules! rev_unary_ops {
 }
 
 rev_unary_ops! {
+    CoDual<Array<F, D>, SharedRef<Array<F, D>>>; ;
+    CoDual<&'a Array<F, D>, SharedRef<Array<F, D>>>; 'a;
+}
+
+/// Reverse `a + s`, `a - s`, `s + a`, `s - a` (see `shifts!`).
+macro_rules! rev_shifts {
+    ($($A:ty; $($l:lifetime),*;)*) => {$(
+        rev_shifts!(@one $A; $($l),*; RevAdd add 1, 1, 1);
+        rev_shifts!(@one $A; $($l),*; RevSub sub 1, -1, -1);
+    )*};
+    (@one $A:ty; $($l:lifetime),*; $Tr:ident $m:ident $ca:literal, $cs:literal, $ca_left:literal) => {
+        impl<$($l,)* F: NdScalar, D: Dimension + 'static> $Tr<CoDual<F, NoFData>> for $A {
+            type Out = Array<F, D>;
+            type RA = NoRData;
+            type RB = F;
+            #[inline]
+            fn $m(self, s: CoDual<F, NoFData>) -> (
+                CoDual<Array<F, D>, SharedRef<Array<F, D>>>,
+                impl FnOnce(NoRData) -> (NoRData, F),
+            ) {
+                rules::shift_rrule(self.rview(), s, F::from_i32($ca), F::from_i32($cs))
+            }
+        }
+        impl<$($l,)* F: NdScalar, D: Dimension + 'static> $Tr<$A> for CoDual<F, NoFData> {
+            type Out = Array<F, D>;
+            type RA = F;
+            type RB = NoRData;
+            #[inline]
+            fn $m(self, a: $A) -> (
+                CoDual<Array<F, D>, SharedRef<Array<F, D>>>,
+                impl FnOnce(NoRData) -> (F, NoRData),
+            ) {
+                let (y, pb) = rules::shift_rrule(a.rview(), self, F::from_i32($ca_left), F::ONE);
+                (y, move |r| {
+                    let (ra, rs) = pb(r);
+                    (rs, ra)
+                })
+            }
+        }
+    };
+}
+
+rev_shifts! {
     CoDual<Array<F, D>, SharedRef<Array<F, D>>>; ;
     CoDual<&'a Array<F, D>, SharedRef<Array<F, D>>>; 'a;
 }

@@ -229,6 +229,39 @@ pub fn scale_rrule<F: NdScalar, D: Dimension + 'static>(
     (y, pullback)
 }
 
+/// Forward rule of `ca a + cs s` for a scalar `s` added to every entry (ndarray's `a + s`,
+/// `a - s`, `s - a`, `s + a`: `ca`, `cs` are `±1`): `ca da + cs ds`.
+pub fn shift_frule<F: NdScalar, D: Dimension>(
+    a: Dual<&Array<F, D>, &Array<F, D>>,
+    s: Dual<F, F>,
+    ca: F,
+    cs: F,
+) -> Dual<Array<F, D>, Array<F, D>> {
+    let y = a.primal.mapv(|v| ca * v + cs * s.primal);
+    let t = a.tangent.mapv(|v| ca * v + cs * s.tangent);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `ca a + cs s` (see [`shift_frule`]): `ā += ca ȳ`, `s̄ = cs Σ ȳ`.
+pub fn shift_rrule<F: NdScalar, D: Dimension + 'static>(
+    a: CoDual<&Array<F, D>, SharedRef<Array<F, D>>>,
+    s: CoDual<F, NoFData>,
+    ca: F,
+    cs: F,
+) -> (CoDual<Array<F, D>, SharedRef<Array<F, D>>>, impl FnOnce(NoRData) -> (NoRData, F) + use<F, D>)
+{
+    let (y, dy) = fresh(a.primal.mapv(|v| ca * v + cs * s.primal));
+    let da = a.fdata;
+    let pullback = move |_: NoRData| {
+        let s_bar = dy.with(|g| {
+            da.accumulate(|d| d.scaled_add(ca, g));
+            cs * g.sum()
+        });
+        (NoRData, s_bar)
+    };
+    (y, pullback)
+}
+
 /// Forward rule of `a / s` for a scalar `s`: `da / s - a ds / s²`.
 pub fn div_scalar_frule<F: NdScalar, D: Dimension>(
     a: Dual<&Array<F, D>, &Array<F, D>>,
