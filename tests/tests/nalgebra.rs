@@ -861,6 +861,73 @@ fn derived_matrix_results() {
     }
 }
 
+// -- f32 ----------------------------------------------------------------------------------------
+
+/// Rules of `f32` heap matrices (the same rules, generic in the element type).
+#[test]
+fn f32_rules() {
+    fn mat_vec32(m: &DMatrix<f32>, x: &DVector<f32>) -> DVector<f32> {
+        m * x
+    }
+    fn mat_mat32(a: &DMatrix<f32>, b: &DMatrix<f32>) -> DMatrix<f32> {
+        a * b
+    }
+    fn dot32(a: &DMatrix<f32>, b: &DMatrix<f32>) -> f32 {
+        a.dot(b)
+    }
+    fn norm32(a: &DMatrix<f32>) -> f32 {
+        a.norm()
+    }
+    fn scale32(a: &DMatrix<f32>, s: f32) -> DMatrix<f32> {
+        a * s
+    }
+    fn component_mul32(a: &DMatrix<f32>, b: &DMatrix<f32>) -> DMatrix<f32> {
+        a.component_mul(b)
+    }
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s).map(|v| v as f32);
+        let b = mat(r, c, s + 1).map(|v| v as f32);
+        let sq = mat(c, r, s + 2).map(|v| v as f32);
+        let x = vector(c, s + 3).map(|v| v as f32);
+        macro_rules! check32 {
+            ($f:ident, $r:ident; $($call:tt)+) => {
+                test_rule!($($call)+, frule = $f, rrule = $r, seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4)
+            };
+        }
+        check32!(mat_vec_frule, mat_vec_rrule; mat_vec32(&m, &x));
+        check32!(mat_mat_frule, mat_mat_rrule; mat_mat32(&m, &sq));
+        check32!(dot_frule, dot_rrule; dot32(&m, &b));
+        check32!(norm_frule, norm_rrule; norm32(&m));
+        check32!(scale_frule, scale_rrule; scale32(&m, 0.7));
+        check32!(component_mul_frule, component_mul_rrule; component_mul32(&m, &b));
+    }
+}
+
+/// A derived function of `f32` matrices: products, scalings by an `f32`, methods, a map (whose
+/// closure names its element type: the lowering's default is `f64`), element reads and writes, a
+/// column, `gemv`.
+#[differentiable]
+fn model32(m: &DMatrix<f32>, x: &DVector<f32>, s: f32) -> f32 {
+    let y = m * x * s;
+    let mut z = y.map(|v: f32| v.tanh());
+    z[0] = z[0] * s + m[(0, 0)];
+    let c = m.column(0);
+    let mut w = c.clone_owned();
+    w.gemv(0.5, m, x, s);
+    z.norm_squared() + x.dot(x) * s + c.dot(&w) - (m.transpose() * &z).sum()
+}
+
+#[test]
+fn derived_f32_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = mat(r, c, s).map(|v| v as f32);
+        let x = vector(c, s + 1).map(|v| v as f32);
+        test_rule!(model32(&m, &x, 0.8), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+}
+
 // -- element reads and writes in derived code ---------------------------------------------------
 
 /// Element writes and reads of a matrix and a vector built in the body, through a literal index

@@ -47,19 +47,19 @@ fn factor(a: &DMatrix<f64>) -> Option<Cholesky<f64, Dyn>> {
 }
 
 /// `b` seen as the `n x k` matrix of its entries (column-major).
-fn as_matrix<B: HeapMatrix>(b: &B) -> DMatrixView<'_, f64> {
+fn as_matrix<B: HeapMatrix<Scalar = f64>>(b: &B) -> DMatrixView<'_, f64> {
     let (r, c) = b.dims();
     DMatrixView::from_slice(b.entries(), r, c)
 }
 
 /// `b` seen as the `n x k` matrix of its entries, mutably.
-fn as_matrix_mut<B: HeapMatrix>(b: &mut B) -> DMatrixViewMut<'_, f64> {
+fn as_matrix_mut<B: HeapMatrix<Scalar = f64>>(b: &mut B) -> DMatrixViewMut<'_, f64> {
     let (r, c) = b.dims();
     DMatrixViewMut::from_slice(b.entries_mut(), r, c)
 }
 
 /// `A⁻¹ b` with the factor, or `None` if the shapes do not fit.
-fn solve_with<B: HeapMatrix>(chol: &Cholesky<f64, Dyn>, b: &B) -> Option<B> {
+fn solve_with<B: HeapMatrix<Scalar = f64>>(chol: &Cholesky<f64, Dyn>, b: &B) -> Option<B> {
     if chol.l_dirty().nrows() != b.dims().0 {
         return None;
     }
@@ -69,14 +69,14 @@ fn solve_with<B: HeapMatrix>(chol: &Cholesky<f64, Dyn>, b: &B) -> Option<B> {
 }
 
 /// A copy of `b` with every entry `NaN`.
-fn nan_like<B: HeapMatrix>(b: &B) -> B {
+fn nan_like<B: HeapMatrix<Scalar = f64>>(b: &B) -> B {
     let mut y = b.zeros_like();
     y.add_to_all(f64::NAN);
     y
 }
 
 /// `d += alpha (u vᵀ + v uᵀ) / 2` for `n x k` matrices `u`, `v` (two `gemm`s).
-fn add_sym_outer<B: HeapMatrix>(d: &mut DMatrix<f64>, alpha: f64, u: &B, v: &B) {
+fn add_sym_outer<B: HeapMatrix<Scalar = f64>>(d: &mut DMatrix<f64>, alpha: f64, u: &B, v: &B) {
     let (u, v) = (as_matrix(u), as_matrix(v));
     d.gemm(0.5 * alpha, &u, &v.transpose(), 1.0);
     d.gemm(0.5 * alpha, &v, &u.transpose(), 1.0);
@@ -95,7 +95,7 @@ fn add_sym_outer<B: HeapMatrix>(d: &mut DMatrix<f64>, alpha: f64, u: &B, v: &B) 
 /// assert!((&a * &x - &b).norm() < 1e-12);
 /// assert!(cholesky_solve(&(-a), &b).iter().all(|v| v.is_nan()));
 /// ```
-pub fn cholesky_solve<B: HeapMatrix>(a: &DMatrix<f64>, b: &B) -> B {
+pub fn cholesky_solve<B: HeapMatrix<Scalar = f64>>(a: &DMatrix<f64>, b: &B) -> B {
     factor(a).and_then(|c| solve_with(&c, b)).unwrap_or_else(|| nan_like(b))
 }
 
@@ -150,7 +150,7 @@ impl CholeskyExt for DMatrix<f64> {
 
 /// Forward rule of [`cholesky_solve`]: `dx = A⁻¹ (db - sym(dA) x)`, one factorisation and one
 /// solve of the tangent.
-pub fn cholesky_solve_frule<B: HeapMatrix>(
+pub fn cholesky_solve_frule<B: HeapMatrix<Scalar = f64>>(
     a: Dual<&DMatrix<f64>, &DMatrix<f64>>,
     b: Dual<&B, &B>,
 ) -> Dual<B, B> {
@@ -172,7 +172,7 @@ pub fn cholesky_solve_frule<B: HeapMatrix>(
 
 /// Reverse rule of [`cholesky_solve`]: with `w = A⁻¹ x̄` (one solve with the kept factor),
 /// `b̄ += w`, `Ā -= (w xᵀ + x wᵀ) / 2`.
-pub fn cholesky_solve_rrule<B: HeapMatrix>(
+pub fn cholesky_solve_rrule<B: HeapMatrix<Scalar = f64>>(
     a: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
     b: CoDual<&B, SharedRef<B>>,
 ) -> (CoDual<B, SharedRef<B>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<B>) {

@@ -72,9 +72,9 @@ macro_rules! unary_methods {
 }
 
 unary_methods! {
-    "norm_squared" => norm_squared_frule -> f64,
-    "norm" => norm_frule -> f64,
-    "sum" => sum_frule -> f64,
+    "norm_squared" => norm_squared_frule -> M::Scalar,
+    "norm" => norm_frule -> M::Scalar,
+    "sum" => sum_frule -> M::Scalar,
     "transpose" => transpose_frule -> M::Transposed,
 }
 
@@ -95,7 +95,7 @@ macro_rules! binary_methods {
 }
 
 binary_methods! {
-    "dot" => dot_frule -> f64,
+    "dot" => dot_frule -> M::Scalar,
     "component_mul" => component_mul_frule -> M,
 }
 
@@ -136,7 +136,7 @@ macro_rules! binop {
 }
 
 macro_rules! matrix_ops {
-    ($($M:ty),*) => {$(
+    ($($M:ty: $S:ty),*) => {$(
         binop!(Add add rules::add_frule: $M, $M => $M);
         binop!(Sub sub rules::sub_frule: $M, $M => $M);
 
@@ -155,28 +155,28 @@ macro_rules! matrix_ops {
             }
         }
 
-        impl std::ops::Mul<Dual<f64, f64>> for Dual<$M, $M> {
+        impl std::ops::Mul<Dual<$S, $S>> for Dual<$M, $M> {
             type Output = Dual<$M, $M>;
             #[inline]
-            fn mul(self, s: Dual<f64, f64>) -> Dual<$M, $M> {
+            fn mul(self, s: Dual<$S, $S>) -> Dual<$M, $M> {
                 rules::scale_frule(view(&self), s)
             }
         }
-        impl<'a, 'b> std::ops::Mul<Dual<f64, f64>> for Dual<&'a $M, &'b $M> {
+        impl<'a, 'b> std::ops::Mul<Dual<$S, $S>> for Dual<&'a $M, &'b $M> {
             type Output = Dual<$M, $M>;
             #[inline]
-            fn mul(self, s: Dual<f64, f64>) -> Dual<$M, $M> {
+            fn mul(self, s: Dual<$S, $S>) -> Dual<$M, $M> {
                 rules::scale_frule(self, s)
             }
         }
-        impl std::ops::Mul<Dual<$M, $M>> for Dual<f64, f64> {
+        impl std::ops::Mul<Dual<$M, $M>> for Dual<$S, $S> {
             type Output = Dual<$M, $M>;
             #[inline]
             fn mul(self, a: Dual<$M, $M>) -> Dual<$M, $M> {
                 rules::scale_frule(view(&a), self)
             }
         }
-        impl<'a, 'b> std::ops::Mul<Dual<&'a $M, &'b $M>> for Dual<f64, f64> {
+        impl<'a, 'b> std::ops::Mul<Dual<&'a $M, &'b $M>> for Dual<$S, $S> {
             type Output = Dual<$M, $M>;
             #[inline]
             fn mul(self, a: Dual<&'a $M, &'b $M>) -> Dual<$M, $M> {
@@ -186,10 +186,15 @@ macro_rules! matrix_ops {
     )*};
 }
 
-matrix_ops!(DVector<f64>, RowDVector<f64>, DMatrix<f64>);
+matrix_ops!(
+    DVector<f64>: f64, RowDVector<f64>: f64, DMatrix<f64>: f64,
+    DVector<f32>: f32, RowDVector<f32>: f32, DMatrix<f32>: f32
+);
 
 binop!(Mul mul rules::mat_vec_frule: DMatrix<f64>, DVector<f64> => DVector<f64>);
 binop!(Mul mul rules::mat_mat_frule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>);
+binop!(Mul mul rules::mat_vec_frule: DMatrix<f32>, DVector<f32> => DVector<f32>);
+binop!(Mul mul rules::mat_mat_frule: DMatrix<f32>, DMatrix<f32> => DMatrix<f32>);
 
 // ---------------------------------------------------------------------------------------------
 // Reverse mode. Methods go through the dispatch of user methods (`rev::RecvMarker` picks the
@@ -282,11 +287,11 @@ macro_rules! rev_methods {
 }
 
 rev_methods! {
-    "norm_squared" => norm_squared_rrule() -> f64,
-    "norm" => norm_rrule() -> f64,
-    "sum" => sum_rrule() -> f64,
+    "norm_squared" => norm_squared_rrule() -> X::Scalar,
+    "norm" => norm_rrule() -> X::Scalar,
+    "sum" => sum_rrule() -> X::Scalar,
     "transpose" => transpose_rrule() -> X::Transposed,
-    "dot" => dot_rrule(B) -> f64,
+    "dot" => dot_rrule(B) -> X::Scalar,
     "component_mul" => component_mul_rrule(B) -> X,
 }
 
@@ -314,13 +319,13 @@ macro_rules! rev_binop {
 }
 
 macro_rules! rev_matrix_ops {
-    ($($M:ty),*) => {$(
+    ($($M:ty: $S:ty),*) => {$(
         rev_binop!(RevAdd add rules::add_rrule: $M, $M => $M);
         rev_binop!(RevSub sub rules::sub_rrule: $M, $M => $M);
         rev_matrix_ops!(@neg $M, CoDual<$M, SharedRef<$M>>; );
         rev_matrix_ops!(@neg $M, CoDual<&'a $M, SharedRef<$M>>; 'a);
-        rev_matrix_ops!(@scale $M, CoDual<$M, SharedRef<$M>>; );
-        rev_matrix_ops!(@scale $M, CoDual<&'a $M, SharedRef<$M>>; 'a);
+        rev_matrix_ops!(@scale $M, $S, CoDual<$M, SharedRef<$M>>; );
+        rev_matrix_ops!(@scale $M, $S, CoDual<&'a $M, SharedRef<$M>>; 'a);
     )*};
     (@neg $M:ty, $A:ty; $($l:lifetime),*) => {
         impl<$($l),*> RevNeg for $A {
@@ -332,27 +337,27 @@ macro_rules! rev_matrix_ops {
             }
         }
     };
-    (@scale $M:ty, $A:ty; $($l:lifetime),*) => {
-        impl<$($l),*> RevMul<CoDual<f64, NoFData>> for $A {
+    (@scale $M:ty, $S:ty, $A:ty; $($l:lifetime),*) => {
+        impl<$($l),*> RevMul<CoDual<$S, NoFData>> for $A {
             type Out = $M;
             type RA = NoRData;
-            type RB = f64;
+            type RB = $S;
             #[inline]
-            fn mul(self, s: CoDual<f64, NoFData>) -> (
+            fn mul(self, s: CoDual<$S, NoFData>) -> (
                 CoDual<$M, SharedRef<$M>>,
-                impl FnOnce(NoRData) -> (NoRData, f64),
+                impl FnOnce(NoRData) -> (NoRData, $S),
             ) {
                 rules::scale_rrule(self.rview(), s)
             }
         }
-        impl<$($l),*> RevMul<$A> for CoDual<f64, NoFData> {
+        impl<$($l),*> RevMul<$A> for CoDual<$S, NoFData> {
             type Out = $M;
-            type RA = f64;
+            type RA = $S;
             type RB = NoRData;
             #[inline]
             fn mul(self, a: $A) -> (
                 CoDual<$M, SharedRef<$M>>,
-                impl FnOnce(NoRData) -> (f64, NoRData),
+                impl FnOnce(NoRData) -> ($S, NoRData),
             ) {
                 let (y, pb) = rules::scale_rrule(a.rview(), self);
                 (y, move |r| {
@@ -364,10 +369,15 @@ macro_rules! rev_matrix_ops {
     };
 }
 
-rev_matrix_ops!(DVector<f64>, RowDVector<f64>, DMatrix<f64>);
+rev_matrix_ops!(
+    DVector<f64>: f64, RowDVector<f64>: f64, DMatrix<f64>: f64,
+    DVector<f32>: f32, RowDVector<f32>: f32, DMatrix<f32>: f32
+);
 
 rev_binop!(RevMul mul rules::mat_vec_rrule: DMatrix<f64>, DVector<f64> => DVector<f64>);
 rev_binop!(RevMul mul rules::mat_mat_rrule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>);
+rev_binop!(RevMul mul rules::mat_vec_rrule: DMatrix<f32>, DVector<f32> => DVector<f32>);
+rev_binop!(RevMul mul rules::mat_mat_rrule: DMatrix<f32>, DMatrix<f32> => DMatrix<f32>);
 
 // ---------------------------------------------------------------------------------------------
 // The Cholesky methods of `DMatrix<f64>` (`super::chol::CholeskyExt`): `a.cholesky_solve(&b)`
@@ -508,11 +518,14 @@ slice_methods! {
 
 // ---------------------------------------------------------------------------------------------
 // `y.gemv(α, a, x, β)` of a `DVector<f64>` and `c.gemm(α, a, b, β)` of a `DMatrix<f64>`, both
-// modes, the receiver by value or behind `&mut` (restored by the pullback): the product's rule
-// and `rules::update_rrule`.
+// modes, the receiver by value or behind `&mut` (restored by the pullback): `rules::gemv_rrule`,
+// `rules::gemm_rrule`.
 
 use crate::elements::HeldViewMut;
 use crate::reverse::ByHandle;
+
+/// The element type of a heap matrix `M`.
+type Sc<M> = <M as HeapMatrix>::Scalar;
 
 macro_rules! update_methods {
     ($($name:literal: $Y:ty, $X:ty => $frule:ident, $prule:ident;)*) => {$(
@@ -523,10 +536,10 @@ macro_rules! update_methods {
             type Receiver = Dual<&'b mut $Y, &'b mut $Y>;
             type Rule = for<'s, 't, 'u, 'v> fn(
                 Dual<&'b mut $Y, &'b mut $Y>,
-                Dual<f64, f64>,
+                Dual<Sc<$Y>, Sc<$Y>>,
                 Dual<&'s Mat, &'t Mat>,
                 Dual<&'u $X, &'v $X>,
-                Dual<f64, f64>,
+                Dual<Sc<$Y>, Sc<$Y>>,
             ) -> Dual<(), NoTangent>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
@@ -548,14 +561,14 @@ macro_rules! update_methods {
         impl UserMethodRrule<{ method_key($name) }, MatrixKey<$Y>> for $marker<$Y> {
             type Recv<'a> = $recv;
             type Args<'b> = (
-                CoDual<f64, NoFData>,
+                CoDual<Sc<$Y>, NoFData>,
                 CoDual<&'b Mat, SharedRef<Mat>>,
                 CoDual<&'b $X, SharedRef<$X>>,
-                CoDual<f64, NoFData>,
+                CoDual<Sc<$Y>, NoFData>,
             );
             type Out = ();
             type RecvRData = NoRData;
-            type Rets = (NoRData, f64, NoRData, NoRData, f64);
+            type Rets = (NoRData, Sc<$Y>, NoRData, NoRData, Sc<$Y>);
             #[inline]
             #[allow(clippy::type_complexity)]
             fn method_rrule<'a, 'b>(
@@ -566,10 +579,9 @@ macro_rules! update_methods {
                 CoDual<(), NoFData>,
                 impl FnOnce(NoRData, NoRData) -> Self::Rets + use<>,
             ) {
-                let (t, pb) = rules::$prule(a, x);
                 let old = UpdateTarget::<$Y>::value(&recv.primal);
                 let (y, pb) =
-                    rules::update_rrule(old, recv.fdata.clone(), alpha.primal, t, pb, beta.primal);
+                    rules::$prule(old, recv.fdata.clone(), alpha.primal, a, x, beta.primal);
                 let restore = UpdateTarget::<$Y>::put(&mut recv.primal, y);
                 (CoDual::new((), NoFData), move |_: NoRData, _: NoRData| {
                     let (da, db, old) = pb();
@@ -617,8 +629,26 @@ impl<M: HeapMatrix> UpdateTarget<M> for SharedRef<M> {
 }
 
 update_methods! {
-    "gemv": Vector, Vector => gemv_frule, mat_vec_rrule;
-    "gemm": Mat, Mat => gemm_frule, mat_mat_rrule;
+    "gemv": Vector, Vector => gemv_frule, gemv_rrule;
+    "gemm": Mat, Mat => gemm_frule, gemm_rrule;
+}
+
+/// `column`, `row`, `gemv` and `gemm` of `f32` matrices: the same macros, with `Mat` and `Vector`
+/// the `f32` types.
+mod single {
+    use super::*;
+    type Mat = DMatrix<f32>;
+    type Vector = DVector<f32>;
+
+    slice_methods! {
+        "column" => column_frule, column_rrule -> Vector,
+        "row" => row_frule, row_rrule -> RowDVector<f32>,
+    }
+
+    update_methods! {
+        "gemv": Vector, Vector => gemv_frule, gemv_rrule;
+        "gemm": Mat, Mat => gemm_frule, gemm_rrule;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

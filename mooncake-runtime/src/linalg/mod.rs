@@ -1,5 +1,5 @@
-//! nalgebra's heap matrices as primal types (feature `nalgebra`, issue 15): `DVector<f64>`,
-//! `RowDVector<f64>` and `DMatrix<f64>`.
+//! nalgebra's heap matrices as primal types (feature `nalgebra`, issue 15): `DVector<T>`,
+//! `RowDVector<T>` and `DMatrix<T>` with `T` = `f64` or `f32` ([`MatScalar`]).
 //!
 //! They are **address-identified**, like `Vec<f64>`: the tangent is a matrix of the same type and
 //! shape (a `DMatrix`'s gradient is a `DMatrix`), the fdata and the shadow are one shared matrix
@@ -13,6 +13,7 @@
 //! [`dispatch`].
 
 use crate::dual::NoRData;
+use crate::float::Float;
 use crate::rng::TestRng;
 use crate::shared::SharedRef;
 use crate::tangent::{FromHandle, Primal, ShapeMismatch, TangentSpace, close};
@@ -23,8 +24,15 @@ pub mod dispatch;
 pub mod fixed;
 pub mod rules;
 
-/// A heap matrix of `f64` (`DVector`, `RowDVector`, `DMatrix`): what the rules of [`rules`] are
-/// written over. Every method is one call of nalgebra's own kernels.
+/// The element type of a heap matrix: `f64` or `f32` (this crate's [`Float`] and nalgebra's
+/// `RealField`; the two share method names, so generic code calls those by their trait's path).
+pub trait MatScalar: Float + nalgebra::RealField {}
+
+impl MatScalar for f32 {}
+impl MatScalar for f64 {}
+
+/// A heap matrix (`DVector`, `RowDVector`, `DMatrix`) of a [`MatScalar`]: what the rules of
+/// [`rules`] are written over. Every method is one call of nalgebra's own kernels.
 pub trait HeapMatrix:
     Primal<
         Tangent = Self,
@@ -38,37 +46,42 @@ pub trait HeapMatrix:
     + PartialEq
     + 'static
 {
+    /// The element type.
+    type Scalar: MatScalar;
     /// The type of the transpose (`DVector` and `RowDVector` are each other's).
-    type Transposed: HeapMatrix<Transposed = Self>;
+    type Transposed: HeapMatrix<Transposed = Self, Scalar = Self::Scalar>;
     /// `(rows, columns)`.
     fn dims(&self) -> (usize, usize);
     /// A zero matrix of the same shape.
     fn zeros_like(&self) -> Self;
     /// The entries, column-major.
-    fn entries(&self) -> &[f64];
+    fn entries(&self) -> &[Self::Scalar];
     /// The entries, column-major, mutably.
-    fn entries_mut(&mut self) -> &mut [f64];
+    fn entries_mut(&mut self) -> &mut [Self::Scalar];
     /// The transpose.
     fn transposed(&self) -> Self::Transposed;
     /// `self += a * x` (BLAS axpy over the entries).
-    fn add_scaled(&mut self, a: f64, x: &Self) {
+    fn add_scaled(&mut self, a: Self::Scalar, x: &Self) {
         let n = x.entries().len();
         let x = nalgebra::DVectorView::from_slice(x.entries(), n);
-        nalgebra::DVectorViewMut::from_slice(self.entries_mut(), n).axpy(a, &x, 1.0);
+        nalgebra::DVectorViewMut::from_slice(self.entries_mut(), n).axpy(a, &x, Float::ONE);
     }
+    /// `self *= a` (nalgebra's `scale_mut`).
+    fn scale_by(&mut self, a: Self::Scalar);
     /// `self += a * x ∘ y` (element-wise product; nalgebra's `cmpy`).
-    fn add_component_mul(&mut self, a: f64, x: &Self, y: &Self);
+    fn add_component_mul(&mut self, a: Self::Scalar, x: &Self, y: &Self);
     /// `<self, other>` (the Frobenius inner product; nalgebra's `dot`).
-    fn dot_with(&self, other: &Self) -> f64;
+    fn dot_with(&self, other: &Self) -> Self::Scalar;
     /// The sum of the entries (nalgebra's `sum`).
-    fn total(&self) -> f64;
+    fn total(&self) -> Self::Scalar;
     /// Adds `a` to every entry (nalgebra's `add_scalar_mut`).
-    fn add_to_all(&mut self, a: f64);
+    fn add_to_all(&mut self, a: Self::Scalar);
 }
 
 macro_rules! heap_matrix {
-    ($ty:ty, $tr:ty, $zeros:expr) => {
+    ($ty:ty, $tr:ty, $S:ty, $zeros:expr) => {
         impl HeapMatrix for $ty {
+            type Scalar = $S;
             type Transposed = $tr;
             #[inline]
             fn dims(&self) -> (usize, usize) {
@@ -80,37 +93,41 @@ macro_rules! heap_matrix {
                 $zeros(r, c)
             }
             #[inline]
-            fn entries(&self) -> &[f64] {
+            fn entries(&self) -> &[$S] {
                 self.as_slice()
             }
             #[inline]
-            fn entries_mut(&mut self) -> &mut [f64] {
+            fn entries_mut(&mut self) -> &mut [$S] {
                 self.as_mut_slice()
+            }
+            #[inline]
+            fn scale_by(&mut self, a: $S) {
+                self.scale_mut(a);
             }
             #[inline]
             fn transposed(&self) -> $tr {
                 self.transpose()
             }
             #[inline]
-            fn add_component_mul(&mut self, a: f64, x: &Self, y: &Self) {
+            fn add_component_mul(&mut self, a: $S, x: &Self, y: &Self) {
                 self.cmpy(a, x, y, 1.0);
             }
             #[inline]
-            fn dot_with(&self, other: &Self) -> f64 {
+            fn dot_with(&self, other: &Self) -> $S {
                 self.dot(other)
             }
             #[inline]
-            fn total(&self) -> f64 {
+            fn total(&self) -> $S {
                 self.sum()
             }
             #[inline]
-            fn add_to_all(&mut self, a: f64) {
+            fn add_to_all(&mut self, a: $S) {
                 self.add_scalar_mut(a);
             }
         }
 
         impl crate::elementwise::Elementwise for $ty {
-            type Elem = f64;
+            type Elem = $S;
             #[inline]
             fn zeros_like(&self) -> Self {
                 HeapMatrix::zeros_like(self)
@@ -119,7 +136,7 @@ macro_rules! heap_matrix {
             fn map_pairs(
                 &self,
                 other: &Self,
-                mut f: impl FnMut(f64, f64) -> (f64, f64),
+                mut f: impl FnMut($S, $S) -> ($S, $S),
             ) -> (Self, Self) {
                 let (mut a, mut b) = (HeapMatrix::zeros_like(self), HeapMatrix::zeros_like(self));
                 let it = a.entries_mut().iter_mut().zip(b.entries_mut()).zip(self.entries());
@@ -129,7 +146,7 @@ macro_rules! heap_matrix {
                 (a, b)
             }
             #[inline]
-            fn map_first(&self, mut f: impl FnMut(f64) -> (f64, f64)) -> Self {
+            fn map_first(&self, mut f: impl FnMut($S) -> ($S, $S)) -> Self {
                 self.map(|x| f(x).0)
             }
             #[inline]
@@ -153,10 +170,10 @@ macro_rules! heap_matrix {
                 if self.shape() != other.shape() {
                     return f64::NAN;
                 }
-                self.dot(other)
+                f64::from(self.dot(other))
             }
             fn scale(&mut self, a: f64) {
-                *self *= a;
+                *self *= a as $S;
             }
             fn settle(&mut self) {
                 self.add_scalar_mut(0.0);
@@ -173,7 +190,7 @@ macro_rules! heap_matrix {
 
             crate::tangent::address_identified_methods!(<$ty as HeapMatrix>::zeros_like);
             fn random_tangent(&self, rng: &mut TestRng) -> $ty {
-                self.map(|_| rng.normal())
+                self.map(|_| rng.normal() as $S)
             }
             fn reset_shadow(&self, shadow: &mut SharedRef<$ty>) -> Result<(), ShapeMismatch> {
                 let live = shadow.is_live();
@@ -190,22 +207,30 @@ macro_rules! heap_matrix {
             }
             fn perturb(&mut self, tangent: &$ty, h: f64) {
                 assert_eq!(self.shape(), tangent.shape(), "mooncake: tangent of the wrong shape");
-                self.add_scaled(h, tangent);
+                self.add_scaled(h as $S, tangent);
             }
             fn inner_difference(tangent: &$ty, a: &Self, b: &Self) -> f64 {
                 if a.shape() != b.shape() || a.shape() != tangent.shape() {
                     return f64::NAN;
                 }
-                tangent.dot(&(a - b))
+                // In `f64`: an `f32` difference of nearby values would lose its digits.
+                tangent
+                    .iter()
+                    .zip(a.iter().zip(b.iter()))
+                    .map(|(t, (x, y))| f64::from(*t) * (f64::from(*x) - f64::from(*y)))
+                    .sum()
             }
             fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool {
                 self.shape() == other.shape()
-                    && self.iter().zip(other.iter()).all(|(a, b)| close(*a, *b, rtol, atol))
+                    && self
+                        .iter()
+                        .zip(other.iter())
+                        .all(|(a, b)| close(f64::from(*a), f64::from(*b), rtol, atol))
             }
         }
 
         impl crate::elements::ElementArray for $ty {
-            type Elem = f64;
+            type Elem = $S;
             #[inline(always)]
             fn count(&self) -> usize {
                 self.len()
@@ -214,22 +239,22 @@ macro_rules! heap_matrix {
 
         impl crate::elements::ElementAt<usize> for $ty {
             #[inline(always)]
-            fn at(&self, i: usize) -> f64 {
+            fn at(&self, i: usize) -> $S {
                 self[i]
             }
             #[inline(always)]
-            fn at_mut(&mut self, i: usize) -> &mut f64 {
+            fn at_mut(&mut self, i: usize) -> &mut $S {
                 &mut self[i]
             }
         }
 
         impl crate::elements::ElementAt<(usize, usize)> for $ty {
             #[inline(always)]
-            fn at(&self, ij: (usize, usize)) -> f64 {
+            fn at(&self, ij: (usize, usize)) -> $S {
                 self[ij]
             }
             #[inline(always)]
-            fn at_mut(&mut self, ij: (usize, usize)) -> &mut f64 {
+            fn at_mut(&mut self, ij: (usize, usize)) -> &mut $S {
                 &mut self[ij]
             }
         }
@@ -242,6 +267,9 @@ macro_rules! heap_matrix {
     };
 }
 
-heap_matrix!(DVector<f64>, RowDVector<f64>, |r, _| DVector::zeros(r));
-heap_matrix!(RowDVector<f64>, DVector<f64>, |_, c| RowDVector::zeros(c));
-heap_matrix!(DMatrix<f64>, DMatrix<f64>, DMatrix::zeros);
+heap_matrix!(DVector<f64>, RowDVector<f64>, f64, |r, _| DVector::zeros(r));
+heap_matrix!(RowDVector<f64>, DVector<f64>, f64, |_, c| RowDVector::zeros(c));
+heap_matrix!(DMatrix<f64>, DMatrix<f64>, f64, DMatrix::zeros);
+heap_matrix!(DVector<f32>, RowDVector<f32>, f32, |r, _| DVector::zeros(r));
+heap_matrix!(RowDVector<f32>, DVector<f32>, f32, |_, c| RowDVector::zeros(c));
+heap_matrix!(DMatrix<f32>, DMatrix<f32>, f32, DMatrix::zeros);

@@ -10,10 +10,24 @@
 // Rule signatures spell out the rule interface: `(CoDual<..>, impl FnOnce(..) -> (..))`.
 #![allow(clippy::type_complexity)]
 
-use super::HeapMatrix;
+use super::{HeapMatrix, MatScalar};
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+use crate::float::Float;
 use crate::shared::{SharedRef, SharedVec};
 use nalgebra::{DMatrix, DMatrixViewMut, DVector, DVectorViewMut, RowDVector};
+
+/// The element type of a heap matrix `M`.
+type S<M> = <M as HeapMatrix>::Scalar;
+
+/// One and two of `M`'s element type.
+#[inline(always)]
+fn one<M: HeapMatrix>() -> S<M> {
+    <S<M> as Float>::ONE
+}
+#[inline(always)]
+fn two<M: HeapMatrix>() -> S<M> {
+    <S<M> as Float>::TWO
+}
 
 /// A matrix result of a reverse rule with a fresh zero shadow, and a handle on that shadow for
 /// the pullback.
@@ -26,7 +40,7 @@ fn fresh<M: HeapMatrix>(y: M) -> (CoDual<M, SharedRef<M>>, SharedRef<M>) {
 // Reductions: `a.dot(&b)`, `a.norm_squared()`, `a.norm()`, `a.sum()`.
 
 /// Forward rule of `a.dot(&b)`: `da·b + a·db`.
-pub fn dot_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<f64, f64> {
+pub fn dot_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<S<M>, S<M>> {
     Dual::new(
         a.primal.dot_with(b.primal),
         a.tangent.dot_with(b.primal) + a.primal.dot_with(b.tangent),
@@ -37,11 +51,11 @@ pub fn dot_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<f64, f
 pub fn dot_rrule<M: HeapMatrix>(
     a: CoDual<&M, SharedRef<M>>,
     b: CoDual<&M, SharedRef<M>>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, NoRData) + use<M>) {
+) -> (CoDual<S<M>, NoFData>, impl FnOnce(S<M>) -> (NoRData, NoRData) + use<M>) {
     let y = a.primal.dot_with(b.primal);
     let (pa, pb) = (a.primal.clone(), b.primal.clone());
     let (da, db) = (a.fdata, b.fdata);
-    let pullback = move |y_bar: f64| {
+    let pullback = move |y_bar: S<M>| {
         da.accumulate(|d| d.add_scaled(y_bar, &pb));
         db.accumulate(|d| d.add_scaled(y_bar, &pa));
         (NoRData, NoRData)
@@ -50,38 +64,38 @@ pub fn dot_rrule<M: HeapMatrix>(
 }
 
 /// Forward rule of `a.norm_squared()`: `2 a·da`.
-pub fn norm_squared_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<f64, f64> {
-    Dual::new(a.primal.dot_with(a.primal), 2.0 * a.primal.dot_with(a.tangent))
+pub fn norm_squared_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<S<M>, S<M>> {
+    Dual::new(a.primal.dot_with(a.primal), two::<M>() * a.primal.dot_with(a.tangent))
 }
 
 /// Reverse rule of `a.norm_squared()`: `ā += 2ȳ a`.
 pub fn norm_squared_rrule<M: HeapMatrix>(
     a: CoDual<&M, SharedRef<M>>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<M>) {
+) -> (CoDual<S<M>, NoFData>, impl FnOnce(S<M>) -> (NoRData,) + use<M>) {
     let y = a.primal.dot_with(a.primal);
     let pa = a.primal.clone();
     let da = a.fdata;
-    let pullback = move |y_bar: f64| {
-        da.accumulate(|d| d.add_scaled(2.0 * y_bar, &pa));
+    let pullback = move |y_bar: S<M>| {
+        da.accumulate(|d| d.add_scaled(two::<M>() * y_bar, &pa));
         (NoRData,)
     };
     (CoDual::new(y, NoFData), pullback)
 }
 
 /// Forward rule of `a.norm()` (Euclidean / Frobenius): `a·da / |a|`.
-pub fn norm_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<f64, f64> {
-    let y = a.primal.dot_with(a.primal).sqrt();
+pub fn norm_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<S<M>, S<M>> {
+    let y = Float::sqrt(a.primal.dot_with(a.primal));
     Dual::new(y, a.primal.dot_with(a.tangent) / y)
 }
 
 /// Reverse rule of `a.norm()`: `ā += (ȳ / |a|) a`.
 pub fn norm_rrule<M: HeapMatrix>(
     a: CoDual<&M, SharedRef<M>>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<M>) {
-    let y = a.primal.dot_with(a.primal).sqrt();
+) -> (CoDual<S<M>, NoFData>, impl FnOnce(S<M>) -> (NoRData,) + use<M>) {
+    let y = Float::sqrt(a.primal.dot_with(a.primal));
     let pa = a.primal.clone();
     let da = a.fdata;
-    let pullback = move |y_bar: f64| {
+    let pullback = move |y_bar: S<M>| {
         da.accumulate(|d| d.add_scaled(y_bar / y, &pa));
         (NoRData,)
     };
@@ -89,17 +103,17 @@ pub fn norm_rrule<M: HeapMatrix>(
 }
 
 /// Forward rule of `a.sum()`: `da.sum()`.
-pub fn sum_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<f64, f64> {
+pub fn sum_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<S<M>, S<M>> {
     Dual::new(a.primal.total(), a.tangent.total())
 }
 
 /// Reverse rule of `a.sum()`: `ȳ` added to every entry of `ā`.
 pub fn sum_rrule<M: HeapMatrix>(
     a: CoDual<&M, SharedRef<M>>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<M>) {
+) -> (CoDual<S<M>, NoFData>, impl FnOnce(S<M>) -> (NoRData,) + use<M>) {
     let y = a.primal.total();
     let da = a.fdata;
-    let pullback = move |y_bar: f64| {
+    let pullback = move |y_bar: S<M>| {
         da.accumulate(|d| d.add_to_all(y_bar));
         (NoRData,)
     };
@@ -122,7 +136,7 @@ pub fn transpose_rrule<M: HeapMatrix>(
     let (y, dy) = fresh(a.primal.transposed());
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.accumulate(|d| d.add_scaled(1.0, &g.transposed())));
+        dy.with(|g| da.accumulate(|d| d.add_scaled(one::<M>(), &g.transposed())));
         (NoRData,)
     };
     (y, pullback)
@@ -134,9 +148,9 @@ pub fn transpose_rrule<M: HeapMatrix>(
 /// Forward rule of `a + b`.
 pub fn add_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<M, M> {
     let mut y = a.primal.clone();
-    y.add_scaled(1.0, b.primal);
+    y.add_scaled(one::<M>(), b.primal);
     let mut t = a.tangent.clone();
-    t.add_scaled(1.0, b.tangent);
+    t.add_scaled(one::<M>(), b.tangent);
     Dual::new(y, t)
 }
 
@@ -146,13 +160,13 @@ pub fn add_rrule<M: HeapMatrix>(
     b: CoDual<&M, SharedRef<M>>,
 ) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<M>) {
     let mut y = a.primal.clone();
-    y.add_scaled(1.0, b.primal);
+    y.add_scaled(one::<M>(), b.primal);
     let (y, dy) = fresh(y);
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.accumulate(|d| d.add_scaled(1.0, g));
-            db.accumulate(|d| d.add_scaled(1.0, g));
+            da.accumulate(|d| d.add_scaled(one::<M>(), g));
+            db.accumulate(|d| d.add_scaled(one::<M>(), g));
         });
         (NoRData, NoRData)
     };
@@ -162,9 +176,9 @@ pub fn add_rrule<M: HeapMatrix>(
 /// Forward rule of `a - b`.
 pub fn sub_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<M, M> {
     let mut y = a.primal.clone();
-    y.add_scaled(-1.0, b.primal);
+    y.add_scaled(-one::<M>(), b.primal);
     let mut t = a.tangent.clone();
-    t.add_scaled(-1.0, b.tangent);
+    t.add_scaled(-one::<M>(), b.tangent);
     Dual::new(y, t)
 }
 
@@ -174,13 +188,13 @@ pub fn sub_rrule<M: HeapMatrix>(
     b: CoDual<&M, SharedRef<M>>,
 ) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<M>) {
     let mut y = a.primal.clone();
-    y.add_scaled(-1.0, b.primal);
+    y.add_scaled(-one::<M>(), b.primal);
     let (y, dy) = fresh(y);
     let (da, db) = (a.fdata, b.fdata);
     let pullback = move |_: NoRData| {
         dy.with(|g| {
-            da.accumulate(|d| d.add_scaled(1.0, g));
-            db.accumulate(|d| d.add_scaled(-1.0, g));
+            da.accumulate(|d| d.add_scaled(one::<M>(), g));
+            db.accumulate(|d| d.add_scaled(-one::<M>(), g));
         });
         (NoRData, NoRData)
     };
@@ -190,9 +204,9 @@ pub fn sub_rrule<M: HeapMatrix>(
 /// Forward rule of `-a`.
 pub fn neg_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<M, M> {
     let mut y = a.primal.zeros_like();
-    y.add_scaled(-1.0, a.primal);
+    y.add_scaled(-one::<M>(), a.primal);
     let mut t = a.tangent.zeros_like();
-    t.add_scaled(-1.0, a.tangent);
+    t.add_scaled(-one::<M>(), a.tangent);
     Dual::new(y, t)
 }
 
@@ -201,18 +215,18 @@ pub fn neg_rrule<M: HeapMatrix>(
     a: CoDual<&M, SharedRef<M>>,
 ) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData,) + use<M>) {
     let mut y = a.primal.zeros_like();
-    y.add_scaled(-1.0, a.primal);
+    y.add_scaled(-one::<M>(), a.primal);
     let (y, dy) = fresh(y);
     let da = a.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| da.accumulate(|d| d.add_scaled(-1.0, g)));
+        dy.with(|g| da.accumulate(|d| d.add_scaled(-one::<M>(), g)));
         (NoRData,)
     };
     (y, pullback)
 }
 
 /// Forward rule of `a * s` (and `s * a`) for a scalar `s`: `da s + a ds`.
-pub fn scale_frule<M: HeapMatrix>(a: Dual<&M, &M>, s: Dual<f64, f64>) -> Dual<M, M> {
+pub fn scale_frule<M: HeapMatrix>(a: Dual<&M, &M>, s: Dual<S<M>, S<M>>) -> Dual<M, M> {
     let mut y = a.primal.zeros_like();
     y.add_scaled(s.primal, a.primal);
     let mut t = a.primal.zeros_like();
@@ -224,8 +238,8 @@ pub fn scale_frule<M: HeapMatrix>(a: Dual<&M, &M>, s: Dual<f64, f64>) -> Dual<M,
 /// Reverse rule of `a * s`: `ā += s ȳ`, `s̄ = <a, ȳ>`.
 pub fn scale_rrule<M: HeapMatrix>(
     a: CoDual<&M, SharedRef<M>>,
-    s: CoDual<f64, NoFData>,
-) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, f64) + use<M>) {
+    s: CoDual<S<M>, NoFData>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, S<M>) + use<M>) {
     let mut y = a.primal.zeros_like();
     y.add_scaled(s.primal, a.primal);
     let (y, dy) = fresh(y);
@@ -244,10 +258,10 @@ pub fn scale_rrule<M: HeapMatrix>(
 /// Forward rule of `a.component_mul(&b)`: `da ∘ b + a ∘ db`.
 pub fn component_mul_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<M, M> {
     let mut y = a.primal.zeros_like();
-    y.add_component_mul(1.0, a.primal, b.primal);
+    y.add_component_mul(one::<M>(), a.primal, b.primal);
     let mut t = a.primal.zeros_like();
-    t.add_component_mul(1.0, a.tangent, b.primal);
-    t.add_component_mul(1.0, a.primal, b.tangent);
+    t.add_component_mul(one::<M>(), a.tangent, b.primal);
+    t.add_component_mul(one::<M>(), a.primal, b.tangent);
     Dual::new(y, t)
 }
 
@@ -257,7 +271,7 @@ pub fn component_mul_rrule<M: HeapMatrix>(
     b: CoDual<&M, SharedRef<M>>,
 ) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<M>) {
     let mut y = a.primal.zeros_like();
-    y.add_component_mul(1.0, a.primal, b.primal);
+    y.add_component_mul(one::<M>(), a.primal, b.primal);
     let (y, dy) = fresh(y);
     let (da, db) = (a.fdata, b.fdata);
     // Each copy only where the other side's gradient is wanted (`SharedRef::is_live`).
@@ -266,10 +280,10 @@ pub fn component_mul_rrule<M: HeapMatrix>(
     let pullback = move |_: NoRData| {
         dy.with(|g| {
             if let Some(pb) = pb {
-                da.accumulate(|d| d.add_component_mul(1.0, g, &pb));
+                da.accumulate(|d| d.add_component_mul(one::<M>(), g, &pb));
             }
             if let Some(pa) = pa {
-                db.accumulate(|d| d.add_component_mul(1.0, g, &pa));
+                db.accumulate(|d| d.add_component_mul(one::<M>(), g, &pa));
             }
         });
         (NoRData, NoRData)
@@ -281,24 +295,31 @@ pub fn component_mul_rrule<M: HeapMatrix>(
 // Products: `m * x` (matrix-vector) and `a * b` (matrix-matrix).
 
 /// Forward rule of `m * x`: `dm x + m dx` (two `gemv`s).
-pub fn mat_vec_frule(
-    m: Dual<&DMatrix<f64>, &DMatrix<f64>>,
-    x: Dual<&DVector<f64>, &DVector<f64>>,
-) -> Dual<DVector<f64>, DVector<f64>> {
+pub fn mat_vec_frule<T: MatScalar>(
+    m: Dual<&DMatrix<T>, &DMatrix<T>>,
+    x: Dual<&DVector<T>, &DVector<T>>,
+) -> Dual<DVector<T>, DVector<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let y = m.primal * x.primal;
     let mut t = m.tangent * x.primal;
-    t.gemv(1.0, m.primal, x.tangent, 1.0);
+    t.gemv(T::ONE, m.primal, x.tangent, T::ONE);
     Dual::new(y, t)
 }
 
 /// Reverse rule of `m * x`: `m̄ += ȳ xᵀ` (`ger`), `x̄ += mᵀ ȳ` (`gemv_tr`).
-pub fn mat_vec_rrule(
-    m: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
-    x: CoDual<&DVector<f64>, SharedRef<DVector<f64>>>,
-) -> (
-    CoDual<DVector<f64>, SharedRef<DVector<f64>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
-) {
+pub fn mat_vec_rrule<T: MatScalar>(
+    m: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+    x: CoDual<&DVector<T>, SharedRef<DVector<T>>>,
+) -> (CoDual<DVector<T>, SharedRef<DVector<T>>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let (y, dy) = fresh(m.primal * x.primal);
     let (dm, dx) = (m.fdata, x.fdata);
     let pm = dx.is_live().then(|| m.primal.clone());
@@ -306,10 +327,10 @@ pub fn mat_vec_rrule(
     let pullback = move |_: NoRData| {
         dy.with(|g| {
             if let Some(px) = px {
-                dm.accumulate(|d| d.ger(1.0, g, &px, 1.0));
+                dm.accumulate(|d| d.ger(T::ONE, g, &px, T::ONE));
             }
             if let Some(pm) = pm {
-                dx.accumulate(|d| d.gemv_tr(1.0, &pm, g, 1.0));
+                dx.accumulate(|d| d.gemv_tr(T::ONE, &pm, g, T::ONE));
             }
         });
         (NoRData, NoRData)
@@ -318,26 +339,33 @@ pub fn mat_vec_rrule(
 }
 
 /// Forward rule of `a * b`: `da b + a db` (two `gemm`s).
-pub fn mat_mat_frule(
-    a: Dual<&DMatrix<f64>, &DMatrix<f64>>,
-    b: Dual<&DMatrix<f64>, &DMatrix<f64>>,
-) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+pub fn mat_mat_frule<T: MatScalar>(
+    a: Dual<&DMatrix<T>, &DMatrix<T>>,
+    b: Dual<&DMatrix<T>, &DMatrix<T>>,
+) -> Dual<DMatrix<T>, DMatrix<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let y = a.primal * b.primal;
     let mut t = a.tangent * b.primal;
-    t.gemm(1.0, a.primal, b.tangent, 1.0);
+    t.gemm(T::ONE, a.primal, b.tangent, T::ONE);
     Dual::new(y, t)
 }
 
 /// Reverse rule of `a * b`: `ā += ȳ bᵀ`, `b̄ += aᵀ ȳ`: two `gemm`s, with the transposes
 /// taken in the forward pass (nalgebra's `gemm` runs matrixmultiply's blocked kernel, where
 /// `gemm_tr` would take one dot product per entry).
-pub fn mat_mat_rrule(
-    a: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
-    b: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
-) -> (
-    CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
-) {
+pub fn mat_mat_rrule<T: MatScalar>(
+    a: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+    b: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+) -> (CoDual<DMatrix<T>, SharedRef<DMatrix<T>>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let (y, dy) = fresh(a.primal * b.primal);
     // The transposes, not copies: the pullback's two products are then plain `gemm`s. Each
     // only where its side's gradient is wanted (an argument passed `Const(&x)` has a constant
@@ -348,10 +376,10 @@ pub fn mat_mat_rrule(
     let pullback = move |_: NoRData| {
         dy.with(|g| {
             if let Some(pbt) = pbt {
-                da.accumulate(|d| d.gemm(1.0, g, &pbt, 1.0));
+                da.accumulate(|d| d.gemm(T::ONE, g, &pbt, T::ONE));
             }
             if let Some(pat) = pat {
-                db.accumulate(|d| d.gemm(1.0, &pat, g, 1.0));
+                db.accumulate(|d| d.gemm(T::ONE, &pat, g, T::ONE));
             }
         });
         (NoRData, NoRData)
@@ -370,7 +398,12 @@ pub fn mat_mat_rrule(
 /// use mooncake_runtime::linalg::rules::from_vec;
 /// assert_eq!(from_vec(vec![1.0, 2.0]).len(), 2);
 /// ```
-pub fn from_vec(v: Vec<f64>) -> DVector<f64> {
+pub fn from_vec<T: MatScalar>(v: Vec<T>) -> DVector<T>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     DVector::from_vec(v)
 }
 
@@ -385,26 +418,41 @@ pub fn from_vec(v: Vec<f64>) -> DVector<f64> {
 /// let m = from_row_slice(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 /// assert_eq!(m[(1, 0)], 4.0);
 /// ```
-pub fn from_row_slice(nrows: usize, ncols: usize, s: &[f64]) -> DMatrix<f64> {
+pub fn from_row_slice<T: MatScalar>(nrows: usize, ncols: usize, s: &[T]) -> DMatrix<T>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     DMatrix::from_row_slice(nrows, ncols, s)
 }
 
 /// Forward rule of `DVector::from_vec(v)`.
-pub fn from_vec_frule(v: Dual<Vec<f64>, Vec<f64>>) -> Dual<DVector<f64>, DVector<f64>> {
+pub fn from_vec_frule<T: MatScalar>(v: Dual<Vec<T>, Vec<T>>) -> Dual<DVector<T>, DVector<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     Dual::new(DVector::from_vec(v.primal), DVector::from_vec(v.tangent))
 }
 
 /// Reverse rule of `DVector::from_vec(v)`: `v̄ += ȳ` (`axpy` into a view of `v`'s shadow).
-pub fn from_vec_rrule(
-    v: CoDual<Vec<f64>, SharedVec<f64>>,
-) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,) + use<>) {
+pub fn from_vec_rrule<T: MatScalar>(
+    v: CoDual<Vec<T>, SharedVec<T>>,
+) -> (CoDual<DVector<T>, SharedRef<DVector<T>>>, impl FnOnce(NoRData) -> (NoRData,) + use<T>)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let (y, dy) = fresh(DVector::from_vec(v.primal));
     let dv = v.fdata;
     let pullback = move |_: NoRData| {
         dy.with(|g| {
             dv.with_mut(|d| {
                 let n = d.len();
-                DVectorViewMut::from_slice(d, n).axpy(1.0, g, 1.0)
+                DVectorViewMut::from_slice(d, n).axpy(T::ONE, g, T::ONE)
             })
         });
         (NoRData,)
@@ -413,25 +461,35 @@ pub fn from_vec_rrule(
 }
 
 /// Forward rule of `DMatrix::from_row_slice(nrows, ncols, s)`.
-pub fn from_row_slice_frule(
+pub fn from_row_slice_frule<T: MatScalar>(
     nrows: Dual<usize, NoTangent>,
     ncols: Dual<usize, NoTangent>,
-    s: Dual<&[f64], &[f64]>,
-) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+    s: Dual<&[T], &[T]>,
+) -> Dual<DMatrix<T>, DMatrix<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let (r, c) = (nrows.primal, ncols.primal);
     Dual::new(DMatrix::from_row_slice(r, c, s.primal), DMatrix::from_row_slice(r, c, s.tangent))
 }
 
 /// Reverse rule of `DMatrix::from_row_slice(nrows, ncols, s)`: `s̄ += ȳ` read row by row (the
 /// shadow of `s` seen as the column-major `ncols x nrows` matrix `ȳᵀ`).
-pub fn from_row_slice_rrule(
+pub fn from_row_slice_rrule<T: MatScalar>(
     nrows: CoDual<usize, NoFData>,
     ncols: CoDual<usize, NoFData>,
-    s: CoDual<&[f64], SharedVec<f64>>,
+    s: CoDual<&[T], SharedVec<T>>,
 ) -> (
-    CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<>,
-) {
+    CoDual<DMatrix<T>, SharedRef<DMatrix<T>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<T>,
+)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let (r, c) = (nrows.primal, ncols.primal);
     let (y, dy) = fresh(DMatrix::from_row_slice(r, c, s.primal));
     let ds = s.fdata;
@@ -448,34 +506,51 @@ pub fn from_row_slice_rrule(
 }
 
 /// Forward rule of `DVector::zeros(n)`: no derivative.
-pub fn zeros_vector_frule(n: Dual<usize, NoTangent>) -> Dual<DVector<f64>, DVector<f64>> {
+pub fn zeros_vector_frule<T: MatScalar>(n: Dual<usize, NoTangent>) -> Dual<DVector<T>, DVector<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     Dual::new(DVector::zeros(n.primal), DVector::zeros(n.primal))
 }
 
 /// Reverse rule of `DVector::zeros(n)`: a fresh zero shadow; nothing flows back.
-pub fn zeros_vector_rrule(
+pub fn zeros_vector_rrule<T: MatScalar>(
     n: CoDual<usize, NoFData>,
-) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,) + use<>) {
+) -> (CoDual<DVector<T>, SharedRef<DVector<T>>>, impl FnOnce(NoRData) -> (NoRData,) + use<T>)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     (fresh(DVector::zeros(n.primal)).0, |_: NoRData| (NoRData,))
 }
 
 /// Forward rule of `DMatrix::zeros(nrows, ncols)`: no derivative.
-pub fn zeros_matrix_frule(
+pub fn zeros_matrix_frule<T: MatScalar>(
     nrows: Dual<usize, NoTangent>,
     ncols: Dual<usize, NoTangent>,
-) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+) -> Dual<DMatrix<T>, DMatrix<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let (r, c) = (nrows.primal, ncols.primal);
     Dual::new(DMatrix::zeros(r, c), DMatrix::zeros(r, c))
 }
 
 /// Reverse rule of `DMatrix::zeros(nrows, ncols)`: a fresh zero shadow; nothing flows back.
-pub fn zeros_matrix_rrule(
+pub fn zeros_matrix_rrule<T: MatScalar>(
     nrows: CoDual<usize, NoFData>,
     ncols: CoDual<usize, NoFData>,
-) -> (
-    CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
-) {
+) -> (CoDual<DMatrix<T>, SharedRef<DMatrix<T>>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let y = DMatrix::zeros(nrows.primal, ncols.primal);
     (fresh(y).0, |_: NoRData| (NoRData, NoRData))
 }
@@ -488,7 +563,7 @@ pub fn zeros_matrix_rrule(
 ///
 /// # Panics
 /// If `i` is out of range, as `v[i]` does.
-pub fn index_frule<M: HeapMatrix>(v: Dual<&M, &M>, i: Dual<usize, NoTangent>) -> Dual<f64, f64> {
+pub fn index_frule<M: HeapMatrix>(v: Dual<&M, &M>, i: Dual<usize, NoTangent>) -> Dual<S<M>, S<M>> {
     Dual::new(v.primal.entries()[i.primal], v.tangent.entries()[i.primal])
 }
 
@@ -499,11 +574,11 @@ pub fn index_frule<M: HeapMatrix>(v: Dual<&M, &M>, i: Dual<usize, NoTangent>) ->
 pub fn index_rrule<M: HeapMatrix>(
     v: CoDual<&M, SharedRef<M>>,
     i: CoDual<usize, NoFData>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, NoRData) + use<M>) {
+) -> (CoDual<S<M>, NoFData>, impl FnOnce(S<M>) -> (NoRData, NoRData) + use<M>) {
     let i = i.primal;
     let y = v.primal.entries()[i];
     let dv = v.fdata;
-    let pullback = move |y_bar: f64| {
+    let pullback = move |y_bar: S<M>| {
         dv.accumulate(|d| d.entries_mut()[i] += y_bar);
         (NoRData, NoRData)
     };
@@ -540,86 +615,122 @@ pub fn index2_rrule<M: HeapMatrix + std::ops::IndexMut<(usize, usize), Output = 
 }
 
 // ---------------------------------------------------------------------------------------------
-// `y.gemv(α, a, x, β)` and `c.gemm(α, a, b, β)`: `y ← α (a x) + β y`, in place. Each rule is
-// the product's own rule (`t = a x`) and the update `y ← α t + β y`, whose derivative is written
-// once for both (`update_frule`, `update_rrule`).
+// `y.gemv(α, a, x, β)` and `c.gemm(α, a, b, β)`: `y ← α a x + β y`, in place. The value is
+// nalgebra's own `gemv` / `gemm` (the same bits as the primal's); the pullbacks reuse `aᵀ ȳ`,
+// which `x̄` needs, for `ᾱ = ȳ·(a x) = (aᵀ ȳ)·x`.
 
-/// Forward rule of the update `y ← α t + β y` of a product `t`: `ẏ ← α̇ t + α ṫ + β̇ y + β ẏ`.
-fn update_frule<M: HeapMatrix>(
-    y: Dual<&mut M, &mut M>,
-    alpha: Dual<f64, f64>,
-    t: Dual<M, M>,
-    beta: Dual<f64, f64>,
+/// Forward rule of `y.gemv(α, a, x, β)`: `ẏ ← α̇ a x + α (ȧ x + a ẋ) + β̇ y + β ẏ`.
+///
+/// # Panics
+/// If the shapes do not fit, as `gemv` does.
+pub fn gemv_frule<T: MatScalar>(
+    y: Dual<&mut DVector<T>, &mut DVector<T>>,
+    alpha: Dual<T, T>,
+    a: Dual<&DMatrix<T>, &DMatrix<T>>,
+    x: Dual<&DVector<T>, &DVector<T>>,
+    beta: Dual<T, T>,
 ) -> Dual<(), NoTangent> {
-    let (a, b) = (alpha.primal, beta.primal);
-    let dy = &mut *y.tangent;
-    dy.entries_mut().iter_mut().for_each(|v| *v *= b);
-    dy.add_scaled(beta.tangent, y.primal);
-    dy.add_scaled(alpha.tangent, &t.primal);
-    dy.add_scaled(a, &t.tangent);
-    let py = &mut *y.primal;
-    py.entries_mut().iter_mut().for_each(|v| *v *= b);
-    py.add_scaled(a, &t.primal);
+    let (al, be) = (alpha.primal, beta.primal);
+    let dy = y.tangent;
+    dy.gemv(al, a.tangent, x.primal, be);
+    dy.gemv(al, a.primal, x.tangent, T::ONE);
+    dy.gemv(alpha.tangent, a.primal, x.primal, T::ONE);
+    dy.axpy(beta.tangent, &*y.primal, T::ONE);
+    y.primal.gemv(al, a.primal, x.primal, be);
     Dual::new((), NoTangent)
 }
 
-/// Reverse rule of the update `y ← α t + β y` of a product `t` (with its shadow `t.fdata`, read
-/// by the product's pullback `pb`): the new value of `y` (from `y_old`), and the pullback,
-/// which takes `ȳ` out of `y`'s shadow `dy`: `t̄ += α ȳ` (then the product's pullback runs),
-/// `ᾱ = ȳ·t`, `β̄ = ȳ·y_old`, and `dy ← β ȳ`, the gradient of `y` before the update; it
-/// returns `(ᾱ, β̄)` and `y_old`, for a caller that restores it.
-pub fn update_rrule<M: HeapMatrix>(
-    y_old: M,
-    dy: SharedRef<M>,
-    alpha: f64,
-    t: CoDual<M, SharedRef<M>>,
-    pb: impl FnOnce(NoRData) -> (NoRData, NoRData),
-    beta: f64,
-) -> (M, impl FnOnce() -> (f64, f64, M)) {
+/// Forward rule of `c.gemm(α, a, b, β)`: `ċ ← α̇ a b + α (ȧ b + a ḃ) + β̇ c + β ċ`.
+///
+/// # Panics
+/// If the shapes do not fit, as `gemm` does.
+pub fn gemm_frule<T: MatScalar>(
+    c: Dual<&mut DMatrix<T>, &mut DMatrix<T>>,
+    alpha: Dual<T, T>,
+    a: Dual<&DMatrix<T>, &DMatrix<T>>,
+    b: Dual<&DMatrix<T>, &DMatrix<T>>,
+    beta: Dual<T, T>,
+) -> Dual<(), NoTangent> {
+    let (al, be) = (alpha.primal, beta.primal);
+    let dc = c.tangent;
+    dc.gemm(al, a.tangent, b.primal, be);
+    dc.gemm(al, a.primal, b.tangent, T::ONE);
+    dc.gemm(alpha.tangent, a.primal, b.primal, T::ONE);
+    dc.zip_apply(&*c.primal, |d, v| *d += beta.tangent * v);
+    c.primal.gemm(al, a.primal, b.primal, be);
+    Dual::new((), NoTangent)
+}
+
+/// Reverse rule of `y.gemv(α, a, x, β)` on `y`'s old value `y_old` (whose shadow is `dy`): the
+/// new value and the pullback, which takes `ȳ` out of `dy`: `ā += α ȳ xᵀ`, `x̄ += α aᵀ ȳ`,
+/// `ᾱ = (aᵀ ȳ)·x`, `β̄ = ȳ·y_old`, and `dy ← β ȳ`, the gradient of `y` before the update. It
+/// returns `(ᾱ, β̄)` and `y_old` (for a caller that restores it).
+///
+/// # Panics
+/// If the shapes do not fit, as `gemv` does.
+pub fn gemv_rrule<T: MatScalar>(
+    y_old: DVector<T>,
+    dy: SharedRef<DVector<T>>,
+    alpha: T,
+    a: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+    x: CoDual<&DVector<T>, SharedRef<DVector<T>>>,
+    beta: T,
+) -> (DVector<T>, impl FnOnce() -> (T, T, DVector<T>) + use<T>) {
     let mut y = y_old.clone();
-    y.entries_mut().iter_mut().for_each(|v| *v *= beta);
-    y.add_scaled(alpha, &t.primal);
+    y.gemv(alpha, a.primal, x.primal, beta);
+    let (pa, px) = (a.primal.clone(), x.primal.clone());
+    let (da, dx) = (a.fdata, x.fdata);
     let pullback = move || {
-        let mut rets = (0.0, 0.0);
-        if dy.is_live() {
-            dy.with_mut(|g| {
-                rets = (g.dot_with(&t.primal), g.dot_with(&y_old));
-                t.fdata.with_mut(|dt| dt.add_scaled(alpha, g));
-                g.entries_mut().iter_mut().for_each(|v| *v *= beta);
-            });
+        if !dy.is_live() {
+            return (T::ZERO, T::ZERO, y_old);
         }
-        let _ = pb(NoRData);
+        let rets = dy.with_mut(|g| {
+            let mut u = DVector::zeros(pa.ncols());
+            u.gemv_tr(T::ONE, &pa, g, T::ZERO);
+            dx.accumulate(|d| d.axpy(alpha, &u, T::ONE));
+            da.accumulate(|d| d.ger(alpha, g, &px, T::ONE));
+            let rets = (u.dot(&px), g.dot(&y_old));
+            *g *= beta;
+            rets
+        });
         (rets.0, rets.1, y_old)
     };
     (y, pullback)
 }
 
-/// Forward rule of `y.gemv(α, a, x, β)`: `y ← α a x + β y`.
-///
-/// # Panics
-/// If the shapes do not fit, as `gemv` does.
-pub fn gemv_frule(
-    y: Dual<&mut DVector<f64>, &mut DVector<f64>>,
-    alpha: Dual<f64, f64>,
-    a: Dual<&DMatrix<f64>, &DMatrix<f64>>,
-    x: Dual<&DVector<f64>, &DVector<f64>>,
-    beta: Dual<f64, f64>,
-) -> Dual<(), NoTangent> {
-    update_frule(y, alpha, mat_vec_frule(a, x), beta)
-}
-
-/// Forward rule of `c.gemm(α, a, b, β)`: `c ← α a b + β c`.
+/// Reverse rule of `c.gemm(α, a, b, β)` on `c`'s old value `c_old` (shadow `dc`): as
+/// [`gemv_rrule`], with `ā += α c̄ bᵀ`, `b̄ += α aᵀ c̄`, `ᾱ = (aᵀ c̄)·b`, `β̄ = c̄·c_old`.
 ///
 /// # Panics
 /// If the shapes do not fit, as `gemm` does.
-pub fn gemm_frule(
-    c: Dual<&mut DMatrix<f64>, &mut DMatrix<f64>>,
-    alpha: Dual<f64, f64>,
-    a: Dual<&DMatrix<f64>, &DMatrix<f64>>,
-    b: Dual<&DMatrix<f64>, &DMatrix<f64>>,
-    beta: Dual<f64, f64>,
-) -> Dual<(), NoTangent> {
-    update_frule(c, alpha, mat_mat_frule(a, b), beta)
+pub fn gemm_rrule<T: MatScalar>(
+    c_old: DMatrix<T>,
+    dc: SharedRef<DMatrix<T>>,
+    alpha: T,
+    a: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+    b: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+    beta: T,
+) -> (DMatrix<T>, impl FnOnce() -> (T, T, DMatrix<T>) + use<T>) {
+    let mut c = c_old.clone();
+    c.gemm(alpha, a.primal, b.primal, beta);
+    // The transposes, for plain `gemm`s in the pullback (see `mat_mat_rrule`).
+    let (at, bt, pb) = (a.primal.transpose(), b.primal.transpose(), b.primal.clone());
+    let (da, db) = (a.fdata, b.fdata);
+    let pullback = move || {
+        if !dc.is_live() {
+            return (T::ZERO, T::ZERO, c_old);
+        }
+        let rets = dc.with_mut(|g| {
+            let v = &at * &*g;
+            db.accumulate(|d| d.zip_apply(&v, |d, v| *d += alpha * v));
+            da.accumulate(|d| d.gemm(alpha, g, &bt, T::ONE));
+            let rets = (v.dot(&pb), g.dot(&c_old));
+            *g *= beta;
+            rets
+        });
+        (rets.0, rets.1, c_old)
+    };
+    (c, pullback)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -630,10 +741,15 @@ pub fn gemm_frule(
 ///
 /// # Panics
 /// If `j` is out of range, as `m.column(j)` does.
-pub fn column_frule(
-    m: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+pub fn column_frule<T: MatScalar>(
+    m: Dual<&DMatrix<T>, &DMatrix<T>>,
     j: Dual<usize, NoTangent>,
-) -> Dual<DVector<f64>, DVector<f64>> {
+) -> Dual<DVector<T>, DVector<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     Dual::new(m.primal.column(j.primal).into_owned(), m.tangent.column(j.primal).into_owned())
 }
 
@@ -641,18 +757,20 @@ pub fn column_frule(
 ///
 /// # Panics
 /// If `j` is out of range, as `m.column(j)` does.
-pub fn column_rrule(
-    m: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+pub fn column_rrule<T: MatScalar>(
+    m: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
     j: CoDual<usize, NoFData>,
-) -> (
-    CoDual<DVector<f64>, SharedRef<DVector<f64>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
-) {
+) -> (CoDual<DVector<T>, SharedRef<DVector<T>>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let j = j.primal;
     let (y, dy) = fresh(m.primal.column(j).into_owned());
     let dm = m.fdata;
     let pullback = move |_: NoRData| {
-        dy.with(|g| dm.accumulate(|d| d.column_mut(j).axpy(1.0, g, 1.0)));
+        dy.with(|g| dm.accumulate(|d| d.column_mut(j).axpy(T::ONE, g, T::ONE)));
         (NoRData, NoRData)
     };
     (y, pullback)
@@ -662,10 +780,15 @@ pub fn column_rrule(
 ///
 /// # Panics
 /// If `i` is out of range, as `m.row(i)` does.
-pub fn row_frule(
-    m: Dual<&DMatrix<f64>, &DMatrix<f64>>,
+pub fn row_frule<T: MatScalar>(
+    m: Dual<&DMatrix<T>, &DMatrix<T>>,
     i: Dual<usize, NoTangent>,
-) -> Dual<RowDVector<f64>, RowDVector<f64>> {
+) -> Dual<RowDVector<T>, RowDVector<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     Dual::new(m.primal.row(i.primal).into_owned(), m.tangent.row(i.primal).into_owned())
 }
 
@@ -673,13 +796,18 @@ pub fn row_frule(
 ///
 /// # Panics
 /// If `i` is out of range, as `m.row(i)` does.
-pub fn row_rrule(
-    m: CoDual<&DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+pub fn row_rrule<T: MatScalar>(
+    m: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
     i: CoDual<usize, NoFData>,
 ) -> (
-    CoDual<RowDVector<f64>, SharedRef<RowDVector<f64>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
-) {
+    CoDual<RowDVector<T>, SharedRef<RowDVector<T>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>,
+)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
     let i = i.primal;
     let (y, dy) = fresh(m.primal.row(i).into_owned());
     let dm = m.fdata;
@@ -717,37 +845,43 @@ pub fn row_rrule(
 /// assert_eq!(v, 0.5 - 2.0 + 6.0 + 1.0);
 /// assert_eq!((gs, gw), (w.clone(), s.clone()));
 /// ```
-pub trait DMatrixConstructors {
+pub trait DMatrixConstructors: Sized {
+    /// The element type (`f64` or `f32`).
+    type Scalar;
     /// Forward rule of `DMatrix::from_row_slice(nrows, ncols, s)`.
     fn from_row_slice_frule(
         nrows: Dual<usize, NoTangent>,
         ncols: Dual<usize, NoTangent>,
-        s: Dual<&[f64], &[f64]>,
-    ) -> Dual<DMatrix<f64>, DMatrix<f64>>;
+        s: Dual<&[Self::Scalar], &[Self::Scalar]>,
+    ) -> Dual<Self, Self>;
     /// Reverse rule of `DMatrix::from_row_slice(nrows, ncols, s)`.
     #[allow(clippy::type_complexity)]
     fn from_row_slice_rrule(
         nrows: CoDual<usize, NoFData>,
         ncols: CoDual<usize, NoFData>,
-        s: CoDual<&[f64], SharedVec<f64>>,
+        s: CoDual<&[Self::Scalar], SharedVec<Self::Scalar>>,
     ) -> (
-        CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+        CoDual<Self, SharedRef<Self>>,
         impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData) + use<Self>,
     );
     /// Forward rule of `DMatrix::zeros(nrows, ncols)`.
     fn zeros_frule(
         nrows: Dual<usize, NoTangent>,
         ncols: Dual<usize, NoTangent>,
-    ) -> Dual<DMatrix<f64>, DMatrix<f64>>;
+    ) -> Dual<Self, Self>;
     /// Reverse rule of `DMatrix::zeros(nrows, ncols)`.
     #[allow(clippy::type_complexity)]
     fn zeros_rrule(
         nrows: CoDual<usize, NoFData>,
         ncols: CoDual<usize, NoFData>,
-    ) -> (CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>, impl FnOnce(NoRData) -> (NoRData, NoRData));
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<Self>);
 }
 
+// `f64` only: with one impl, `DMatrix::zeros(n, n)` in a body infers its element type as the
+// primal does (from the `f64` values written into it); an `f32` impl beside it would leave the
+// derived code's type unknown.
 impl DMatrixConstructors for DMatrix<f64> {
+    type Scalar = f64;
     #[inline]
     fn from_row_slice_frule(
         nrows: Dual<usize, NoTangent>,
@@ -778,8 +912,10 @@ impl DMatrixConstructors for DMatrix<f64> {
     fn zeros_rrule(
         nrows: CoDual<usize, NoFData>,
         ncols: CoDual<usize, NoFData>,
-    ) -> (CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>, impl FnOnce(NoRData) -> (NoRData, NoRData))
-    {
+    ) -> (
+        CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+        impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+    ) {
         zeros_matrix_rrule(nrows, ncols)
     }
 }
@@ -803,22 +939,29 @@ impl DMatrixConstructors for DMatrix<f64> {
 /// let (v, (g,)) = value_and_gradient!(squared_norm(&x));
 /// assert_eq!((v, g), (5.0, vec![2.0, 4.0]));
 /// ```
-pub trait DVectorConstructors {
+pub trait DVectorConstructors: Sized {
+    /// The element type (`f64` or `f32`).
+    type Scalar;
     /// Forward rule of `DVector::from_vec(v)`.
-    fn from_vec_frule(v: Dual<Vec<f64>, Vec<f64>>) -> Dual<DVector<f64>, DVector<f64>>;
+    fn from_vec_frule(v: Dual<Vec<Self::Scalar>, Vec<Self::Scalar>>) -> Dual<Self, Self>;
     /// Reverse rule of `DVector::from_vec(v)`.
+    #[allow(clippy::type_complexity)]
     fn from_vec_rrule(
-        v: CoDual<Vec<f64>, SharedVec<f64>>,
-    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,));
+        v: CoDual<Vec<Self::Scalar>, SharedVec<Self::Scalar>>,
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData,) + use<Self>);
     /// Forward rule of `DVector::zeros(n)`.
-    fn zeros_frule(n: Dual<usize, NoTangent>) -> Dual<DVector<f64>, DVector<f64>>;
+    fn zeros_frule(n: Dual<usize, NoTangent>) -> Dual<Self, Self>;
     /// Reverse rule of `DVector::zeros(n)`.
     fn zeros_rrule(
         n: CoDual<usize, NoFData>,
-    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,));
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData,) + use<Self>);
 }
 
+// `f64` only: with one impl, `DMatrix::zeros(n, n)` in a body infers its element type as the
+// primal does (from the `f64` values written into it); an `f32` impl beside it would leave the
+// derived code's type unknown.
 impl DVectorConstructors for DVector<f64> {
+    type Scalar = f64;
     #[inline]
     fn from_vec_frule(v: Dual<Vec<f64>, Vec<f64>>) -> Dual<DVector<f64>, DVector<f64>> {
         from_vec_frule(v)
@@ -826,7 +969,8 @@ impl DVectorConstructors for DVector<f64> {
     #[inline]
     fn from_vec_rrule(
         v: CoDual<Vec<f64>, SharedVec<f64>>,
-    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,)) {
+    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,) + use<>)
+    {
         from_vec_rrule(v)
     }
     #[inline]
@@ -836,7 +980,8 @@ impl DVectorConstructors for DVector<f64> {
     #[inline]
     fn zeros_rrule(
         n: CoDual<usize, NoFData>,
-    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,)) {
+    ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,) + use<>)
+    {
         zeros_vector_rrule(n)
     }
 }
