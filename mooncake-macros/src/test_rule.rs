@@ -61,6 +61,9 @@ enum Kind {
     Val,
     Ref,
     Mut,
+    /// `a.view()` of an array the test owns (ndarray's read-only view): as `&a`, with the view
+    /// passed where `&a` would be.
+    View,
 }
 
 struct Arg {
@@ -237,14 +240,17 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
         let (kind, inner) = match arg {
             Expr::Reference(r) if r.mutability.is_some() => (Kind::Mut, (*r.expr).clone()),
             Expr::Reference(r) => (Kind::Ref, (*r.expr).clone()),
+            Expr::MethodCall(m) if m.method == "view" && m.args.is_empty() => {
+                (Kind::View, (*m.receiver).clone())
+            }
             other => (Kind::Val, other.clone()),
         };
         let key = quote!(#inner).to_string();
-        let shared = (kind == Kind::Ref)
+        let shared = matches!(kind, Kind::Ref | Kind::View)
             .then(|| {
                 slots.iter().position(|s| {
                     let init = &s.init;
-                    s.kind == Kind::Ref && quote!(#init).to_string() == key
+                    s.kind == kind && quote!(#init).to_string() == key
                 })
             })
             .flatten();
@@ -335,7 +341,7 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
     });
     let kinds = slots.iter().map(|slot| match slot.kind {
         Kind::Val => quote!(#tu::ArgKind::Val),
-        Kind::Ref => quote!(#tu::ArgKind::Ref),
+        Kind::Ref | Kind::View => quote!(#tu::ArgKind::Ref),
         Kind::Mut => quote!(#tu::ArgKind::Mut),
     });
     let names = slots.iter().map(|slot| &slot.name);
@@ -348,6 +354,7 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
             Kind::Val => quote!(::core::clone::Clone::clone(&#s.#k)),
             Kind::Ref => quote!(&#s.#k),
             Kind::Mut => quote!(&mut #s.#k),
+            Kind::View => quote!(#s.#k.view()),
         }
     });
     let primal = quote!(|#s| #func(#(#primal_args),*));
@@ -363,6 +370,9 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
                 }),
                 Kind::Ref => quote!(#sup::dual_ref(&#s.#k, &#t.#k)),
                 Kind::Mut => quote!(#sup::dual_mut(&mut #s.#k, &mut #t.#k)),
+                Kind::View => {
+                    quote!(#rt::Dual::new(#s.#k.view(), ::core::clone::Clone::clone(&#t.#k)))
+                }
             };
             quote!({ let __d = #make; #rt::Dual::new(__d.primal, __d.tangent) })
         });
@@ -392,6 +402,10 @@ fn generate(input: Input, on_failure: OnFailure) -> syn::Result<TokenStream> {
                     }
                     Kind::Ref => quote!(#sup::codual_ref(&#s.#k, &#sh.#k)),
                     Kind::Mut => quote!(#sup::codual_mut(&#s.#k, &#h.#k, &#sh.#k)),
+                    Kind::View => quote!(#rt::CoDual::new(
+                        #s.#k.view(),
+                        ::core::clone::Clone::clone(&#sh.#k)
+                    )),
                 };
                 quote!({ let __c = #make; #rt::CoDual::new(__c.primal, __c.fdata) })
             })

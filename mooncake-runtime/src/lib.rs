@@ -56,6 +56,7 @@ pub mod rules_guide;
 pub mod shared;
 pub mod tangent;
 pub mod test_utils;
+pub mod views;
 
 pub use cache::GradientCache;
 pub use dual::{CoDual, Const, Dual, NoFData, NoRData, NoTangent};
@@ -560,6 +561,7 @@ pub mod __private {
         FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace, close,
     };
     pub use crate::test_utils;
+    pub use crate::views::owned_arg;
     pub use core;
     pub use std;
 }

@@ -10,7 +10,7 @@ use mooncake_runtime::TestRng;
 use mooncake_runtime::nd::rules::*;
 use mooncake_runtime::prelude::*;
 use ndarray::linalg::Dot;
-use ndarray::{Array, Array1, Array2, Dimension, ShapeError};
+use ndarray::{Array, Array1, Array2, ArrayView1, ArrayView2, Dimension, ShapeError};
 
 /// Shapes `(rows, columns)` the tests run on.
 const SHAPES: &[(usize, usize)] = &[(1, 1), (3, 3), (2, 5), (5, 2), (1, 4), (4, 1)];
@@ -490,6 +490,50 @@ fn scalar_shifts_both_modes() {
         test_rule!(shifted(&mat(r, c, s), 0.3), seed = s);
         let v = vector(r * c, s + 1).mapv(|v| v as f32);
         test_rule!(shifted32(&v, 0.3), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+}
+
+/// Read-only views as arguments (`nd::views`): held as owned arrays in derived code, their
+/// gradients arrays of their shapes; `test_rule!` perturbs the arrays behind `a.view()`.
+#[differentiable]
+fn view_model(m: ArrayView2<'_, f64>, x: ArrayView1<'_, f64>, s: f64) -> f64 {
+    let y: Array1<f64> = m.dot(&x);
+    let mut t = y.dot(&y) * s;
+    for i in 0..m.nrows() {
+        t += m[[i, 0]] * y[i];
+    }
+    let c = &m - s;
+    t + (&c * &m).sum() + x.sum()
+}
+
+/// The same with the arguments behind `&`, the reference the views are checked against.
+#[differentiable]
+fn ref_model(m: &Array2<f64>, x: &Array1<f64>, s: f64) -> f64 {
+    let y: Array1<f64> = m.dot(x);
+    let mut t = y.dot(&y) * s;
+    for i in 0..m.nrows() {
+        t += m[[i, 0]] * y[i];
+    }
+    let c = m - s;
+    t + (&c * m).sum() + x.sum()
+}
+
+#[differentiable]
+fn view32(v: ArrayView1<'_, f32>) -> f32 {
+    (&v * &v).sum()
+}
+
+#[test]
+fn views_as_arguments_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let (m, x) = (mat(r, c, s), vector(c, s + 1));
+        test_rule!(view_model(m.view(), x.view(), 0.4), seed = s);
+        let (v, (gm, gx, gs)) = value_and_gradient!(view_model(m.view(), x.view(), 0.4));
+        let (w, (hm, hx, hs)) = value_and_gradient!(ref_model(&m, &x, 0.4));
+        assert_eq!((v, &gm, &gx, gs), (w, &hm, &hx, hs));
+        let v32 = vector(r * c, s + 2).mapv(|v| v as f32);
+        test_rule!(view32(v32.view()), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
     }
 }
 

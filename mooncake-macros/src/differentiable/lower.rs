@@ -3050,6 +3050,10 @@ const MATRIX_TYPES: &[&str] = &[
     "Array2",
     "Array3",
     "ArrayD",
+    "ArrayView",
+    "ArrayView1",
+    "ArrayView2",
+    "ArrayViewD",
 ];
 
 const ITERATOR_ADAPTORS: &[&str] = &[

@@ -325,6 +325,30 @@ fn rules_of(
     }
 }
 
+/// Whether `ty` is a read-only view of an ndarray array (`ArrayView1<f64>`, `ArrayView2<'_, f32>`,
+/// `ArrayView<f64, D>`): an argument derived code holds as an owned array (`views::owned_arg`).
+pub(crate) fn view_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+    && p.path.segments.last().is_some_and(|s| {
+        let name = s.ident.to_string();
+        name.starts_with("ArrayView") && !name.starts_with("ArrayViewMut")
+    }))
+}
+
+/// `let mut a = owned_arg(a);` for each argument declared with a view type (see [`view_type`]),
+/// at the entry of a derived rule.
+pub(crate) fn view_args(body: &Body, names: &Names) -> TokenStream {
+    let rt = rt();
+    let lets = body
+        .args()
+        .filter(|l| body.locals[l.index()].ty.as_ref().is_some_and(view_type))
+        .map(|l| {
+            let x = names.local(l);
+            quote!(#[allow(unused_mut)] let mut #x = #rt::owned_arg(#x);)
+        });
+    quote!(#(#lets)*)
+}
+
 /// The type a `Dual` of a value of type `ty` has: `Dual<T, <T as Primal>::Tangent>`, or a dual
 /// of references for a reference type.
 pub(crate) fn dual_type(ty: &syn::Type) -> TokenStream {
@@ -371,6 +395,9 @@ pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
     let rt = rt();
     match ty {
         syn::Type::Reference(_) => quote_spanned!(ty.span()=> #rt::NoRData),
+        // A view's, as a reference's (and without its elided lifetime, which a pullback's type
+        // in the result could not name).
+        ty if view_type(ty) => quote_spanned!(ty.span()=> #rt::NoRData),
         _ => quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData),
     }
 }
@@ -683,11 +710,13 @@ fn generate(
     let ret_ty = dual_type(&sig.ret);
     let primal = primal_path(func);
     let items = lower::body_items(func.block);
+    let owned_views = view_args(body, &names);
     let frule = quote!(
         #allow
         #[inline]
         #signature {
             let _ = #primal;
+            #owned_views
             #items
             let mut #ret_local: #ret_ty;
             #decls

@@ -10,10 +10,9 @@
 //! does not have.
 //!
 //! The rules are in [`rules`]; the dispatch of methods, operators and constructors in derived
-//! code to them in [`dispatch`]. Views (`ArrayView1`, `ArrayView2`) are not primal types: a view
-//! borrows memory that finite differences cannot perturb and that no shadow follows. The methods
-//! that return views in ndarray (`a.t()`, `a.row(i)`, `a.column(j)`) return owned arrays in
-//! derived code (see [`rules`]).
+//! code to them in [`dispatch`]. Views (`ArrayView1`, `ArrayView2`) are primal types as
+//! arguments, seen as `&Array` is (see [`views`]); the methods that return views in ndarray
+//! (`a.t()`, `a.row(i)`, `a.column(j)`) return owned arrays in derived code (see [`rules`]).
 
 use crate::dual::NoRData;
 use crate::float::Float;
@@ -24,6 +23,7 @@ use ndarray::{Array, ArrayView1, Dimension, Zip};
 
 pub mod dispatch;
 pub mod rules;
+pub mod views;
 
 mod sealed {
     pub trait Sealed {}

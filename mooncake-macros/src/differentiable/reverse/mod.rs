@@ -712,7 +712,9 @@ impl<'a> Reverse<'a> {
                 decls.push(quote!(#m = #rt::rev::marker(&#x);));
             }
         }
+        let owned_views = super::view_args(body, self.names);
         let forward = quote!(
+            #owned_views
             #(#to_handles)*
             #(#views)*
             #(#captures)*
