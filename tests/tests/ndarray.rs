@@ -537,6 +537,27 @@ fn views_as_arguments_both_modes() {
     }
 }
 
+/// `mapv` closures without a type on `f32` arrays: the element type comes from the array's
+/// declared type (an argument's, a variable's, or arithmetic on one).
+#[differentiable]
+fn mapped_f32_untyped(w: &Array2<f32>, x: &Array1<f32>) -> f32 {
+    let h: Array1<f32> = w.dot(x);
+    let a = h.mapv(|v| v.tanh() * 0.5);
+    let b = (w * 2.0).mapv(|v| v * v);
+    let c = b.mapv(f32::sqrt);
+    a.sum() + c.mapv(|v| v + 1.0).sum()
+}
+
+#[test]
+fn untyped_closures_of_f32_arrays() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let w = positive(r, c, s).mapv(|v| v as f32);
+        let x = vector(c, s + 1).mapv(|v| v as f32);
+        test_rule!(mapped_f32_untyped(&w, &x), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+}
+
 /// A derived function whose result is an array, checked by `test_rule!` like any rule.
 #[differentiable]
 fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {

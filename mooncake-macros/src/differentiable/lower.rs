@@ -56,6 +56,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         array_lens: Default::default(),
         matrices: Default::default(),
         typed_matrix: false,
+        f32_locals: Default::default(),
         unroll_factor: 1,
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
@@ -170,6 +171,8 @@ pub(super) struct Lower<'e> {
     /// (A `Vec`: few locals are matrices, and a std `HashSet` would draw another `RandomState`,
     /// which moves the expansion's instruction counts: see BENCHMARKS.md.)
     matrices: Vec<Local>,
+    /// Locals of `matrices` bound to matrices of `f32` (see `f32_matrix`).
+    f32_locals: Vec<Local>,
     /// Whether a local was declared with a matrix type (`matrix_type`): with `matrices`, whether
     /// the function may hold matrices at all, before which no temporary is tested for one.
     typed_matrix: bool,
@@ -565,6 +568,7 @@ impl Lower<'_> {
             Some(init) => {
                 let len = if ty.is_none() { self.literal_array_len(&init.expr) } else { None };
                 let matrix = self.matrix_like(&init.expr);
+                let f32_init = matrix && self.f32_matrix(&init.expr);
                 let value = self.lower_expr(&init.expr);
                 self.bind_pattern(pat, ty, value, local.span());
                 if let (Some(n), Pat::Ident(pi)) = (len, pat)
@@ -576,6 +580,9 @@ impl Lower<'_> {
                     && let Some(l) = self.lookup(&pi.ident)
                 {
                     self.matrices.push(l);
+                    if f32_init {
+                        self.f32_locals.push(l);
+                    }
                 }
             }
             None => {
@@ -1794,6 +1801,36 @@ impl Lower<'_> {
         }
     }
 
+    /// Whether the text shows that `e` is a matrix or array of `f32` (a variable declared with
+    /// such a type, or bound to arithmetic or methods of one): the element type of an untyped
+    /// `map` closure.
+    fn f32_matrix(&self, e: &Expr) -> bool {
+        fn names_f32(ty: &syn::Type) -> bool {
+            ty.to_token_stream()
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "f32"))
+                || matches!(ty, syn::Type::Reference(r) if names_f32(&r.elem))
+        }
+        match e {
+            Expr::Paren(p) => self.f32_matrix(&p.expr),
+            Expr::Reference(r) => self.f32_matrix(&r.expr),
+            Expr::Unary(u) => self.f32_matrix(&u.expr),
+            Expr::Binary(b) => self.f32_matrix(&b.left) || self.f32_matrix(&b.right),
+            Expr::MethodCall(m) => self.f32_matrix(&m.receiver),
+            Expr::Path(p) if p.qself.is_none() => {
+                let Some(l) = p.path.get_ident().and_then(|i| self.lookup(i)) else {
+                    return false;
+                };
+                self.f32_locals.contains(&l)
+                    || self.locals[l.index()]
+                        .ty
+                        .as_ref()
+                        .is_some_and(|t| matrix_type(t) && names_f32(t))
+            }
+            _ => false,
+        }
+    }
+
     /// Whether `e` is `m.map(f)` of a matrix (`matrix_like`) or `a.mapv(f)` of anything but an
     /// iterator: a map element by element, lowered by `lower_element_map`.
     pub(super) fn is_element_map(&self, e: &Expr) -> bool {
@@ -1851,7 +1888,14 @@ impl Lower<'_> {
                              over the elements",
                         );
                 }
-                let ty = ty.unwrap_or_else(|| syn::parse_quote_spanned!(site=> f64));
+                // Untyped: the matrix's element type where the text shows it, else `f64`.
+                let ty = ty.unwrap_or_else(|| {
+                    if self.f32_matrix(&m.receiver) {
+                        syn::parse_quote_spanned!(site=> f32)
+                    } else {
+                        syn::parse_quote_spanned!(site=> f64)
+                    }
+                });
                 let ret = match &c.output {
                     syn::ReturnType::Type(_, t) => (**t).clone(),
                     syn::ReturnType::Default => ty.clone(),
@@ -1875,6 +1919,7 @@ impl Lower<'_> {
                     Some(s) if s.ident == "f32" && p.path.segments.len() == 2 => {
                         syn::parse_quote_spanned!(site=> f32)
                     }
+                    _ if self.f32_matrix(&m.receiver) => syn::parse_quote_spanned!(site=> f32),
                     _ => f64_ty,
                 };
                 (quote!(#v), ty.clone(), ty, quote!(#p(#v)))
