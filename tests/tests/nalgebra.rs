@@ -558,113 +558,150 @@ fn cholesky_derived_both_modes() {
 
 mod statics {
     use super::*;
+    use mooncake_runtime::linalg::MatScalar;
     use mooncake_runtime::linalg::fixed::*;
     use nalgebra::{Matrix2x3, SMatrix, SVector, Vector3};
 
-    fn smat<const R: usize, const C: usize>(seed: u64) -> SMatrix<f64, R, C> {
+    fn smat<T: MatScalar, const R: usize, const C: usize>(seed: u64) -> SMatrix<T, R, C> {
         let mut rng = TestRng::seed_from_u64(seed);
-        SMatrix::from_fn(|_, _| rng.normal())
+        SMatrix::from_fn(|_, _| <T as Float>::from_f64(rng.normal()))
     }
 
-    fn dot<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, b: &SMatrix<f64, R, C>) -> f64 {
+    // The primals, generic in the element type (`f64` or `f32`).
+    fn dot<T: MatScalar, const R: usize, const C: usize>(
+        a: &SMatrix<T, R, C>,
+        b: &SMatrix<T, R, C>,
+    ) -> T {
         a.dot(b)
     }
-    fn norm<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> f64 {
+    fn norm<T: MatScalar, const R: usize, const C: usize>(a: &SMatrix<T, R, C>) -> T {
         a.norm()
     }
-    fn norm_squared<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> f64 {
+    fn norm_squared<T: MatScalar, const R: usize, const C: usize>(a: &SMatrix<T, R, C>) -> T {
         a.norm_squared()
     }
-    fn sum<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> f64 {
+    fn sum<T: MatScalar, const R: usize, const C: usize>(a: &SMatrix<T, R, C>) -> T {
         a.sum()
     }
-    fn transpose<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> SMatrix<f64, C, R> {
+    fn transpose<T: MatScalar, const R: usize, const C: usize>(
+        a: &SMatrix<T, R, C>,
+    ) -> SMatrix<T, C, R> {
         a.transpose()
     }
-    fn add<const R: usize, const C: usize>(
-        a: &SMatrix<f64, R, C>,
-        b: &SMatrix<f64, R, C>,
-    ) -> SMatrix<f64, R, C> {
+    fn add<T: MatScalar, const R: usize, const C: usize>(
+        a: &SMatrix<T, R, C>,
+        b: &SMatrix<T, R, C>,
+    ) -> SMatrix<T, R, C> {
         a + b
     }
-    fn sub<const R: usize, const C: usize>(
-        a: &SMatrix<f64, R, C>,
-        b: &SMatrix<f64, R, C>,
-    ) -> SMatrix<f64, R, C> {
+    fn sub<T: MatScalar, const R: usize, const C: usize>(
+        a: &SMatrix<T, R, C>,
+        b: &SMatrix<T, R, C>,
+    ) -> SMatrix<T, R, C> {
         a - b
     }
-    fn neg<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> SMatrix<f64, R, C> {
+    fn neg<T: MatScalar, const R: usize, const C: usize>(a: &SMatrix<T, R, C>) -> SMatrix<T, R, C> {
         -a
     }
-    fn scale<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, s: f64) -> SMatrix<f64, R, C> {
+    fn scale<T: MatScalar, const R: usize, const C: usize>(
+        a: &SMatrix<T, R, C>,
+        s: T,
+    ) -> SMatrix<T, R, C> {
         a * s
     }
-    fn component_mul<const R: usize, const C: usize>(
-        a: &SMatrix<f64, R, C>,
-        b: &SMatrix<f64, R, C>,
-    ) -> SMatrix<f64, R, C> {
+    fn component_mul<T: MatScalar, const R: usize, const C: usize>(
+        a: &SMatrix<T, R, C>,
+        b: &SMatrix<T, R, C>,
+    ) -> SMatrix<T, R, C> {
         a.component_mul(b)
     }
-    fn product<const R: usize, const K: usize, const C: usize>(
-        a: &SMatrix<f64, R, K>,
-        b: &SMatrix<f64, K, C>,
-    ) -> SMatrix<f64, R, C> {
+    fn product<T: MatScalar, const R: usize, const K: usize, const C: usize>(
+        a: &SMatrix<T, R, K>,
+        b: &SMatrix<T, K, C>,
+    ) -> SMatrix<T, R, C> {
         a * b
     }
-    fn index<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, i: usize) -> f64 {
+    fn index<T: MatScalar, const R: usize, const C: usize>(a: &SMatrix<T, R, C>, i: usize) -> T {
         a[i]
     }
-    fn index2<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>, ij: (usize, usize)) -> f64 {
+    fn index2<T: MatScalar, const R: usize, const C: usize>(
+        a: &SMatrix<T, R, C>,
+        ij: (usize, usize),
+    ) -> T {
         a[ij]
     }
-    fn from_row_slice<const R: usize, const C: usize>(s: &[f64]) -> SMatrix<f64, R, C> {
+    fn from_row_slice<T: MatScalar, const R: usize, const C: usize>(s: &[T]) -> SMatrix<T, R, C> {
         SMatrix::from_row_slice(s)
     }
 
+    /// Every static rule on `T` matrices of shape `R x C` (products with `C x K` and `C x 1`),
+    /// `test_rule!`'s options (tolerances) after the seed.
     macro_rules! rules_at {
-        ($R:literal, $C:literal, $K:literal, $seed:expr) => {{
+        ($T:ty, $R:literal, $C:literal, $K:literal, $seed:expr $(, $opt:ident = $val:expr)*) => {{
             let s: u64 = $seed;
-            let (a, b) = (smat::<$R, $C>(s), smat::<$R, $C>(s + 1));
-            test_rule!(dot(&a, &b), frule = sdot_frule, rrule = sdot_rrule, seed = s);
-            test_rule!(dot(&a, &a), frule = sdot_frule, rrule = sdot_rrule, seed = s);
-            test_rule!(norm(&a), frule = snorm_frule, rrule = snorm_rrule, seed = s);
+            let (a, b) = (smat::<$T, $R, $C>(s), smat::<$T, $R, $C>(s + 1));
+            test_rule!(dot(&a, &b), frule = sdot_frule, rrule = sdot_rrule, seed = s $(, $opt = $val)*);
+            test_rule!(dot(&a, &a), frule = sdot_frule, rrule = sdot_rrule, seed = s $(, $opt = $val)*);
+            test_rule!(norm(&a), frule = snorm_frule, rrule = snorm_rrule, seed = s $(, $opt = $val)*);
             test_rule!(
                 norm_squared(&a),
                 frule = snorm_squared_frule,
                 rrule = snorm_squared_rrule,
                 seed = s
+                $(, $opt = $val)*
             );
-            test_rule!(sum(&a), frule = ssum_frule, rrule = ssum_rrule, seed = s);
-            test_rule!(transpose(&a), frule = stranspose_frule, rrule = stranspose_rrule, seed = s);
-            test_rule!(add(&a, &b), frule = sadd_frule, rrule = sadd_rrule, seed = s);
-            test_rule!(sub(&a, &b), frule = ssub_frule, rrule = ssub_rrule, seed = s);
-            test_rule!(neg(&a), frule = sneg_frule, rrule = sneg_rrule, seed = s);
-            test_rule!(scale(&a, 0.3), frule = sscale_frule, rrule = sscale_rrule, seed = s);
+            test_rule!(sum(&a), frule = ssum_frule, rrule = ssum_rrule, seed = s $(, $opt = $val)*);
+            test_rule!(
+                transpose(&a),
+                frule = stranspose_frule,
+                rrule = stranspose_rrule,
+                seed = s
+                $(, $opt = $val)*
+            );
+            test_rule!(add(&a, &b), frule = sadd_frule, rrule = sadd_rrule, seed = s $(, $opt = $val)*);
+            test_rule!(sub(&a, &b), frule = ssub_frule, rrule = ssub_rrule, seed = s $(, $opt = $val)*);
+            test_rule!(neg(&a), frule = sneg_frule, rrule = sneg_rrule, seed = s $(, $opt = $val)*);
+            test_rule!(
+                scale(&a, 0.3),
+                frule = sscale_frule,
+                rrule = sscale_rrule,
+                seed = s
+                $(, $opt = $val)*
+            );
             test_rule!(
                 component_mul(&a, &b),
                 frule = scomponent_mul_frule,
                 rrule = scomponent_mul_rrule,
                 seed = s
+                $(, $opt = $val)*
             );
-            let k = smat::<$C, $K>(s + 2);
-            test_rule!(product(&a, &k), frule = smul_frule, rrule = smul_rrule, seed = s);
-            let x = smat::<$C, 1>(s + 3);
-            test_rule!(product(&a, &x), frule = smul_frule, rrule = smul_rrule, seed = s);
+            let k = smat::<$T, $C, $K>(s + 2);
+            test_rule!(product(&a, &k), frule = smul_frule, rrule = smul_rrule, seed = s $(, $opt = $val)*);
+            let x = smat::<$T, $C, 1>(s + 3);
+            test_rule!(product(&a, &x), frule = smul_frule, rrule = smul_rrule, seed = s $(, $opt = $val)*);
             for i in [0, $R * $C - 1] {
-                test_rule!(index(&a, i), frule = sindex_frule, rrule = sindex_rrule, seed = s);
+                test_rule!(
+                    index(&a, i),
+                    frule = sindex_frule,
+                    rrule = sindex_rrule,
+                    seed = s
+                    $(, $opt = $val)*
+                );
             }
             test_rule!(
                 index2(&a, ($R - 1, 0)),
                 frule = sindex2_frule,
                 rrule = sindex2_rrule,
                 seed = s
+                $(, $opt = $val)*
             );
-            let v: Vec<f64> = (0..$R * $C).map(|i| i as f64 * 0.5 - 1.0).collect();
+            let v: Vec<$T> = (0..$R * $C).map(|i| i as $T * 0.5 - 1.0).collect();
             test_rule!(
-                from_row_slice::<$R, $C>(&*v),
+                from_row_slice::<$T, $R, $C>(&*v),
                 frule = sfrom_row_slice_frule,
                 rrule = sfrom_row_slice_rrule,
                 seed = s
+                $(, $opt = $val)*
             );
         }};
     }
@@ -673,21 +710,37 @@ mod statics {
     /// zeros and a pullback with nothing to return.
     #[test]
     fn static_zeros() {
-        let d = szeros_frule::<2, 3>();
+        let d = szeros_frule::<f64, 2, 3>();
         assert_eq!((d.primal, d.tangent), (SMatrix::zeros(), SMatrix::zeros()));
-        let (y, pb) = szeros_rrule::<2, 3>();
+        let (y, pb) = szeros_rrule::<f64, 2, 3>();
         assert_eq!(y.primal, Matrix2x3::zeros());
+        pb(SMatrix::repeat(1.0));
+        let d = szeros_frule::<f32, 3, 2>();
+        assert_eq!((d.primal, d.tangent), (SMatrix::zeros(), SMatrix::zeros()));
+        let (y, pb) = szeros_rrule::<f32, 3, 2>();
+        assert_eq!(y.primal, SMatrix::<f32, 3, 2>::zeros());
         pb(SMatrix::repeat(1.0));
     }
 
     #[test]
     fn static_rules() {
-        rules_at!(1, 1, 1, 1);
-        rules_at!(3, 3, 2, 2);
-        rules_at!(2, 5, 3, 3);
-        rules_at!(5, 2, 1, 4);
-        rules_at!(1, 4, 2, 5);
-        rules_at!(4, 1, 3, 6);
+        rules_at!(f64, 1, 1, 1, 1);
+        rules_at!(f64, 3, 3, 2, 2);
+        rules_at!(f64, 2, 5, 3, 3);
+        rules_at!(f64, 5, 2, 1, 4);
+        rules_at!(f64, 1, 4, 2, 5);
+        rules_at!(f64, 4, 1, 3, 6);
+    }
+
+    /// The same rules on `f32` matrices, with the tolerances of the other `f32` tests.
+    #[test]
+    fn static_rules_f32() {
+        macro_rules! rules32 {
+            ($($R:literal, $C:literal, $K:literal, $seed:expr);*) => {$(
+                rules_at!(f32, $R, $C, $K, $seed, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+            )*};
+        }
+        rules32!(1, 1, 1, 1; 3, 3, 2, 2; 2, 5, 3, 3; 5, 2, 1, 4; 1, 4, 2, 5; 4, 1, 3, 6);
     }
 
     /// Static values by value and behind `&`: operators between two values, scalings, products,
@@ -705,9 +758,9 @@ mod statics {
     #[test]
     fn static_derived_both_modes() {
         for s in 0..4 {
-            let m = smat::<2, 3>(s);
-            let x = smat::<3, 1>(s + 10);
-            let b = smat::<2, 1>(s + 20);
+            let m = smat::<f64, 2, 3>(s);
+            let x = smat::<f64, 3, 1>(s + 10);
+            let b = smat::<f64, 2, 1>(s + 20);
             test_rule!(static_model(&m, x, &b, 0.7), seed = s);
         }
     }
@@ -731,12 +784,61 @@ mod statics {
     #[test]
     fn static_elements_both_modes() {
         for s in 0..4 {
-            let m = smat::<2, 3>(s);
-            let x = smat::<3, 1>(s + 10);
-            let mut out = smat::<2, 1>(s + 20);
+            let m = smat::<f64, 2, 3>(s);
+            let x = smat::<f64, 3, 1>(s + 10);
+            let mut out = smat::<f64, 2, 1>(s + 20);
             let before = out;
             test_rule!(static_elements(&m, x, &mut out), seed = s);
             let _ = value_and_gradient!(static_elements(&m, x, &mut out));
+            assert_eq!(out, before, "the argument is restored");
+        }
+    }
+
+    /// A derived function of `f32` static matrices: products, operators between values (a
+    /// scaling by an `f32` or a literal on either side), methods, element reads and writes (of a copy and of a
+    /// `&mut` argument), `len()` and `clone()`.
+    #[allow(clippy::clone_on_copy)]
+    #[differentiable]
+    fn static_model32(
+        m: &Matrix2x3<f32>,
+        x: Vector3<f32>,
+        b: &SVector<f32, 2>,
+        out: &mut SVector<f32, 2>,
+        s: f32,
+    ) -> f32 {
+        let y = m * x;
+        let r = y - b;
+        let z = r * s + y * 0.5;
+        let w = -z;
+        let t = s * w - 2.0 * r;
+        let q = m.transpose() * t;
+        let mut c = x.clone();
+        for i in 0..c.len() {
+            c[i] = c[i] * m[(0, i)] + q[i];
+        }
+        c[(2, 0)] *= s;
+        out[1] = c[0] * r[1];
+        out[0] += w[0];
+        q.dot(&c) + z.norm_squared() + w.component_mul(&r).sum() + m.norm() * x.sum()
+            - out[0] * out[1]
+    }
+
+    #[test]
+    fn static_derived_f32_both_modes() {
+        for s in 0..4 {
+            let m = smat::<f32, 2, 3>(s);
+            let x = smat::<f32, 3, 1>(s + 10);
+            let b = smat::<f32, 2, 1>(s + 20);
+            let mut out = smat::<f32, 2, 1>(s + 30);
+            let before = out;
+            test_rule!(
+                static_model32(&m, x, &b, &mut out, 0.7),
+                seed = s,
+                rtol = 2e-2,
+                atol = 2e-2,
+                dot_tol = 1e-4
+            );
+            let _ = value_and_gradient!(static_model32(&m, x, &b, &mut out, 0.7));
             assert_eq!(out, before, "the argument is restored");
         }
     }

@@ -1,6 +1,6 @@
 //! nalgebra's statically sized matrices as primal types (feature `nalgebra`, issue 15):
-//! `SMatrix<f64, R, C>`, hence `SVector<f64, N>` (`SMatrix<f64, N, 1>`), `Matrix3<f64>`,
-//! `Vector3<f64>`, `RowSVector<f64, N>`, ...
+//! `SMatrix<T, R, C>` with `T` = `f64` or `f32` ([`MatScalar`]), hence `SVector<T, N>`
+//! (`SMatrix<T, N, 1>`), `Matrix3<T>`, `Vector3<T>`, `RowSVector<T, N>`, ...
 //!
 //! They are `Copy` values of a shape known at compile time, so they are **value-identified**
 //! like `f64` and `[f64; N]`: the tangent and the rdata are the same matrix type, the fdata is
@@ -11,75 +11,84 @@
 //! references (`Dual<&S, &S>`, `CoDual<&S, SharedCell<S>>`) as the rules of heap matrices do;
 //! derived code reaches them through the methods and operators of [`super::dispatch`], which
 //! lend a matrix held by value with a fresh shadow and give its gradient back as rdata. Each
-//! rule is one of nalgebra's own operations on the whole matrix.
+//! rule is one of nalgebra's own operations on the whole matrix, generic in the element type.
+//! The `Primal` methods that take or give an `f64` (`perturb`, `inner`, `scale`, `approx_eq`,
+//! `random_tangent`) convert with [`Float::from_f64`] / [`Float::to_f64`], and
+//! `inner_difference` is computed in `f64` (an `f32` difference of nearby values loses digits).
 
 // Rule signatures spell out the rule interface.
 #![allow(clippy::type_complexity)]
 
+use super::MatScalar;
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
+use crate::float::Float;
 use crate::rng::TestRng;
 use crate::shared::SharedCell;
 use crate::tangent::{FromHandle, Primal, TangentSpace, ZeroRData, close};
 use nalgebra::SMatrix;
 
-impl<const R: usize, const C: usize> TangentSpace for SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> TangentSpace for SMatrix<T, R, C> {
     #[inline]
     fn increment(&mut self, other: &Self) {
         *self += other;
     }
     #[inline]
     fn inner(&self, other: &Self) -> f64 {
-        self.dot(other)
+        Float::to_f64(self.dot(other))
     }
     #[inline]
     fn scale(&mut self, a: f64) {
-        *self *= a;
+        *self *= <T as Float>::from_f64(a);
     }
     fn settle(&mut self) {
-        self.add_scalar_mut(0.0);
+        self.add_scalar_mut(<T as Float>::ZERO);
     }
 }
 
-impl<const R: usize, const C: usize> ZeroRData for SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> ZeroRData for SMatrix<T, R, C> {
     #[inline]
     fn zero() -> Self {
         Self::zeros()
     }
 }
 
-impl<const R: usize, const C: usize> crate::elements::ElementArray for SMatrix<f64, R, C> {
-    type Elem = f64;
+impl<T: MatScalar, const R: usize, const C: usize> crate::elements::ElementArray
+    for SMatrix<T, R, C>
+{
+    type Elem = T;
     #[inline(always)]
     fn count(&self) -> usize {
         self.len()
     }
 }
 
-impl<const R: usize, const C: usize> crate::elements::ElementAt<usize> for SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> crate::elements::ElementAt<usize>
+    for SMatrix<T, R, C>
+{
     #[inline(always)]
-    fn at(&self, i: usize) -> f64 {
+    fn at(&self, i: usize) -> T {
         self[i]
     }
     #[inline(always)]
-    fn at_mut(&mut self, i: usize) -> &mut f64 {
+    fn at_mut(&mut self, i: usize) -> &mut T {
         &mut self[i]
     }
 }
 
-impl<const R: usize, const C: usize> crate::elements::ElementAt<(usize, usize)>
-    for SMatrix<f64, R, C>
+impl<T: MatScalar, const R: usize, const C: usize> crate::elements::ElementAt<(usize, usize)>
+    for SMatrix<T, R, C>
 {
     #[inline(always)]
-    fn at(&self, ij: (usize, usize)) -> f64 {
+    fn at(&self, ij: (usize, usize)) -> T {
         self[ij]
     }
     #[inline(always)]
-    fn at_mut(&mut self, ij: (usize, usize)) -> &mut f64 {
+    fn at_mut(&mut self, ij: (usize, usize)) -> &mut T {
         &mut self[ij]
     }
 }
 
-impl<const R: usize, const C: usize> Primal for SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> Primal for SMatrix<T, R, C> {
     type Tangent = Self;
     type TangentRef = Self;
     type FData = NoFData;
@@ -89,20 +98,27 @@ impl<const R: usize, const C: usize> Primal for SMatrix<f64, R, C> {
 
     crate::tangent::value_identified_methods!(Self::zeros());
     fn random_tangent(&self, rng: &mut TestRng) -> Self {
-        Self::from_fn(|_, _| rng.normal())
+        Self::from_fn(|_, _| <T as Float>::from_f64(rng.normal()))
     }
     fn perturb(&mut self, tangent: &Self, h: f64) {
-        *self += tangent * h;
+        *self += tangent * <T as Float>::from_f64(h);
     }
     fn inner_difference(tangent: &Self, a: &Self, b: &Self) -> f64 {
-        tangent.dot(&(a - b))
+        // In `f64`: an `f32` difference of nearby values would lose its digits.
+        tangent
+            .iter()
+            .zip(a.iter().zip(b.iter()))
+            .map(|(t, (x, y))| Float::to_f64(*t) * (Float::to_f64(*x) - Float::to_f64(*y)))
+            .sum()
     }
     fn approx_eq(&self, other: &Self, rtol: f64, atol: f64) -> bool {
-        self.iter().zip(other.iter()).all(|(a, b)| close(*a, *b, rtol, atol))
+        self.iter()
+            .zip(other.iter())
+            .all(|(a, b)| close(Float::to_f64(*a), Float::to_f64(*b), rtol, atol))
     }
 }
 
-impl<const R: usize, const C: usize> FromHandle for SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> FromHandle for SMatrix<T, R, C> {
     #[inline]
     fn from_handle(handle: &SharedCell<Self>) -> Self {
         handle.get()
@@ -110,35 +126,34 @@ impl<const R: usize, const C: usize> FromHandle for SMatrix<f64, R, C> {
 }
 
 /// A static matrix behind `&` with its shadow, as reverse rules take it.
-type Ref<'a, const R: usize, const C: usize> =
-    CoDual<&'a SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>>;
+type Ref<'a, T, const R: usize, const C: usize> =
+    CoDual<&'a SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>>;
 /// A static matrix result of a reverse rule: value-identified, no fdata.
-type Out<const R: usize, const C: usize> = CoDual<SMatrix<f64, R, C>, NoFData>;
+type Out<T, const R: usize, const C: usize> = CoDual<SMatrix<T, R, C>, NoFData>;
 /// A static matrix behind `&` with its tangent, as forward rules take it.
-type FRef<'a, const R: usize, const C: usize> =
-    Dual<&'a SMatrix<f64, R, C>, &'a SMatrix<f64, R, C>>;
+type FRef<'a, T, const R: usize, const C: usize> = Dual<&'a SMatrix<T, R, C>, &'a SMatrix<T, R, C>>;
 /// A static matrix forward-rule result.
-type FOut<const R: usize, const C: usize> = Dual<SMatrix<f64, R, C>, SMatrix<f64, R, C>>;
+type FOut<T, const R: usize, const C: usize> = Dual<SMatrix<T, R, C>, SMatrix<T, R, C>>;
 
 // ---------------------------------------------------------------------------------------------
 // Reductions.
 
 /// Forward rule of `a.dot(&b)`.
-pub fn sdot_frule<const R: usize, const C: usize>(
-    a: FRef<'_, R, C>,
-    b: FRef<'_, R, C>,
-) -> Dual<f64, f64> {
+pub fn sdot_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+    b: FRef<'_, T, R, C>,
+) -> Dual<T, T> {
     Dual::new(a.primal.dot(b.primal), a.tangent.dot(b.primal) + a.primal.dot(b.tangent))
 }
 
 /// Reverse rule of `a.dot(&b)`: `ā += ȳ b`, `b̄ += ȳ a`.
-pub fn sdot_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-    b: Ref<'_, R, C>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, NoRData) + use<R, C>) {
+pub fn sdot_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+    b: Ref<'_, T, R, C>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData, NoRData) + use<T, R, C>) {
     let (pa, pb) = (*a.primal, *b.primal);
     let (da, db) = (a.fdata, b.fdata);
-    (CoDual::new(pa.dot(&pb), NoFData), move |y_bar: f64| {
+    (CoDual::new(pa.dot(&pb), NoFData), move |y_bar: T| {
         da.add(pb * y_bar);
         db.add(pa * y_bar);
         (NoRData, NoRData)
@@ -146,50 +161,56 @@ pub fn sdot_rrule<const R: usize, const C: usize>(
 }
 
 /// Forward rule of `a.norm_squared()`.
-pub fn snorm_squared_frule<const R: usize, const C: usize>(a: FRef<'_, R, C>) -> Dual<f64, f64> {
-    Dual::new(a.primal.norm_squared(), 2.0 * a.primal.dot(a.tangent))
+pub fn snorm_squared_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+) -> Dual<T, T> {
+    Dual::new(a.primal.norm_squared(), <T as Float>::TWO * a.primal.dot(a.tangent))
 }
 
 /// Reverse rule of `a.norm_squared()`: `ā += 2ȳ a`.
-pub fn snorm_squared_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<R, C>) {
+pub fn snorm_squared_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T, R, C>) {
     let (pa, da) = (*a.primal, a.fdata);
-    (CoDual::new(pa.norm_squared(), NoFData), move |y_bar: f64| {
-        da.add(pa * (2.0 * y_bar));
+    (CoDual::new(pa.norm_squared(), NoFData), move |y_bar: T| {
+        da.add(pa * (<T as Float>::TWO * y_bar));
         (NoRData,)
     })
 }
 
 /// Forward rule of `a.norm()`.
-pub fn snorm_frule<const R: usize, const C: usize>(a: FRef<'_, R, C>) -> Dual<f64, f64> {
+pub fn snorm_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+) -> Dual<T, T> {
     let y = a.primal.norm();
     Dual::new(y, a.primal.dot(a.tangent) / y)
 }
 
 /// Reverse rule of `a.norm()`: `ā += (ȳ / |a|) a`.
-pub fn snorm_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<R, C>) {
+pub fn snorm_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T, R, C>) {
     let (pa, da) = (*a.primal, a.fdata);
     let y = pa.norm();
-    (CoDual::new(y, NoFData), move |y_bar: f64| {
+    (CoDual::new(y, NoFData), move |y_bar: T| {
         da.add(pa * (y_bar / y));
         (NoRData,)
     })
 }
 
 /// Forward rule of `a.sum()`.
-pub fn ssum_frule<const R: usize, const C: usize>(a: FRef<'_, R, C>) -> Dual<f64, f64> {
+pub fn ssum_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+) -> Dual<T, T> {
     Dual::new(a.primal.sum(), a.tangent.sum())
 }
 
 /// Reverse rule of `a.sum()`: `ȳ` added to every entry of `ā`.
-pub fn ssum_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData,) + use<R, C>) {
+pub fn ssum_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T, R, C>) {
     let da = a.fdata;
-    (CoDual::new(a.primal.sum(), NoFData), move |y_bar: f64| {
+    (CoDual::new(a.primal.sum(), NoFData), move |y_bar: T| {
         da.add(SMatrix::repeat(y_bar));
         (NoRData,)
     })
@@ -199,36 +220,38 @@ pub fn ssum_rrule<const R: usize, const C: usize>(
 // Transpose, element-wise operations, products.
 
 /// Forward rule of `a.transpose()`.
-pub fn stranspose_frule<const R: usize, const C: usize>(a: FRef<'_, R, C>) -> FOut<C, R> {
+pub fn stranspose_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+) -> FOut<T, C, R> {
     Dual::new(a.primal.transpose(), a.tangent.transpose())
 }
 
 /// Reverse rule of `a.transpose()`: `ā += ȳᵀ`.
-pub fn stranspose_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-) -> (Out<C, R>, impl FnOnce(SMatrix<f64, C, R>) -> (NoRData,) + use<R, C>) {
+pub fn stranspose_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+) -> (Out<T, C, R>, impl FnOnce(SMatrix<T, C, R>) -> (NoRData,) + use<T, R, C>) {
     let da = a.fdata;
-    (CoDual::new(a.primal.transpose(), NoFData), move |g: SMatrix<f64, C, R>| {
+    (CoDual::new(a.primal.transpose(), NoFData), move |g: SMatrix<T, C, R>| {
         da.add(g.transpose());
         (NoRData,)
     })
 }
 
 /// Forward rule of `a + b`.
-pub fn sadd_frule<const R: usize, const C: usize>(
-    a: FRef<'_, R, C>,
-    b: FRef<'_, R, C>,
-) -> FOut<R, C> {
+pub fn sadd_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+    b: FRef<'_, T, R, C>,
+) -> FOut<T, R, C> {
     Dual::new(a.primal + b.primal, a.tangent + b.tangent)
 }
 
 /// Reverse rule of `a + b`: `ā += ȳ`, `b̄ += ȳ`.
-pub fn sadd_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-    b: Ref<'_, R, C>,
-) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (NoRData, NoRData) + use<R, C>) {
+pub fn sadd_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+    b: Ref<'_, T, R, C>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData, NoRData) + use<T, R, C>) {
     let (da, db) = (a.fdata, b.fdata);
-    (CoDual::new(a.primal + b.primal, NoFData), move |g: SMatrix<f64, R, C>| {
+    (CoDual::new(a.primal + b.primal, NoFData), move |g: SMatrix<T, R, C>| {
         da.add(g);
         db.add(g);
         (NoRData, NoRData)
@@ -236,20 +259,20 @@ pub fn sadd_rrule<const R: usize, const C: usize>(
 }
 
 /// Forward rule of `a - b`.
-pub fn ssub_frule<const R: usize, const C: usize>(
-    a: FRef<'_, R, C>,
-    b: FRef<'_, R, C>,
-) -> FOut<R, C> {
+pub fn ssub_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+    b: FRef<'_, T, R, C>,
+) -> FOut<T, R, C> {
     Dual::new(a.primal - b.primal, a.tangent - b.tangent)
 }
 
 /// Reverse rule of `a - b`: `ā += ȳ`, `b̄ -= ȳ`.
-pub fn ssub_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-    b: Ref<'_, R, C>,
-) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (NoRData, NoRData) + use<R, C>) {
+pub fn ssub_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+    b: Ref<'_, T, R, C>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData, NoRData) + use<T, R, C>) {
     let (da, db) = (a.fdata, b.fdata);
-    (CoDual::new(a.primal - b.primal, NoFData), move |g: SMatrix<f64, R, C>| {
+    (CoDual::new(a.primal - b.primal, NoFData), move |g: SMatrix<T, R, C>| {
         da.add(g);
         db.add(-g);
         (NoRData, NoRData)
@@ -257,46 +280,48 @@ pub fn ssub_rrule<const R: usize, const C: usize>(
 }
 
 /// Forward rule of `-a`.
-pub fn sneg_frule<const R: usize, const C: usize>(a: FRef<'_, R, C>) -> FOut<R, C> {
+pub fn sneg_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+) -> FOut<T, R, C> {
     Dual::new(-a.primal, -a.tangent)
 }
 
 /// Reverse rule of `-a`: `ā -= ȳ`.
-pub fn sneg_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (NoRData,) + use<R, C>) {
+pub fn sneg_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData,) + use<T, R, C>) {
     let da = a.fdata;
-    (CoDual::new(-a.primal, NoFData), move |g: SMatrix<f64, R, C>| {
+    (CoDual::new(-a.primal, NoFData), move |g: SMatrix<T, R, C>| {
         da.add(-g);
         (NoRData,)
     })
 }
 
 /// Forward rule of `a * s` (and `s * a`) for a scalar `s`.
-pub fn sscale_frule<const R: usize, const C: usize>(
-    a: FRef<'_, R, C>,
-    s: Dual<f64, f64>,
-) -> FOut<R, C> {
+pub fn sscale_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+    s: Dual<T, T>,
+) -> FOut<T, R, C> {
     Dual::new(a.primal * s.primal, a.tangent * s.primal + a.primal * s.tangent)
 }
 
 /// Reverse rule of `a * s`: `ā += s ȳ`, `s̄ = <a, ȳ>`.
-pub fn sscale_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-    s: CoDual<f64, NoFData>,
-) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (NoRData, f64) + use<R, C>) {
+pub fn sscale_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+    s: CoDual<T, NoFData>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData, T) + use<T, R, C>) {
     let (pa, da, s) = (*a.primal, a.fdata, s.primal);
-    (CoDual::new(pa * s, NoFData), move |g: SMatrix<f64, R, C>| {
+    (CoDual::new(pa * s, NoFData), move |g: SMatrix<T, R, C>| {
         da.add(g * s);
         (NoRData, pa.dot(&g))
     })
 }
 
 /// Forward rule of `a.component_mul(&b)`.
-pub fn scomponent_mul_frule<const R: usize, const C: usize>(
-    a: FRef<'_, R, C>,
-    b: FRef<'_, R, C>,
-) -> FOut<R, C> {
+pub fn scomponent_mul_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+    b: FRef<'_, T, R, C>,
+) -> FOut<T, R, C> {
     Dual::new(
         a.primal.component_mul(b.primal),
         a.tangent.component_mul(b.primal) + a.primal.component_mul(b.tangent),
@@ -304,13 +329,13 @@ pub fn scomponent_mul_frule<const R: usize, const C: usize>(
 }
 
 /// Reverse rule of `a.component_mul(&b)`: `ā += ȳ ∘ b`, `b̄ += ȳ ∘ a`.
-pub fn scomponent_mul_rrule<const R: usize, const C: usize>(
-    a: Ref<'_, R, C>,
-    b: Ref<'_, R, C>,
-) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (NoRData, NoRData) + use<R, C>) {
+pub fn scomponent_mul_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+    b: Ref<'_, T, R, C>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData, NoRData) + use<T, R, C>) {
     let (pa, pb) = (*a.primal, *b.primal);
     let (da, db) = (a.fdata, b.fdata);
-    (CoDual::new(pa.component_mul(&pb), NoFData), move |g: SMatrix<f64, R, C>| {
+    (CoDual::new(pa.component_mul(&pb), NoFData), move |g: SMatrix<T, R, C>| {
         da.add(g.component_mul(&pb));
         db.add(g.component_mul(&pa));
         (NoRData, NoRData)
@@ -318,21 +343,21 @@ pub fn scomponent_mul_rrule<const R: usize, const C: usize>(
 }
 
 /// Forward rule of the product `a * b` (`R x K` times `K x C`; matrix-vector when `C = 1`).
-pub fn smul_frule<const R: usize, const K: usize, const C: usize>(
-    a: FRef<'_, R, K>,
-    b: FRef<'_, K, C>,
-) -> FOut<R, C> {
+pub fn smul_frule<T: MatScalar, const R: usize, const K: usize, const C: usize>(
+    a: FRef<'_, T, R, K>,
+    b: FRef<'_, T, K, C>,
+) -> FOut<T, R, C> {
     Dual::new(a.primal * b.primal, a.tangent * b.primal + a.primal * b.tangent)
 }
 
 /// Reverse rule of the product `a * b`: `ā += ȳ bᵀ`, `b̄ += aᵀ ȳ`.
-pub fn smul_rrule<const R: usize, const K: usize, const C: usize>(
-    a: Ref<'_, R, K>,
-    b: Ref<'_, K, C>,
-) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (NoRData, NoRData) + use<R, K, C>) {
+pub fn smul_rrule<T: MatScalar, const R: usize, const K: usize, const C: usize>(
+    a: Ref<'_, T, R, K>,
+    b: Ref<'_, T, K, C>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData, NoRData) + use<T, R, K, C>) {
     let (pa, pb) = (*a.primal, *b.primal);
     let (da, db) = (a.fdata, b.fdata);
-    (CoDual::new(pa * pb, NoFData), move |g: SMatrix<f64, R, C>| {
+    (CoDual::new(pa * pb, NoFData), move |g: SMatrix<T, R, C>| {
         da.add(g * pb.transpose());
         db.add(pa.tr_mul(&g));
         (NoRData, NoRData)
@@ -346,10 +371,10 @@ pub fn smul_rrule<const R: usize, const K: usize, const C: usize>(
 ///
 /// # Panics
 /// If `i` is out of range, as `v[i]` does.
-pub fn sindex_frule<const R: usize, const C: usize>(
-    v: FRef<'_, R, C>,
+pub fn sindex_frule<T: MatScalar, const R: usize, const C: usize>(
+    v: FRef<'_, T, R, C>,
     i: Dual<usize, NoTangent>,
-) -> Dual<f64, f64> {
+) -> Dual<T, T> {
     Dual::new(v.primal[i.primal], v.tangent[i.primal])
 }
 
@@ -357,14 +382,14 @@ pub fn sindex_frule<const R: usize, const C: usize>(
 ///
 /// # Panics
 /// If `i` is out of range, as `v[i]` does.
-pub fn sindex_rrule<const R: usize, const C: usize>(
-    v: Ref<'_, R, C>,
+pub fn sindex_rrule<T: MatScalar, const R: usize, const C: usize>(
+    v: Ref<'_, T, R, C>,
     i: CoDual<usize, NoFData>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, NoRData) + use<R, C>) {
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData, NoRData) + use<T, R, C>) {
     let i = i.primal;
     let dv = v.fdata;
-    (CoDual::new(v.primal[i], NoFData), move |y_bar: f64| {
-        let mut g = SMatrix::<f64, R, C>::zeros();
+    (CoDual::new(v.primal[i], NoFData), move |y_bar: T| {
+        let mut g = SMatrix::<T, R, C>::zeros();
         g[i] = y_bar;
         dv.add(g);
         (NoRData, NoRData)
@@ -375,10 +400,10 @@ pub fn sindex_rrule<const R: usize, const C: usize>(
 ///
 /// # Panics
 /// If `(i, j)` is out of range, as `m[(i, j)]` does.
-pub fn sindex2_frule<const R: usize, const C: usize>(
-    m: FRef<'_, R, C>,
+pub fn sindex2_frule<T: MatScalar, const R: usize, const C: usize>(
+    m: FRef<'_, T, R, C>,
     ij: Dual<(usize, usize), (NoTangent, NoTangent)>,
-) -> Dual<f64, f64> {
+) -> Dual<T, T> {
     Dual::new(m.primal[ij.primal], m.tangent[ij.primal])
 }
 
@@ -386,14 +411,14 @@ pub fn sindex2_frule<const R: usize, const C: usize>(
 ///
 /// # Panics
 /// If `(i, j)` is out of range, as `m[(i, j)]` does.
-pub fn sindex2_rrule<const R: usize, const C: usize>(
-    m: Ref<'_, R, C>,
+pub fn sindex2_rrule<T: MatScalar, const R: usize, const C: usize>(
+    m: Ref<'_, T, R, C>,
     ij: CoDual<(usize, usize), (NoFData, NoFData)>,
-) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (NoRData, (NoRData, NoRData)) + use<R, C>) {
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData, (NoRData, NoRData)) + use<T, R, C>) {
     let ij = ij.primal;
     let dm = m.fdata;
-    (CoDual::new(m.primal[ij], NoFData), move |y_bar: f64| {
-        let mut g = SMatrix::<f64, R, C>::zeros();
+    (CoDual::new(m.primal[ij], NoFData), move |y_bar: T| {
+        let mut g = SMatrix::<T, R, C>::zeros();
         g[ij] = y_bar;
         dm.add(g);
         (NoRData, (NoRData, NoRData))
@@ -404,9 +429,9 @@ pub fn sindex2_rrule<const R: usize, const C: usize>(
 ///
 /// # Panics
 /// If `s` is shorter than `R * C`, as `from_row_slice` does.
-pub fn sfrom_row_slice_frule<const R: usize, const C: usize>(
-    s: Dual<&[f64], &[f64]>,
-) -> FOut<R, C> {
+pub fn sfrom_row_slice_frule<T: MatScalar, const R: usize, const C: usize>(
+    s: Dual<&[T], &[T]>,
+) -> FOut<T, R, C> {
     Dual::new(SMatrix::from_row_slice(s.primal), SMatrix::from_row_slice(s.tangent))
 }
 
@@ -414,30 +439,34 @@ pub fn sfrom_row_slice_frule<const R: usize, const C: usize>(
 ///
 /// # Panics
 /// If `s` is shorter than `R * C`, as `from_row_slice` does.
-pub fn sfrom_row_slice_rrule<const R: usize, const C: usize>(
-    s: CoDual<&[f64], crate::shared::SharedVec<f64>>,
-) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (NoRData,) + use<R, C>) {
+pub fn sfrom_row_slice_rrule<T: MatScalar, const R: usize, const C: usize>(
+    s: CoDual<&[T], crate::shared::SharedVec<T>>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData,) + use<T, R, C>) {
     let ds = s.fdata;
-    (CoDual::new(SMatrix::from_row_slice(s.primal), NoFData), move |g: SMatrix<f64, R, C>| {
+    (CoDual::new(SMatrix::from_row_slice(s.primal), NoFData), move |g: SMatrix<T, R, C>| {
         ds.with_mut(|d| {
             // `g` read row by row: the entries of `gᵀ`, column-major (one `axpy`).
             let gt = g.transpose();
             let g = nalgebra::DVectorView::from_slice(gt.as_slice(), R * C);
-            nalgebra::DVectorViewMut::from_slice(&mut d[..R * C], R * C).axpy(1.0, &g, 1.0);
+            nalgebra::DVectorViewMut::from_slice(&mut d[..R * C], R * C).axpy(
+                <T as Float>::ONE,
+                &g,
+                <T as Float>::ONE,
+            );
         });
         (NoRData,)
     })
 }
 
 /// Forward rule of `SMatrix::zeros()`.
-pub fn szeros_frule<const R: usize, const C: usize>() -> FOut<R, C> {
+pub fn szeros_frule<T: MatScalar, const R: usize, const C: usize>() -> FOut<T, R, C> {
     Dual::new(SMatrix::zeros(), SMatrix::zeros())
 }
 
 /// Reverse rule of `SMatrix::zeros()`: nothing flows back.
-pub fn szeros_rrule<const R: usize, const C: usize>()
--> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) + use<R, C>) {
-    (CoDual::new(SMatrix::zeros(), NoFData), |_: SMatrix<f64, R, C>| ())
+pub fn szeros_rrule<T: MatScalar, const R: usize, const C: usize>()
+-> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) + use<T, R, C>) {
+    (CoDual::new(SMatrix::zeros(), NoFData), |_: SMatrix<T, R, C>| ())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -463,21 +492,27 @@ pub trait HeldStatic<S> {
     fn get(&self) -> &S;
 }
 
-impl<const R: usize, const C: usize> HeldStatic<SMatrix<f64, R, C>> for SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> HeldStatic<SMatrix<T, R, C>>
+    for SMatrix<T, R, C>
+{
     #[inline(always)]
     fn get(&self) -> &Self {
         self
     }
 }
-impl<const R: usize, const C: usize> HeldStatic<SMatrix<f64, R, C>> for &SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> HeldStatic<SMatrix<T, R, C>>
+    for &SMatrix<T, R, C>
+{
     #[inline(always)]
-    fn get(&self) -> &SMatrix<f64, R, C> {
+    fn get(&self) -> &SMatrix<T, R, C> {
         self
     }
 }
-impl<const R: usize, const C: usize> HeldStatic<SMatrix<f64, R, C>> for &mut SMatrix<f64, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> HeldStatic<SMatrix<T, R, C>>
+    for &mut SMatrix<T, R, C>
+{
     #[inline(always)]
-    fn get(&self) -> &SMatrix<f64, R, C> {
+    fn get(&self) -> &SMatrix<T, R, C> {
         self
     }
 }
@@ -490,51 +525,51 @@ fn fview<S, P: HeldStatic<S>, T: HeldStatic<S>>(d: &Dual<P, T>) -> Dual<&S, &S> 
 macro_rules! s_unary_methods {
     ($($name:literal => $rule:ident -> $out:ty),* $(,)?) => {$(
         #[diagnostic::do_not_recommend]
-        impl<'b, const R: usize, const C: usize, P, T> MethodFrule<{ method_key($name) }, StaticKey<SMatrix<f64, R, C>>>
-            for &'b mut Dual<P, T>
+        impl<'b, T: MatScalar, const R: usize, const C: usize, P, U> MethodFrule<{ method_key($name) }, StaticKey<SMatrix<T, R, C>>>
+            for &'b mut Dual<P, U>
         where
-            P: HeldStatic<SMatrix<f64, R, C>>,
-            T: HeldStatic<SMatrix<f64, R, C>>,
+            P: HeldStatic<SMatrix<T, R, C>>,
+            U: HeldStatic<SMatrix<T, R, C>>,
         {
-            type Receiver = FRef<'b, R, C>;
-            type Rule = fn(FRef<'b, R, C>) -> Dual<$out, $out>;
+            type Receiver = FRef<'b, T, R, C>;
+            type Rule = fn(FRef<'b, T, R, C>) -> Dual<$out, $out>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-                (fview(self), $rule::<R, C>)
+                (fview(self), $rule::<T, R, C>)
             }
         }
     )*};
 }
 
 s_unary_methods! {
-    "norm_squared" => snorm_squared_frule -> f64,
-    "norm" => snorm_frule -> f64,
-    "sum" => ssum_frule -> f64,
-    "transpose" => stranspose_frule -> SMatrix<f64, C, R>,
+    "norm_squared" => snorm_squared_frule -> T,
+    "norm" => snorm_frule -> T,
+    "sum" => ssum_frule -> T,
+    "transpose" => stranspose_frule -> SMatrix<T, C, R>,
 }
 
 macro_rules! s_binary_methods {
     ($($name:literal => $rule:ident -> $out:ty),* $(,)?) => {$(
         #[diagnostic::do_not_recommend]
-        impl<'b, const R: usize, const C: usize, P, T> MethodFrule<{ method_key($name) }, StaticKey<SMatrix<f64, R, C>>>
-            for &'b mut Dual<P, T>
+        impl<'b, T: MatScalar, const R: usize, const C: usize, P, U> MethodFrule<{ method_key($name) }, StaticKey<SMatrix<T, R, C>>>
+            for &'b mut Dual<P, U>
         where
-            P: HeldStatic<SMatrix<f64, R, C>>,
-            T: HeldStatic<SMatrix<f64, R, C>>,
+            P: HeldStatic<SMatrix<T, R, C>>,
+            U: HeldStatic<SMatrix<T, R, C>>,
         {
-            type Receiver = FRef<'b, R, C>;
-            type Rule = for<'s> fn(FRef<'b, R, C>, FRef<'s, R, C>) -> Dual<$out, $out>;
+            type Receiver = FRef<'b, T, R, C>;
+            type Rule = for<'s> fn(FRef<'b, T, R, C>, FRef<'s, T, R, C>) -> Dual<$out, $out>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-                (fview(self), $rule::<R, C>)
+                (fview(self), $rule::<T, R, C>)
             }
         }
     )*};
 }
 
 s_binary_methods! {
-    "dot" => sdot_frule -> f64,
-    "component_mul" => scomponent_mul_frule -> SMatrix<f64, R, C>,
+    "dot" => sdot_frule -> T,
+    "component_mul" => scomponent_mul_frule -> SMatrix<T, R, C>,
 }
 
 /// Forward operators for every pair of operands by value or behind `&`.
@@ -571,49 +606,49 @@ macro_rules! s_binop {
     };
 }
 
-s_binop!(Add add sadd_frule [const R: usize, const C: usize] SMatrix<f64, R, C>, SMatrix<f64, R, C> => SMatrix<f64, R, C>);
-s_binop!(Sub sub ssub_frule [const R: usize, const C: usize] SMatrix<f64, R, C>, SMatrix<f64, R, C> => SMatrix<f64, R, C>);
-s_binop!(Mul mul smul_frule [const R: usize, const K: usize, const C: usize] SMatrix<f64, R, K>, SMatrix<f64, K, C> => SMatrix<f64, R, C>);
+s_binop!(Add add sadd_frule [T: MatScalar, const R: usize, const C: usize] SMatrix<T, R, C>, SMatrix<T, R, C> => SMatrix<T, R, C>);
+s_binop!(Sub sub ssub_frule [T: MatScalar, const R: usize, const C: usize] SMatrix<T, R, C>, SMatrix<T, R, C> => SMatrix<T, R, C>);
+s_binop!(Mul mul smul_frule [T: MatScalar, const R: usize, const K: usize, const C: usize] SMatrix<T, R, K>, SMatrix<T, K, C> => SMatrix<T, R, C>);
 
-impl<const R: usize, const C: usize> std::ops::Neg
-    for Dual<SMatrix<f64, R, C>, SMatrix<f64, R, C>>
+impl<T: MatScalar, const R: usize, const C: usize> std::ops::Neg
+    for Dual<SMatrix<T, R, C>, SMatrix<T, R, C>>
 {
-    type Output = FOut<R, C>;
+    type Output = FOut<T, R, C>;
     #[inline]
-    fn neg(self) -> FOut<R, C> {
+    fn neg(self) -> FOut<T, R, C> {
         sneg_frule(fview(&self))
     }
 }
-impl<const R: usize, const C: usize> std::ops::Neg
-    for Dual<&SMatrix<f64, R, C>, &SMatrix<f64, R, C>>
+impl<T: MatScalar, const R: usize, const C: usize> std::ops::Neg
+    for Dual<&SMatrix<T, R, C>, &SMatrix<T, R, C>>
 {
-    type Output = FOut<R, C>;
+    type Output = FOut<T, R, C>;
     #[inline]
-    fn neg(self) -> FOut<R, C> {
+    fn neg(self) -> FOut<T, R, C> {
         sneg_frule(self)
     }
 }
 
 macro_rules! s_scale {
     ($($A:ty; $($l:lifetime),*);*) => {$(
-        impl<$($l,)* const R: usize, const C: usize> std::ops::Mul<Dual<f64, f64>> for Dual<$A, $A> {
-            type Output = FOut<R, C>;
+        impl<$($l,)* T: MatScalar, const R: usize, const C: usize> std::ops::Mul<Dual<T, T>> for Dual<$A, $A> {
+            type Output = FOut<T, R, C>;
             #[inline]
-            fn mul(self, s: Dual<f64, f64>) -> FOut<R, C> {
+            fn mul(self, s: Dual<T, T>) -> FOut<T, R, C> {
                 sscale_frule(fview(&self), s)
             }
         }
-        impl<$($l,)* const R: usize, const C: usize> std::ops::Mul<Dual<$A, $A>> for Dual<f64, f64> {
-            type Output = FOut<R, C>;
+        impl<$($l,)* T: MatScalar, const R: usize, const C: usize> std::ops::Mul<Dual<$A, $A>> for Dual<T, T> {
+            type Output = FOut<T, R, C>;
             #[inline]
-            fn mul(self, a: Dual<$A, $A>) -> FOut<R, C> {
+            fn mul(self, a: Dual<$A, $A>) -> FOut<T, R, C> {
                 sscale_frule(fview(&a), self)
             }
         }
     )*};
 }
 
-s_scale!(SMatrix<f64, R, C>; ; &'a SMatrix<f64, R, C>; 'a);
+s_scale!(SMatrix<T, R, C>; ; &'a SMatrix<T, R, C>; 'a);
 
 // ---- reverse mode ----------------------------------------------------------------------------
 
@@ -628,45 +663,49 @@ pub trait StaticOperand<S> {
     fn back(shadow: SharedCell<S>) -> Self::R;
 }
 
-impl<const R: usize, const C: usize> StaticOperand<SMatrix<f64, R, C>> for Out<R, C> {
-    type R = SMatrix<f64, R, C>;
+impl<T: MatScalar, const R: usize, const C: usize> StaticOperand<SMatrix<T, R, C>>
+    for Out<T, R, C>
+{
+    type R = SMatrix<T, R, C>;
     #[inline(always)]
-    fn lend(&self) -> (SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>) {
+    fn lend(&self) -> (SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>) {
         (self.primal, SharedCell::new(SMatrix::zeros()))
     }
     #[inline(always)]
-    fn back(shadow: SharedCell<SMatrix<f64, R, C>>) -> SMatrix<f64, R, C> {
+    fn back(shadow: SharedCell<SMatrix<T, R, C>>) -> SMatrix<T, R, C> {
         shadow.get()
     }
 }
 
-impl<const R: usize, const C: usize> StaticOperand<SMatrix<f64, R, C>>
-    for CoDual<SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>>
+impl<T: MatScalar, const R: usize, const C: usize> StaticOperand<SMatrix<T, R, C>>
+    for CoDual<SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>>
 {
     type R = NoRData;
     #[inline(always)]
-    fn lend(&self) -> (SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>) {
+    fn lend(&self) -> (SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>) {
         (self.primal, self.fdata.clone())
     }
     #[inline(always)]
-    fn back(_: SharedCell<SMatrix<f64, R, C>>) -> NoRData {
+    fn back(_: SharedCell<SMatrix<T, R, C>>) -> NoRData {
         NoRData
     }
 }
 
-impl<const R: usize, const C: usize> StaticOperand<SMatrix<f64, R, C>> for Ref<'_, R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> StaticOperand<SMatrix<T, R, C>>
+    for Ref<'_, T, R, C>
+{
     type R = NoRData;
     #[inline(always)]
-    fn lend(&self) -> (SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>) {
+    fn lend(&self) -> (SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>) {
         (*self.primal, self.fdata.clone())
     }
     #[inline(always)]
-    fn back(_: SharedCell<SMatrix<f64, R, C>>) -> NoRData {
+    fn back(_: SharedCell<SMatrix<T, R, C>>) -> NoRData {
         NoRData
     }
 }
 
-impl<const R: usize, const C: usize> Operand for Out<R, C> {
+impl<T: MatScalar, const R: usize, const C: usize> Operand for Out<T, R, C> {
     type Owned = Self;
     #[inline(always)]
     fn operand(&self) -> Self {
@@ -674,8 +713,8 @@ impl<const R: usize, const C: usize> Operand for Out<R, C> {
     }
 }
 
-impl<const R: usize, const C: usize> Operand
-    for CoDual<SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>>
+impl<T: MatScalar, const R: usize, const C: usize> Operand
+    for CoDual<SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>>
 {
     type Owned = Self;
     #[inline(always)]
@@ -684,8 +723,8 @@ impl<const R: usize, const C: usize> Operand
     }
 }
 
-impl<const R: usize, const C: usize> Operand for Ref<'_, R, C> {
-    type Owned = CoDual<SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>>;
+impl<T: MatScalar, const R: usize, const C: usize> Operand for Ref<'_, T, R, C> {
+    type Owned = CoDual<SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>>;
     #[inline(always)]
     fn operand(&self) -> Self::Owned {
         CoDual::new(*self.primal, self.fdata.clone())
@@ -733,50 +772,50 @@ macro_rules! s_rev_binop_all {
     };
 }
 
-s_rev_binop_all!(RevAdd add sadd_rrule [const R: usize, const C: usize] SMatrix<f64, R, C>, SMatrix<f64, R, C> => SMatrix<f64, R, C>);
-s_rev_binop_all!(RevSub sub ssub_rrule [const R: usize, const C: usize] SMatrix<f64, R, C>, SMatrix<f64, R, C> => SMatrix<f64, R, C>);
-s_rev_binop_all!(RevMul mul smul_rrule [const R: usize, const K: usize, const C: usize] SMatrix<f64, R, K>, SMatrix<f64, K, C> => SMatrix<f64, R, C>);
+s_rev_binop_all!(RevAdd add sadd_rrule [T: MatScalar, const R: usize, const C: usize] SMatrix<T, R, C>, SMatrix<T, R, C> => SMatrix<T, R, C>);
+s_rev_binop_all!(RevSub sub ssub_rrule [T: MatScalar, const R: usize, const C: usize] SMatrix<T, R, C>, SMatrix<T, R, C> => SMatrix<T, R, C>);
+s_rev_binop_all!(RevMul mul smul_rrule [T: MatScalar, const R: usize, const K: usize, const C: usize] SMatrix<T, R, K>, SMatrix<T, K, C> => SMatrix<T, R, C>);
 
 macro_rules! s_rev_unary {
     ($($A:ty; $($l:lifetime),*);*) => {$(
-        impl<$($l,)* const R: usize, const C: usize> RevNeg for $A {
-            type Out = SMatrix<f64, R, C>;
-            type R = <$A as StaticOperand<SMatrix<f64, R, C>>>::R;
+        impl<$($l,)* T: MatScalar, const R: usize, const C: usize> RevNeg for $A {
+            type Out = SMatrix<T, R, C>;
+            type R = <$A as StaticOperand<SMatrix<T, R, C>>>::R;
             #[inline]
-            fn neg(self) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (Self::R,)) {
+            fn neg(self) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (Self::R,)) {
                 let (p, s) = self.lend();
                 let (y, pb) = sneg_rrule(CoDual::new(&p, s.clone()));
                 (y, move |g| {
                     let _ = pb(g);
-                    (<$A as StaticOperand<SMatrix<f64, R, C>>>::back(s),)
+                    (<$A as StaticOperand<SMatrix<T, R, C>>>::back(s),)
                 })
             }
         }
-        impl<$($l,)* const R: usize, const C: usize> RevMul<CoDual<f64, NoFData>> for $A {
-            type Out = SMatrix<f64, R, C>;
-            type RA = <$A as StaticOperand<SMatrix<f64, R, C>>>::R;
-            type RB = f64;
+        impl<$($l,)* T: MatScalar, const R: usize, const C: usize> RevMul<CoDual<T, NoFData>> for $A {
+            type Out = SMatrix<T, R, C>;
+            type RA = <$A as StaticOperand<SMatrix<T, R, C>>>::R;
+            type RB = T;
             #[inline]
-            fn mul(self, t: CoDual<f64, NoFData>) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (Self::RA, f64)) {
+            fn mul(self, t: CoDual<T, NoFData>) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (Self::RA, T)) {
                 let (p, s) = self.lend();
                 let (y, pb) = sscale_rrule(CoDual::new(&p, s.clone()), t);
                 (y, move |g| {
                     let (_, rt) = pb(g);
-                    (<$A as StaticOperand<SMatrix<f64, R, C>>>::back(s), rt)
+                    (<$A as StaticOperand<SMatrix<T, R, C>>>::back(s), rt)
                 })
             }
         }
-        impl<$($l,)* const R: usize, const C: usize> RevMul<$A> for CoDual<f64, NoFData> {
-            type Out = SMatrix<f64, R, C>;
-            type RA = f64;
-            type RB = <$A as StaticOperand<SMatrix<f64, R, C>>>::R;
+        impl<$($l,)* T: MatScalar, const R: usize, const C: usize> RevMul<$A> for CoDual<T, NoFData> {
+            type Out = SMatrix<T, R, C>;
+            type RA = T;
+            type RB = <$A as StaticOperand<SMatrix<T, R, C>>>::R;
             #[inline]
-            fn mul(self, a: $A) -> (Out<R, C>, impl FnOnce(SMatrix<f64, R, C>) -> (f64, Self::RB)) {
+            fn mul(self, a: $A) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (T, Self::RB)) {
                 let (p, s) = a.lend();
                 let (y, pb) = sscale_rrule(CoDual::new(&p, s.clone()), self);
                 (y, move |g| {
                     let (_, rt) = pb(g);
-                    (rt, <$A as StaticOperand<SMatrix<f64, R, C>>>::back(s))
+                    (rt, <$A as StaticOperand<SMatrix<T, R, C>>>::back(s))
                 })
             }
         }
@@ -784,31 +823,31 @@ macro_rules! s_rev_unary {
 }
 
 s_rev_unary!(
-    CoDual<SMatrix<f64, R, C>, NoFData>; ;
-    CoDual<SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>>; ;
-    CoDual<&'a SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>>; 'a
+    CoDual<SMatrix<T, R, C>, NoFData>; ;
+    CoDual<SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>>; ;
+    CoDual<&'a SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>>; 'a
 );
 
 /// Reverse-mode methods: the receiver by value (`ByValue`, its gradient returned as rdata) or
 /// behind `&` (`ByRef`); a matrix argument behind `&` (`a.dot(&b)`).
 macro_rules! s_rev_methods {
     ($($name:literal => $rule:ident ($($arg:ident),*) -> $out:ty),* $(,)?) => {$(
-        impl<'a, const R: usize, const C: usize> RecvMarker<{ method_key($name) }, StaticKey<SMatrix<f64, R, C>>>
-            for Ref<'a, R, C>
+        impl<'a, T: MatScalar, const R: usize, const C: usize> RecvMarker<{ method_key($name) }, StaticKey<SMatrix<T, R, C>>>
+            for Ref<'a, T, R, C>
         {
-            type Marker = ByRef<SMatrix<f64, R, C>>;
+            type Marker = ByRef<SMatrix<T, R, C>>;
         }
-        impl<const R: usize, const C: usize> RecvMarker<{ method_key($name) }, StaticKey<SMatrix<f64, R, C>>>
-            for Out<R, C>
+        impl<T: MatScalar, const R: usize, const C: usize> RecvMarker<{ method_key($name) }, StaticKey<SMatrix<T, R, C>>>
+            for Out<T, R, C>
         {
-            type Marker = ByValue<SMatrix<f64, R, C>>;
+            type Marker = ByValue<SMatrix<T, R, C>>;
         }
-        s_rev_methods!(@rule $name $rule ($($arg),*) -> $out: ByRef, Ref<'a, R, C>, NoRData);
-        s_rev_methods!(@rule $name $rule ($($arg),*) -> $out: ByValue, Out<R, C>, SMatrix<f64, R, C>);
+        s_rev_methods!(@rule $name $rule ($($arg),*) -> $out: ByRef, Ref<'a, T, R, C>, NoRData);
+        s_rev_methods!(@rule $name $rule ($($arg),*) -> $out: ByValue, Out<T, R, C>, SMatrix<T, R, C>);
     )*};
     (@rule $name:literal $rule:ident ($($arg:ident),*) -> $out:ty: $marker:ident, $recv:ty, $rr:ty) => {
-        impl<const R: usize, const C: usize> UserMethodRrule<{ method_key($name) }, StaticKey<SMatrix<f64, R, C>>>
-            for $marker<SMatrix<f64, R, C>>
+        impl<T: MatScalar, const R: usize, const C: usize> UserMethodRrule<{ method_key($name) }, StaticKey<SMatrix<T, R, C>>>
+            for $marker<SMatrix<T, R, C>>
         {
             type Recv<'a> = $recv;
             type Args<'b> = ($(s_rev_methods!(@arg $arg 'b),)*);
@@ -823,33 +862,33 @@ macro_rules! s_rev_methods {
                 args: Self::Args<'b>,
             ) -> (
                 CoDual<$out, <$out as Primal>::FData>,
-                impl FnOnce(<$out as Primal>::RData, $rr) -> Self::Rets + use<R, C>,
+                impl FnOnce(<$out as Primal>::RData, $rr) -> Self::Rets + use<T, R, C>,
             ) {
                 let ($($arg,)*) = args;
-                let (p, s) = StaticOperand::<SMatrix<f64, R, C>>::lend(&*recv);
-                let (y, pb) = $rule::<R, C>(CoDual::new(&p, s.clone()) $(, $arg)*);
+                let (p, s) = StaticOperand::<SMatrix<T, R, C>>::lend(&*recv);
+                let (y, pb) = $rule::<T, R, C>(CoDual::new(&p, s.clone()) $(, $arg)*);
                 (y, move |y_bar, ra: $rr| {
                     let r = pb(y_bar);
-                    let mut back = <$recv as StaticOperand<SMatrix<f64, R, C>>>::back(s);
+                    let mut back = <$recv as StaticOperand<SMatrix<T, R, C>>>::back(s);
                     TangentSpace::increment(&mut back, &ra);
                     s_rev_methods!(@rets r back ($($arg),*))
                 })
             }
         }
     };
-    (@arg $arg:ident $l:lifetime) => { CoDual<&$l SMatrix<f64, R, C>, SharedCell<SMatrix<f64, R, C>>> };
+    (@arg $arg:ident $l:lifetime) => { CoDual<&$l SMatrix<T, R, C>, SharedCell<SMatrix<T, R, C>>> };
     (@rdata $arg:ident) => { NoRData };
     (@rets $r:ident $back:ident ()) => { { let _ = $r; ($back,) } };
     (@rets $r:ident $back:ident ($a:ident)) => { { let _ = $r; ($back, NoRData) } };
 }
 
 s_rev_methods! {
-    "norm_squared" => snorm_squared_rrule() -> f64,
-    "norm" => snorm_rrule() -> f64,
-    "sum" => ssum_rrule() -> f64,
-    "transpose" => stranspose_rrule() -> SMatrix<f64, C, R>,
-    "dot" => sdot_rrule(B) -> f64,
-    "component_mul" => scomponent_mul_rrule(B) -> SMatrix<f64, R, C>,
+    "norm_squared" => snorm_squared_rrule() -> T,
+    "norm" => snorm_rrule() -> T,
+    "sum" => ssum_rrule() -> T,
+    "transpose" => stranspose_rrule() -> SMatrix<T, C, R>,
+    "dot" => sdot_rrule(B) -> T,
+    "component_mul" => scomponent_mul_rrule(B) -> SMatrix<T, R, C>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -861,18 +900,18 @@ s_rev_methods! {
 use crate::elements::{ElementArray, ElementAt, ElementKey};
 use crate::reverse::ByHandle;
 
-type Handle<const R: usize, const C: usize> =
-    CoDual<SharedCell<SMatrix<f64, R, C>>, SharedCell<SMatrix<f64, R, C>>>;
+type Handle<T, const R: usize, const C: usize> =
+    CoDual<SharedCell<SMatrix<T, R, C>>, SharedCell<SMatrix<T, R, C>>>;
 
 /// `g` with `y_bar` added at `i`.
 #[inline]
-fn plus_at<const R: usize, const C: usize, I>(
-    mut g: SMatrix<f64, R, C>,
+fn plus_at<T: MatScalar, const R: usize, const C: usize, I>(
+    mut g: SMatrix<T, R, C>,
     i: I,
-    y_bar: f64,
-) -> SMatrix<f64, R, C>
+    y_bar: T,
+) -> SMatrix<T, R, C>
 where
-    SMatrix<f64, R, C>: ElementAt<I> + ElementArray<Elem = f64>,
+    SMatrix<T, R, C>: ElementAt<I> + ElementArray<Elem = T>,
 {
     *g.at_mut(i) += y_bar;
     g
@@ -880,52 +919,52 @@ where
 
 /// The element of `g` at `i`, and `g` with it zeroed.
 #[inline]
-fn take_at<const R: usize, const C: usize, I: Copy>(
-    mut g: SMatrix<f64, R, C>,
+fn take_at<T: MatScalar, const R: usize, const C: usize, I: Copy>(
+    mut g: SMatrix<T, R, C>,
     i: I,
-) -> (f64, SMatrix<f64, R, C>)
+) -> (T, SMatrix<T, R, C>)
 where
-    SMatrix<f64, R, C>: ElementAt<I> + ElementArray<Elem = f64>,
+    SMatrix<T, R, C>: ElementAt<I> + ElementArray<Elem = T>,
 {
-    let v = std::mem::replace(g.at_mut(i), 0.0);
+    let v = std::mem::replace(g.at_mut(i), <T as Float>::ZERO);
     (v, g)
 }
 
 macro_rules! s_element_markers {
     ($($name:literal),*) => {$(
-        impl<'a, const R: usize, const C: usize>
-            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<f64, R, C>>> for Ref<'a, R, C>
+        impl<'a, T: MatScalar, const R: usize, const C: usize>
+            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<T, R, C>>> for Ref<'a, T, R, C>
         {
-            type Marker = ByRef<SMatrix<f64, R, C>>;
+            type Marker = ByRef<SMatrix<T, R, C>>;
         }
-        impl<const R: usize, const C: usize>
-            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<f64, R, C>>> for Out<R, C>
+        impl<T: MatScalar, const R: usize, const C: usize>
+            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<T, R, C>>> for Out<T, R, C>
         {
-            type Marker = ByValue<SMatrix<f64, R, C>>;
+            type Marker = ByValue<SMatrix<T, R, C>>;
         }
-        impl<const R: usize, const C: usize>
-            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<f64, R, C>>> for Handle<R, C>
+        impl<T: MatScalar, const R: usize, const C: usize>
+            RecvMarker<{ method_key($name) }, ElementKey<SMatrix<T, R, C>>> for Handle<T, R, C>
         {
-            type Marker = ByHandle<SMatrix<f64, R, C>>;
+            type Marker = ByHandle<SMatrix<T, R, C>>;
         }
     )*};
 }
 
 s_element_markers!("__element", "__set_element", "__matrix_len", "__matrix_clone");
 
-type S<const R: usize, const C: usize> = SMatrix<f64, R, C>;
+type S<T, const R: usize, const C: usize> = SMatrix<T, R, C>;
 
 /// `UserMethodRrule` for a static matrix's element method: `$recv` the receiver as held, `$rr`
 /// its rdata, `$body` the rule (`|recv, args| -> (output, pullback)`).
 macro_rules! s_element_rule {
     ($name:literal, $marker:ident, $recv:ty, [$($I:ident)?], ($($arg:ty),* $(,)?), $out:ty, $rr:ty, ($($ret:ty),* $(,)?),
      |$r:ident, $a:pat_param| $body:block) => {
-        impl<const R: usize, const C: usize $(, $I: Primal + Copy + 'static)?>
-            UserMethodRrule<{ method_key($name) }, ElementKey<S<R, C>, s_element_rule!(@i $($I)?)>>
-            for $marker<S<R, C>>
+        impl<T: MatScalar, const R: usize, const C: usize $(, $I: Primal + Copy + 'static)?>
+            UserMethodRrule<{ method_key($name) }, ElementKey<S<T, R, C>, s_element_rule!(@i $($I)?)>>
+            for $marker<S<T, R, C>>
         where
-            S<R, C>: $(ElementAt<$I> +)? ElementArray<Elem = f64>
-                + Primal<FData = NoFData, RData = S<R, C>>,
+            S<T, R, C>: $(ElementAt<$I> +)? ElementArray<Elem = T>
+                + Primal<FData = NoFData, RData = S<T, R, C>>,
         {
             type Recv<'a> = $recv;
             type Args<'b> = ($($arg,)*);
@@ -940,7 +979,7 @@ macro_rules! s_element_rule {
                 $a: Self::Args<'b>,
             ) -> (
                 CoDual<$out, <$out as Primal>::FData>,
-                impl FnOnce(<$out as Primal>::RData, $rr) -> ($($ret,)*) + use<R, C $(, $I)?>,
+                impl FnOnce(<$out as Primal>::RData, $rr) -> ($($ret,)*) + use<T, R, C $(, $I)?>,
             ) $body
         }
     };
@@ -949,18 +988,18 @@ macro_rules! s_element_rule {
 }
 
 // Reads.
-s_element_rule!("__element", ByValue, Out<R, C>, [I], (CoDual<I, I::FData>), f64, S<R, C>,
-    (S<R, C>, I::RData), |recv, (i,)| {
+s_element_rule!("__element", ByValue, Out<T, R, C>, [I], (CoDual<I, I::FData>), T, S<T, R, C>,
+    (S<T, R, C>, I::RData), |recv, (i,)| {
     let i = i.primal;
     (CoDual::new(recv.primal.at(i), NoFData), move |y_bar, ra| (plus_at(ra, i, y_bar), i.zero_rdata()))
 });
 s_element_rule!(
     "__element",
     ByRef,
-    Ref<'a, R, C>,
+    Ref<'a, T, R, C>,
     [I],
     (CoDual<I, I::FData>),
-    f64,
+    T,
     NoRData,
     (NoRData, I::RData),
     |recv, (i,)| {
@@ -971,7 +1010,7 @@ s_element_rule!(
         })
     }
 );
-s_element_rule!("__element", ByHandle, Handle<R, C>, [I], (CoDual<I, I::FData>), f64, NoRData,
+s_element_rule!("__element", ByHandle, Handle<T, R, C>, [I], (CoDual<I, I::FData>), T, NoRData,
     (NoRData, I::RData), |recv, (i,)| {
     let (i, shadow) = (i.primal, recv.fdata.clone());
     (CoDual::new(recv.primal.get().at(i), NoFData), move |y_bar, _| {
@@ -982,8 +1021,8 @@ s_element_rule!("__element", ByHandle, Handle<R, C>, [I], (CoDual<I, I::FData>),
 
 // Writes: the element's cotangent moves from the matrix's to the value's; behind `&mut` the old
 // value is put back.
-s_element_rule!("__set_element", ByValue, Out<R, C>, [I], (CoDual<I, I::FData>, CoDual<f64, NoFData>),
-    (), S<R, C>, (S<R, C>, I::RData, f64), |recv, (i, x)| {
+s_element_rule!("__set_element", ByValue, Out<T, R, C>, [I], (CoDual<I, I::FData>, CoDual<T, NoFData>),
+    (), S<T, R, C>, (S<T, R, C>, I::RData, T), |recv, (i, x)| {
     let i = i.primal;
     *recv.primal.at_mut(i) = x.primal;
     (CoDual::new((), NoFData), move |_, ra| {
@@ -991,8 +1030,8 @@ s_element_rule!("__set_element", ByValue, Out<R, C>, [I], (CoDual<I, I::FData>, 
         (ra, i.zero_rdata(), v)
     })
 });
-s_element_rule!("__set_element", ByHandle, Handle<R, C>, [I], (CoDual<I, I::FData>, CoDual<f64, NoFData>),
-    (), NoRData, (NoRData, I::RData, f64), |recv, (i, x)| {
+s_element_rule!("__set_element", ByHandle, Handle<T, R, C>, [I], (CoDual<I, I::FData>, CoDual<T, NoFData>),
+    (), NoRData, (NoRData, I::RData, T), |recv, (i, x)| {
     let i = i.primal;
     let old = recv.primal.get();
     let mut new = old;
@@ -1008,13 +1047,13 @@ s_element_rule!("__set_element", ByHandle, Handle<R, C>, [I], (CoDual<I, I::FDat
 });
 
 // `len()`: no derivative.
-s_element_rule!("__matrix_len", ByValue, Out<R, C>, [], (), usize, S<R, C>, (S<R, C>,), |_recv, ()| {
+s_element_rule!("__matrix_len", ByValue, Out<T, R, C>, [], (), usize, S<T, R, C>, (S<T, R, C>,), |_recv, ()| {
     (CoDual::new(R * C, NoFData), |_, ra| (ra,))
 });
 s_element_rule!(
     "__matrix_len",
     ByRef,
-    Ref<'a, R, C>,
+    Ref<'a, T, R, C>,
     [],
     (),
     usize,
@@ -1022,22 +1061,22 @@ s_element_rule!(
     (NoRData,),
     |_recv, ()| { (CoDual::new(R * C, NoFData), |_, _| (NoRData,)) }
 );
-s_element_rule!("__matrix_len", ByHandle, Handle<R, C>, [], (), usize, NoRData, (NoRData,), |_recv, ()| {
+s_element_rule!("__matrix_len", ByHandle, Handle<T, R, C>, [], (), usize, NoRData, (NoRData,), |_recv, ()| {
     (CoDual::new(R * C, NoFData), |_, _| (NoRData,))
 });
 
 // `clone()`: a copy, its cotangent back to the receiver.
-s_element_rule!("__matrix_clone", ByValue, Out<R, C>, [], (), S<R, C>, S<R, C>, (S<R, C>,), |recv, ()| {
-    (CoDual::new(recv.primal, NoFData), |y_bar: S<R, C>, ra: S<R, C>| (ra + y_bar,))
+s_element_rule!("__matrix_clone", ByValue, Out<T, R, C>, [], (), S<T, R, C>, S<T, R, C>, (S<T, R, C>,), |recv, ()| {
+    (CoDual::new(recv.primal, NoFData), |y_bar: S<T, R, C>, ra: S<T, R, C>| (ra + y_bar,))
 });
-s_element_rule!("__matrix_clone", ByRef, Ref<'a, R, C>, [], (), S<R, C>, NoRData, (NoRData,), |recv, ()| {
+s_element_rule!("__matrix_clone", ByRef, Ref<'a, T, R, C>, [], (), S<T, R, C>, NoRData, (NoRData,), |recv, ()| {
     let shadow = recv.fdata.clone();
     (CoDual::new(*recv.primal, NoFData), move |y_bar, _| {
         shadow.add(y_bar);
         (NoRData,)
     })
 });
-s_element_rule!("__matrix_clone", ByHandle, Handle<R, C>, [], (), S<R, C>, NoRData, (NoRData,), |recv, ()| {
+s_element_rule!("__matrix_clone", ByHandle, Handle<T, R, C>, [], (), S<T, R, C>, NoRData, (NoRData,), |recv, ()| {
     let shadow = recv.fdata.clone();
     (CoDual::new(recv.primal.get(), NoFData), move |y_bar, _| {
         shadow.add(y_bar);
