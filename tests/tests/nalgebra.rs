@@ -910,7 +910,7 @@ fn columns_and_rows_both_modes() {
 }
 
 /// `gemm` and `gemv` in place, on matrices the function holds and on a `&mut` argument
-/// (restored by the pullback), with gradients for `α` and `β`.
+/// (restored by the pullback), with gradients for `α` and `β`; a matrix's `clone()`.
 #[differentiable]
 fn in_place_products(
     a: &DMatrix<f64>,
@@ -920,19 +920,20 @@ fn in_place_products(
     s: f64,
 ) -> f64 {
     let mut c = a * 0.5;
+    let d = c.clone();
     c.gemm(s, a, b, 0.3);
     let mut v = x * 2.0;
-    v.gemv(1.5, &c, x, s);
-    y.gemv(s, a, &v, 0.7);
-    v.norm_squared() + y.sum() * s + c.sum()
+    v.gemv(1.5, b, x, s);
+    y.gemv(s, &c, &v, 0.7);
+    v.norm_squared() + y.sum() * s + c.sum() + d.component_mul(&c).sum()
 }
 
 #[test]
 fn gemv_and_gemm_both_modes() {
-    for (k, n) in [1, 2, 4].into_iter().enumerate() {
+    for (k, &(r, n)) in SHAPES.iter().enumerate() {
         let s = k as u64;
-        let (a, b, x) = (mat(n, n, s), mat(n, n, s + 1), vector(n, s + 2));
-        let mut y = vector(n, s + 3);
+        let (a, b, x) = (mat(r, n, s), mat(n, n, s + 1), vector(n, s + 2));
+        let mut y = vector(r, s + 3);
         let before = y.clone();
         test_rule!(in_place_products(&a, &b, &x, &mut y, 0.8), seed = s);
         let _ = value_and_gradient!(in_place_products(&a, &b, &x, &mut y, 0.8));
