@@ -941,6 +941,35 @@ fn gemv_and_gemm_both_modes() {
     }
 }
 
+/// `for` loops over the elements of matrices: `x.iter()`, `&m`, `zip`, `enumerate`, the element
+/// as a reference (`*v`, `v * v`) or by pattern (`&v`).
+#[differentiable]
+fn iterated(x: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
+    let mut s = 0.0;
+    for xi in x.iter() {
+        s += xi * xi + (*xi).sin();
+    }
+    for (k, &v) in m.iter().enumerate() {
+        s += v * (k as f64);
+    }
+    let y = x * 2.0;
+    for (a, b) in x.iter().zip(y.iter()) {
+        s += a * b;
+    }
+    for v in m {
+        s += v.exp();
+    }
+    s
+}
+
+#[test]
+fn iterated_elements_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(iterated(&vector(r, s), &mat(r, c, s + 1)), seed = s);
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

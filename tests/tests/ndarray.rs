@@ -558,6 +558,31 @@ fn untyped_closures_of_f32_arrays() {
     }
 }
 
+/// `for` loops over the elements of arrays (a 2-d array in ndarray's logical order).
+#[differentiable]
+fn iterated(x: &Array1<f64>, m: &Array2<f64>) -> f64 {
+    let mut s = 0.0;
+    for &v in x.iter() {
+        s += v.sin();
+    }
+    for (i, v) in m.iter().enumerate() {
+        s += *v * (i as f64);
+    }
+    let y = x * 2.0;
+    for (a, b) in x.iter().zip(y.iter()) {
+        s += a * b;
+    }
+    s
+}
+
+#[test]
+fn iterated_elements_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(iterated(&vector(c, s), &mat(r, c, s + 1)), seed = s);
+    }
+}
+
 /// A derived function whose result is an array, checked by `test_rule!` like any rule.
 #[differentiable]
 fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {

@@ -57,6 +57,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         matrices: Default::default(),
         typed_matrix: false,
         f32_locals: Default::default(),
+        number_refs: Default::default(),
         unroll_factor: 1,
     };
     cx.locals.push(LocalDecl { name: None, ty: Some(sig.ret_ty.clone()), span: sig.ret_ty.span() });
@@ -173,6 +174,9 @@ pub(super) struct Lower<'e> {
     matrices: Vec<Local>,
     /// Locals of `matrices` bound to matrices of `f32` (see `f32_matrix`).
     f32_locals: Vec<Local>,
+    /// Loop variables bound to an element of a matrix (`for v in m.iter()`): the primal's `v` is
+    /// a reference, the IR's the number, so `*v` reads `v`.
+    number_refs: Vec<Local>,
     /// Whether a local was declared with a matrix type (`matrix_type`): with `matrices`, whether
     /// the function may hold matrices at all, before which no temporary is tested for one.
     typed_matrix: bool,
@@ -763,6 +767,17 @@ impl Lower<'_> {
                 }
             }
             (Pat::Paren(pp), item) => self.bind_item(&pp.pat, item, pat_span, span),
+            // `&v` of an element of a matrix: `v` is the number.
+            (Pat::Reference(r), Item::Number(o)) => {
+                self.bind_item(&r.pat, Item::Leaf(o), r.pat.span(), span)
+            }
+            // `v` of an element of a matrix: the number, and `*v` reads it.
+            (Pat::Ident(pi), Item::Number(o)) if pi.subpat.is_none() => {
+                self.bind_pattern(pat, None, o, pat_span);
+                if let Some(l) = self.lookup(&pi.ident) {
+                    self.number_refs.push(l);
+                }
+            }
             (pat, item) => {
                 let value = self.item_operand(item, span);
                 self.bind_pattern(pat, None, value, pat_span);
@@ -772,7 +787,7 @@ impl Lower<'_> {
 
     fn item_operand(&mut self, item: Item, span: Span) -> Operand {
         match item {
-            Item::Leaf(o) => o,
+            Item::Leaf(o) | Item::Number(o) => o,
             Item::Tuple(items) => {
                 let ops = items.into_iter().map(|i| self.item_operand(i, span)).collect();
                 self.emit(Rvalue::Tuple(ops), span)
@@ -867,6 +882,13 @@ impl Lower<'_> {
                 // `*c` of `let c = &mut s.count;`: the place.
                 if let Some((q, _)) = self.alias_of(&u.expr) {
                     return Some(q);
+                }
+                // `*v` of an element of a matrix bound by a `for` loop: the number.
+                if let Expr::Path(p) = strip_parens(&u.expr)
+                    && let Some(l) = p.path.get_ident().and_then(|i| self.lookup(i))
+                    && self.number_refs.contains(&l)
+                {
+                    return Some(Place::local(l));
                 }
                 // `*b` of a `Box<T>` argument: the value, opened at entry.
                 if let Expr::Path(p) = &*u.expr
@@ -1699,6 +1721,14 @@ impl Lower<'_> {
         {
             self.matrices.push(p.local);
         }
+    }
+
+    /// Whether `p` is a variable holding a matrix or array (declared or bound as one): a `for`
+    /// loop over its elements reads them by its element method.
+    fn matrix_place(&self, p: &Place) -> bool {
+        p.projections.is_empty()
+            && (self.matrices.contains(&p.local)
+                || self.locals[p.local.index()].ty.as_ref().is_some_and(matrix_type))
     }
 
     /// Whether `m[..]` is an element of a matrix or array: a base that [`Lower::matrix_like`]
@@ -2601,11 +2631,21 @@ impl Lower<'_> {
             }
             ForPlan::Elements { places, window, .. } => {
                 let mut len: Option<Operand> = None;
-                for (p, _) in places {
+                for (p, kind) in places {
+                    let matrix = self.matrix_place(p);
+                    if matrix && *kind == ElemKind::Mut {
+                        self.errors.error_spanned(
+                            &f.expr,
+                            "iterating mutably over a matrix or array is not supported in \
+                             #[differentiable] functions; write its elements in an index loop \
+                             (`for i in 0..m.len() { m[i] = .. }`)",
+                        );
+                    }
+                    let len_method = if matrix { "__matrix_len" } else { "len" };
                     let l = self.emit(
                         Rvalue::Method {
                             receiver: p.clone(),
-                            method: syn::Ident::new("len", span),
+                            method: syn::Ident::new(len_method, span),
                             args: Vec::new(),
                         },
                         span,
@@ -2721,6 +2761,18 @@ impl Lower<'_> {
                     let items: Vec<Item> = places
                         .iter()
                         .map(|(p, kind)| {
+                            if cx.matrix_place(p) {
+                                // An element of a matrix: read by its method (see
+                                // `is_matrix_element`), held as the number.
+                                let method = syn::Ident::new("__element", span);
+                                let args = vec![Operand::Use(Place::local(counter))];
+                                let receiver = p.clone();
+                                let v = cx.emit(Rvalue::Method { receiver, method, args }, span);
+                                return match kind {
+                                    ElemKind::Value => Item::Leaf(v),
+                                    _ => Item::Number(v),
+                                };
+                            }
                             let mut place = p.clone();
                             place.projections.push(Projection::Index(counter));
                             Item::Leaf(match kind {
@@ -2992,6 +3044,9 @@ impl Lower<'_> {
 /// `zip`), bound part by part to a tuple pattern without building the tuple.
 enum Item {
     Leaf(Operand),
+    /// An element of a matrix, held as the number where the primal has a reference to it (see
+    /// `number_refs`).
+    Number(Operand),
     Tuple(Vec<Item>),
 }
 
@@ -3001,7 +3056,7 @@ enum VecMacro {
     Repeat(Expr, Expr),
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum ElemKind {
     Ref,
     Mut,

@@ -172,6 +172,21 @@ impl<F: NdScalar> crate::elements::ElementAt<usize> for ndarray::Array1<F> {
     }
 }
 
+/// The `k`-th element in ndarray's logical (row-major) order: what `for v in a.iter()` visits
+/// `k`-th (an `Array2` has no `a[k]` in ndarray; derived code reads iterated elements so).
+impl<F: NdScalar> crate::elements::ElementAt<usize> for ndarray::Array2<F> {
+    #[inline(always)]
+    fn at(&self, k: usize) -> F {
+        let c = self.ncols();
+        self[[k / c, k % c]]
+    }
+    #[inline(always)]
+    fn at_mut(&mut self, k: usize) -> &mut F {
+        let c = self.ncols();
+        &mut self[[k / c, k % c]]
+    }
+}
+
 impl<F: NdScalar> crate::elements::ElementAt<[usize; 2]> for ndarray::Array2<F> {
     #[inline(always)]
     fn at(&self, i: [usize; 2]) -> F {
