@@ -970,6 +970,36 @@ fn iterated_elements_both_modes() {
     }
 }
 
+/// A model whose parameters are matrices in a `#[derive(Tangent)]` struct: operators on borrowed
+/// fields (`&net.w * x`), methods and element reads of fields; the gradient a struct of matrices.
+#[derive(Clone, Debug, Tangent)]
+pub struct Layer {
+    pub w: DMatrix<f64>,
+    pub b: DVector<f64>,
+}
+
+#[differentiable]
+fn layer_loss(net: &Layer, x: &DVector<f64>) -> f64 {
+    let h = &net.w * x + &net.b;
+    let mut s = h.dot(&net.b) + net.w[(0, 0)];
+    for i in 0..h.len() {
+        s += h[i].tanh();
+    }
+    s
+}
+
+#[test]
+fn matrices_in_structs_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let net = Layer { w: mat(r, c, s), b: vector(r, s + 1) };
+        let x = vector(c, s + 2);
+        test_rule!(layer_loss(&net, &x), seed = s);
+        let (_, (g, _)) = value_and_gradient!(layer_loss(&net, &x));
+        assert_eq!(g.w.shape(), (r, c));
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

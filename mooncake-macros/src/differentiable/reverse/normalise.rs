@@ -157,13 +157,14 @@ pub(crate) fn normalise(body: &Body) -> Body {
     out
 }
 
-/// A shared borrow of a local as an operator's operand (`&c * 2.0`, `&a + &b`, `-&c`) is the
-/// local itself: the reverse operator rules take their operands through `rev::operand`, which
+/// A shared borrow of a local or of a field of one as an operator's operand (`&c * 2.0`,
+/// `&a + &b`, `-&c`, `&net.w * x`) is the value itself: the reverse operator rules take their operands through `rev::operand`, which
 /// copies a number and clones a matrix with its shadow.
 fn operators_read_borrows(body: &mut Body) {
+    // A local, or a field of one (`&net.w * x`), which normalising then loads.
     let read = |o: &mut Operand| {
         if let Operand::Ref(p, false) = o
-            && p.projections.is_empty()
+            && p.projections.iter().all(|pr| matches!(pr, Projection::Field(_)))
         {
             *o = Operand::Use(p.clone());
         }
