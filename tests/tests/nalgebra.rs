@@ -1000,6 +1000,32 @@ fn matrices_in_structs_both_modes() {
     }
 }
 
+/// `DMatrix::identity` by path (`K + σ² I`) and `trace()` (of a square matrix), both modes, `f32`
+/// trace too.
+#[differentiable]
+fn regularised(k: &DMatrix<f64>, s2: f64) -> f64 {
+    let n = k.nrows();
+    let a = k * k.transpose() + DMatrix::identity(n, n) * s2;
+    let r = DMatrix::identity(n, k.ncols()).component_mul(k);
+    a.trace() * s2 + a.cholesky_logdet() + r.sum()
+}
+
+#[differentiable]
+fn trace32(m: &DMatrix<f32>) -> f32 {
+    (m * m).trace()
+}
+
+#[test]
+fn identity_and_trace_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(regularised(&mat(r, c, s), 0.7), seed = s);
+        let n = r.max(c);
+        let m = mat(n, n, s + 1).map(|v| v as f32);
+        test_rule!(trace32(&m), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

@@ -511,6 +511,49 @@ macro_rules! slice_methods {
     };
 }
 
+/// `m.trace()` of a `DMatrix` (`Mat`), both modes.
+macro_rules! trace_method {
+    () => {
+        #[diagnostic::do_not_recommend]
+        impl<'b, P: HeldMatrix<Mat>, T: HeldMatrix<Mat>>
+            MethodFrule<{ method_key("trace") }, MatrixKey<Mat>> for &'b mut Dual<P, T>
+        {
+            type Receiver = Dual<&'b Mat, &'b Mat>;
+            type Rule = fn(Dual<&'b Mat, &'b Mat>) -> Dual<Sc<Mat>, Sc<Mat>>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (view(self), rules::trace_frule)
+            }
+        }
+        trace_method!(@rev ByRef, CoDual<&'a Mat, SharedRef<Mat>>);
+        trace_method!(@rev ByValue, CoDual<Mat, SharedRef<Mat>>);
+    };
+    (@rev $marker:ident, $recv:ty) => {
+        impl<'a> RecvMarker<{ method_key("trace") }, MatrixKey<Mat>> for $recv {
+            type Marker = $marker<Mat>;
+        }
+        impl UserMethodRrule<{ method_key("trace") }, MatrixKey<Mat>> for $marker<Mat> {
+            type Recv<'a> = $recv;
+            type Args<'b> = ();
+            type Out = Sc<Mat>;
+            type RecvRData = NoRData;
+            type Rets = (NoRData,);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                _: (),
+            ) -> (CoDual<Sc<Mat>, NoFData>, impl FnOnce(Sc<Mat>, NoRData) -> (NoRData,) + use<>) {
+                let (y, pb) = rules::trace_rrule(recv.rview());
+                (y, move |y_bar, _: NoRData| pb(y_bar))
+            }
+        }
+    };
+}
+
+trace_method!();
+
 slice_methods! {
     "column" => column_frule, column_rrule -> Vector,
     "row" => row_frule, row_rrule -> RowDVector<f64>,
@@ -644,6 +687,8 @@ mod single {
         "column" => column_frule, column_rrule -> Vector,
         "row" => row_frule, row_rrule -> RowDVector<f32>,
     }
+
+    trace_method!();
 
     update_methods! {
         "gemv": Vector, Vector => gemv_frule, gemv_rrule;

@@ -734,6 +734,26 @@ pub fn gemm_rrule<T: MatScalar>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// `m.trace()`: the sum of the diagonal.
+
+/// Forward rule of `m.trace()`: `tr(ṁ)`.
+pub fn trace_frule<T: MatScalar>(m: Dual<&DMatrix<T>, &DMatrix<T>>) -> Dual<T, T> {
+    Dual::new(m.primal.trace(), m.tangent.trace())
+}
+
+/// Reverse rule of `m.trace()`: `ȳ` added to the diagonal of `m̄`.
+pub fn trace_rrule<T: MatScalar>(
+    m: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T>) {
+    let y = m.primal.trace();
+    let dm = m.fdata;
+    (CoDual::new(y, NoFData), move |y_bar: T| {
+        dm.accumulate(|d| d.set_partial_diagonal(d.diagonal().add_scalar(y_bar).iter().copied()));
+        (NoRData,)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // `m.column(j)`, `m.row(i)`: owned copies in derived code (nalgebra's are views, which derived
 // code does not hold; the primal keeps its view).
 
@@ -875,6 +895,18 @@ pub trait DMatrixConstructors: Sized {
         nrows: CoDual<usize, NoFData>,
         ncols: CoDual<usize, NoFData>,
     ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<Self>);
+    /// Forward rule of `DMatrix::identity(nrows, ncols)`: no derivative.
+    fn identity_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+    ) -> Dual<Self, Self>;
+    /// Reverse rule of `DMatrix::identity(nrows, ncols)`: a fresh zero shadow; nothing flows
+    /// back.
+    #[allow(clippy::type_complexity)]
+    fn identity_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<Self>);
 }
 
 // `f64` only: with one impl, `DMatrix::zeros(n, n)` in a body infers its element type as the
@@ -917,6 +949,25 @@ impl DMatrixConstructors for DMatrix<f64> {
         impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
     ) {
         zeros_matrix_rrule(nrows, ncols)
+    }
+    #[inline]
+    fn identity_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+    ) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+        let (r, c) = (nrows.primal, ncols.primal);
+        Dual::new(DMatrix::identity(r, c), DMatrix::zeros(r, c))
+    }
+    #[inline]
+    fn identity_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+    ) -> (
+        CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+        impl FnOnce(NoRData) -> (NoRData, NoRData) + use<>,
+    ) {
+        let y = DMatrix::identity(nrows.primal, ncols.primal);
+        (fresh(y).0, |_: NoRData| (NoRData, NoRData))
     }
 }
 
