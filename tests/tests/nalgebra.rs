@@ -974,7 +974,9 @@ fn iterated_elements_both_modes() {
 /// fields (`&net.w * x`), methods and element reads of fields; the gradient a struct of matrices.
 #[derive(Clone, Debug, Tangent)]
 pub struct Layer {
+    /// The weights.
     pub w: DMatrix<f64>,
+    /// The bias.
     pub b: DVector<f64>,
 }
 
