@@ -941,7 +941,8 @@ fn gemv_and_gemm_both_modes() {
     }
 }
 
-/// `for` loops over the elements of matrices: `x.iter()`, `&m`, `zip`, `enumerate`, the element
+/// `for` loops and iterator chains over the elements of matrices: `x.iter()`, `&m`, `zip`,
+/// `enumerate`, `x.iter().sum()`, `m.iter().map(..).sum()`, the element
 /// as a reference (`*v`, `v * v`) or by pattern (`&v`).
 #[differentiable]
 fn iterated(x: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
@@ -959,7 +960,8 @@ fn iterated(x: &DVector<f64>, m: &DMatrix<f64>) -> f64 {
     for v in m {
         s += v.exp();
     }
-    s
+    let t: f64 = x.iter().sum();
+    s + t * t + m.iter().map(|v| v * v).sum::<f64>()
 }
 
 #[test]

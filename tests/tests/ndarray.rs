@@ -572,7 +572,8 @@ fn iterated(x: &Array1<f64>, m: &Array2<f64>) -> f64 {
     for (a, b) in x.iter().zip(y.iter()) {
         s += a * b;
     }
-    s
+    let t: f64 = x.iter().sum();
+    s + t * t + m.iter().map(|v| v * v).sum::<f64>()
 }
 
 #[test]

@@ -1505,8 +1505,10 @@ impl Lower<'_> {
             && inner.method == "iter"
             && inner.args.is_empty()
         {
+            // (Of a matrix or array: its own `sum`.)
+            let name = if self.matrix_like(&inner.receiver) { "sum" } else { "__iter_sum" };
             let place = self.place_of(&inner.receiver);
-            let method = syn::Ident::new("__iter_sum", m.method.span());
+            let method = syn::Ident::new(name, m.method.span());
             return self.emit(Rvalue::Method { receiver: place, method, args: Vec::new() }, span);
         }
         // An `Option` made and taken apart at once (`x.get(i).copied().unwrap_or(0.0)`).
