@@ -584,6 +584,54 @@ fn iterated_elements_both_modes() {
     }
 }
 
+/// A model whose parameters are arrays in a `#[derive(Tangent)]` struct, with methods in a
+/// `#[differentiable] impl` block: products of fields, a sum into a declared array
+/// (`let z: Array1<f64> = w.dot(x) + &b - ..`), a map, a loop over the rows of the data.
+#[derive(Clone, Debug, Tangent)]
+pub struct TwoLayer {
+    /// First layer's weights.
+    pub w1: Array2<f64>,
+    /// First layer's bias.
+    pub b1: Array1<f64>,
+    /// Output weights.
+    pub w2: Array1<f64>,
+}
+
+#[differentiable]
+impl TwoLayer {
+    /// The hidden layer.
+    pub fn hidden(&self, x: &Array1<f64>) -> Array1<f64> {
+        let z: Array1<f64> = self.w1.dot(x) + &self.b1 - &self.b1 * 0.5;
+        z.mapv(|v| v.tanh())
+    }
+    /// The prediction.
+    pub fn predict(&self, x: &Array1<f64>) -> f64 {
+        let h = self.hidden(x);
+        self.w2.dot(&h)
+    }
+}
+
+#[differentiable]
+fn two_layer_loss(m: &TwoLayer, xs: &Array2<f64>, ys: &Array1<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..xs.nrows() {
+        let x = xs.row(i).to_owned();
+        let e = m.predict(&x) - ys[i];
+        s += e * e;
+    }
+    s / xs.nrows() as f64
+}
+
+#[test]
+fn models_in_structs_with_methods_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let m = TwoLayer { w1: mat(3, c, s), b1: vector(3, s + 1), w2: vector(3, s + 2) };
+        let (xs, ys) = (mat(r, c, s + 3), vector(r, s + 4));
+        test_rule!(two_layer_loss(&m, &xs, &ys), seed = s);
+    }
+}
+
 /// A derived function whose result is an array, checked by `test_rule!` like any rule.
 #[differentiable]
 fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {

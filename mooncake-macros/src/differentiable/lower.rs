@@ -57,6 +57,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         matrices: Default::default(),
         typed_matrix: false,
         f32_locals: Default::default(),
+        sum_into_matrix: false,
         number_refs: Default::default(),
         unroll_factor: 1,
     };
@@ -174,6 +175,9 @@ pub(super) struct Lower<'e> {
     matrices: Vec<Local>,
     /// Locals of `matrices` bound to matrices of `f32` (see `f32_matrix`).
     f32_locals: Vec<Local>,
+    /// Set while lowering the value of a `let` declared with a matrix type: the partial sums of
+    /// its top-level `+` / `-` chain are matrices (taken by `lower_binary`).
+    sum_into_matrix: bool,
     /// Loop variables bound to an element of a matrix (`for v in m.iter()`): the primal's `v` is
     /// a reference, the IR's the number, so `*v` reads `v`.
     number_refs: Vec<Local>,
@@ -573,7 +577,16 @@ impl Lower<'_> {
                 let len = if ty.is_none() { self.literal_array_len(&init.expr) } else { None };
                 let matrix = self.matrix_like(&init.expr);
                 let f32_init = matrix && self.f32_matrix(&init.expr);
+                // `let z: Array1<f64> = a + b + c;`: every partial sum is a matrix.
+                self.sum_into_matrix = ty.as_ref().is_some_and(matrix_type)
+                    && matches!(strip_parens(&init.expr), Expr::Binary(_));
                 let value = self.lower_expr(&init.expr);
+                self.sum_into_matrix = false;
+                // `let z: Array1<f64> = a + b;`: the value is a matrix, whatever its operands
+                // look like (see `Body::matrices`).
+                if ty.as_ref().is_some_and(matrix_type) {
+                    self.mark_local(&value);
+                }
                 self.bind_pattern(pat, ty, value, local.span());
                 if let (Some(n), Pat::Ident(pi)) = (len, pat)
                     && let Some(l) = self.lookup(&pi.ident)
@@ -1275,7 +1288,9 @@ impl Lower<'_> {
                 }
                 // Each partial result holds a matrix if an operand so far does (see
                 // `Body::matrices`).
-                let mut matrix = self.may_hold_matrices() && self.matrix_like(left);
+                let into_matrix = std::mem::take(&mut self.sum_into_matrix);
+                let mut matrix =
+                    into_matrix || (self.may_hold_matrices() && self.matrix_like(left));
                 for (op, right, span) in spine.into_iter().rev() {
                     let r = self.lower_expr(right);
                     let r = self.deref_float_ref(r, op, span);

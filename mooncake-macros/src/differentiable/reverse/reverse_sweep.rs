@@ -109,7 +109,10 @@ pub(super) fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactiv
         Operand::Const(_) => true,
         Operand::Ref(..) => false,
     };
-    if place.projections.is_empty() && !ints[place.local.index()] {
+    // A sum into a matrix is a sum of matrices (or of a matrix and a number), whatever the
+    // operands look like.
+    let into_matrix = inactive.matrices.get(place.local.index()).copied().unwrap_or(false);
+    if place.projections.is_empty() && !ints[place.local.index()] && !into_matrix {
         match rv {
             Rvalue::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) if by_value(a) && by_value(b) => {
                 return Kind::Linear(vec![
