@@ -1030,6 +1030,24 @@ fn identity_and_trace_both_modes() {
     }
 }
 
+/// `DMatrix::from_fn` / `DVector::from_fn` with closures that read the function's variables (a
+/// kernel matrix), written as loops over the elements.
+#[differentiable]
+fn kernel_from_fn(x: &DVector<f64>, ell: f64) -> f64 {
+    let n = x.len();
+    let k = DMatrix::from_fn(n, n + 1, |i, j| (-(x[i] - x[j % n]).powi(2) / ell).exp());
+    let v = DVector::from_fn(n, |i, _| x[i] * ell);
+    k.sum() + v.norm_squared()
+}
+
+#[test]
+fn from_fn_both_modes() {
+    for (k, n) in [1, 2, 5].into_iter().enumerate() {
+        let s = k as u64;
+        test_rule!(kernel_from_fn(&vector(n, s), 0.7), seed = s);
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

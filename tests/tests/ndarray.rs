@@ -632,6 +632,24 @@ fn models_in_structs_with_methods_both_modes() {
     }
 }
 
+/// `Array2::from_shape_fn` / `Array1::from_shape_fn` with closures that read the function's
+/// variables, written as loops over the elements.
+#[differentiable]
+fn from_shape_fns(x: &Array1<f64>, ell: f64) -> f64 {
+    let n = x.len();
+    let k = Array2::from_shape_fn((n, n + 1), |(i, j)| (x[i] - x[j % n]) * ell);
+    let v = Array1::from_shape_fn(n, |i| x[i] * x[i]);
+    (&k * &k).sum() + v.sum()
+}
+
+#[test]
+fn from_shape_fn_both_modes() {
+    for (k, n) in [1, 2, 5].into_iter().enumerate() {
+        let s = k as u64;
+        test_rule!(from_shape_fns(&vector(n, s), 0.7), seed = s);
+    }
+}
+
 /// A derived function whose result is an array, checked by `test_rule!` like any rule.
 #[differentiable]
 fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {

@@ -1103,9 +1103,10 @@ impl Lower<'_> {
                 .refuse(a.await_token, "`.await` is not supported in #[differentiable] functions"),
             Expr::Closure(c) => self.refuse(
                 c.or1_token,
-                "a closure is supported bound by `let` (`let f = |v: f64| ..;`, then called) or \
-                 passed to an iterator adaptor (`x.iter().map(|v| ..)`); here, write a separate \
-                 #[differentiable] function",
+                "a closure is supported bound by `let` (`let f = |v: f64| ..;`, then called), \
+                 passed to an iterator adaptor (`x.iter().map(|v| ..)`), or to a matrix's \
+                 `map` or `from_fn` (`DMatrix::from_fn(r, c, |i, j| ..)`); here, write a \
+                 separate #[differentiable] function",
             ),
             Expr::RawAddr(r) => {
                 self.refuse(r, "raw pointers are not supported in #[differentiable] functions")
@@ -1398,6 +1399,9 @@ impl Lower<'_> {
                 "calling a variable is not supported (a closure bound by `let` can be called); \
                  call a #[differentiable] function by name",
             );
+        }
+        if let Some(block) = from_fn_loops(&func, c) {
+            return self.lower_expr(&block);
         }
         let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
         // `String::from("..")`, `String::new()` (an error's message): a constant.
@@ -3141,6 +3145,79 @@ fn matrix_type(ty: &syn::Type) -> bool {
         }),
         _ => false,
     }
+}
+
+/// `DMatrix::from_fn(r, c, |i, j| body)`, `DVector::from_fn(n, |i, _| body)` (nalgebra, `f64`: the
+/// constructors by path are) and
+/// `Array2::from_shape_fn(shape, |(i, j)| body)`, `Array1::from_shape_fn(n, |i| body)`
+/// (ndarray), written as the loops they run: a zero matrix of the shape, each element written
+/// with the closure's body, which may read the function's variables. `None` for any other
+/// call.
+fn from_fn_loops(func: &syn::Path, c: &syn::ExprCall) -> Option<Expr> {
+    let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
+    let [ty, f] = segs.as_slice() else { return None };
+    let Some(Expr::Closure(cl)) = c.args.last() else { return None };
+    let site = Span::mixed_site();
+    let (m, i, j) = (
+        syn::Ident::new("__mooncake_m", site),
+        syn::Ident::new("__mooncake_i", site),
+        syn::Ident::new("__mooncake_j", site),
+    );
+    let head = &func.segments[0];
+    let body = &cl.body;
+    let params: Vec<&Pat> = cl.inputs.iter().collect();
+    let span = c.span();
+    let (zeros, bind, index) = match (ty.as_str(), f.as_str(), c.args.len(), params.as_slice()) {
+        ("DMatrix", "from_fn", 3, [pi, pj]) => {
+            let (r, cc) = (&c.args[0], &c.args[1]);
+            (
+                quote_spanned!(span=> #head::zeros(#r, #cc)),
+                quote!(let #pi = #i; let #pj = #j;),
+                quote!((#i, #j)),
+            )
+        }
+        ("DVector", "from_fn", 2, [pi, pj]) => {
+            let n = &c.args[0];
+            (
+                quote_spanned!(span=> #head::zeros(#n)),
+                quote!(let #pi = #i; let #pj = #j;),
+                quote!((#i, #j)),
+            )
+        }
+        ("Array2", "from_shape_fn", 2, [p]) => {
+            let shape = &c.args[0];
+            (
+                quote_spanned!(span=> #head::zeros(#shape)),
+                quote!(let #p = (#i, #j);),
+                quote!([#i, #j]),
+            )
+        }
+        ("Array1", "from_shape_fn", 2, [p]) => {
+            let n = &c.args[0];
+            (quote_spanned!(span=> #head::zeros(#n)), quote!(let #p = #i;), quote!(#i))
+        }
+        _ => return None,
+    };
+    // An `Array1`'s elements are a vector's: one loop.
+    let one_loop = ty == "Array1";
+    let (rows, cols) = if ty == "Array1" || ty == "DVector" {
+        (quote!(#m.len()), quote!(1usize))
+    } else {
+        (quote!(#m.nrows()), quote!(#m.ncols()))
+    };
+    let loops = if one_loop {
+        quote!(for #i in 0..#rows { #bind #m[#index] = #body; })
+    } else if ty == "DVector" {
+        quote!(for #i in 0..#rows { let #j = 0usize; #bind #m[#i] = #body; })
+    } else {
+        quote!(for #j in 0..#cols { for #i in 0..#rows { #bind #m[#index] = #body; } })
+    };
+    let _ = cols;
+    Some(syn::parse_quote_spanned!(span=> {
+        let mut #m = #zeros;
+        #loops
+        #m
+    }))
 }
 
 /// `e` without the parentheses around it.
