@@ -10,7 +10,7 @@ use mooncake_runtime::TestRng;
 use mooncake_runtime::nd::rules::*;
 use mooncake_runtime::prelude::*;
 use ndarray::linalg::Dot;
-use ndarray::{Array, Array1, Array2, ArrayView1, ArrayView2, Dimension, ShapeError};
+use ndarray::{Array, Array1, Array2, ArrayView1, ArrayView2, Axis, Dimension, ShapeError};
 
 /// Shapes `(rows, columns)` the tests run on.
 const SHAPES: &[(usize, usize)] = &[(1, 1), (3, 3), (2, 5), (5, 2), (1, 4), (4, 1)];
@@ -647,6 +647,24 @@ fn from_shape_fn_both_modes() {
     for (k, n) in [1, 2, 5].into_iter().enumerate() {
         let s = k as u64;
         test_rule!(from_shape_fns(&vector(n, s), 0.7), seed = s);
+    }
+}
+
+/// `a.sum_axis(Axis(k))` of 2-d arrays (an argument, a temporary), both axes.
+#[differentiable]
+fn axis_sums(a: &Array2<f64>, w: &Array1<f64>) -> f64 {
+    let c = a.sum_axis(Axis(0));
+    let r = a.sum_axis(Axis(1));
+    let m = a * 2.0;
+    let s = m.sum_axis(Axis(0));
+    c.dot(w) + (&r * &r).sum() + s.sum()
+}
+
+#[test]
+fn sum_axis_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(axis_sums(&mat(r, c, s), &vector(c, s + 1)), seed = s);
     }
 }
 

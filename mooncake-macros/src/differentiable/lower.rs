@@ -1403,6 +1403,14 @@ impl Lower<'_> {
         if let Some(block) = from_fn_loops(&func, c) {
             return self.lower_expr(&block);
         }
+        // `Axis(k)` of ndarray: a call of the runtime's `axis(k)` (a value without derivative),
+        // not a struct built field by field.
+        if func.segments.last().is_some_and(|s| s.ident == "Axis") && c.args.len() == 1 {
+            let span = c.span();
+            let k = self.lower_expr(&c.args[0]);
+            let func = syn::parse_quote_spanned!(span=> ::mooncake_runtime::nd::rules::axis);
+            return self.emit(Rvalue::Call { func, args: vec![k] }, span);
+        }
         let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
         // `String::from("..")`, `String::new()` (an error's message): a constant.
         if func.segments.len() == 2

@@ -102,6 +102,12 @@ macro_rules! from_cell {
 
 from_cell!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ());
 
+// ndarray's axis index (`a.sum_axis(Axis(0))`): an integer.
+#[cfg(feature = "ndarray")]
+nondiff_copy!(ndarray::Axis);
+#[cfg(feature = "ndarray")]
+from_cell!(ndarray::Axis);
+
 impl crate::tangent::FromHandle for String {
     fn from_handle(handle: &SharedRef<String>) -> String {
         handle.with(String::clone)

@@ -687,6 +687,60 @@ shape_methods! {
     "ncols" => ncols,
 }
 
+// `a.sum_axis(Axis(k))` of an `Array2`, both modes.
+
+#[diagnostic::do_not_recommend]
+impl<'b, F: NdScalar, P, T> MethodFrule<{ method_key("sum_axis") }, ArrayKey<Array2<F>>>
+    for &'b mut Dual<P, T>
+where
+    P: HeldArray<Array2<F>>,
+    T: HeldArray<Array2<F>>,
+{
+    type Receiver = Dual<&'b Array2<F>, &'b Array2<F>>;
+    type Rule = fn(
+        Dual<&'b Array2<F>, &'b Array2<F>>,
+        Dual<ndarray::Axis, NoTangent>,
+    ) -> Dual<ndarray::Array1<F>, ndarray::Array1<F>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (view(self), rules::sum_axis_frule::<F>)
+    }
+}
+
+rev_markers!(ArrayKey<Array2<F>>, "sum_axis", [F: NdScalar], Array2<F>);
+
+macro_rules! sum_axis_rule {
+    ($($marker:ident, $recv:ty);*) => {$(
+        impl<F: NdScalar> UserMethodRrule<{ method_key("sum_axis") }, ArrayKey<Array2<F>>>
+            for $marker<Array2<F>>
+        {
+            type Recv<'a> = $recv;
+            type Args<'b> = (CoDual<ndarray::Axis, NoFData>,);
+            type Out = ndarray::Array1<F>;
+            type RecvRData = NoRData;
+            type Rets = (NoRData, NoRData);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                (axis,): Self::Args<'b>,
+            ) -> (
+                CoDual<ndarray::Array1<F>, SharedRef<ndarray::Array1<F>>>,
+                impl FnOnce(NoRData, NoRData) -> (NoRData, NoRData) + use<F>,
+            ) {
+                let (y, pb) = rules::sum_axis_rrule(recv.rview(), axis);
+                (y, move |y_bar, _: NoRData| pb(y_bar))
+            }
+        }
+    )*};
+}
+
+sum_axis_rule!(
+    ByRef, CoDual<&'a Array2<F>, SharedRef<Array2<F>>>;
+    ByValue, CoDual<Array2<F>, SharedRef<Array2<F>>>
+);
+
 // ---------------------------------------------------------------------------------------------
 // Reverse mode: the element-wise methods whose names are float methods (`exp`, `tanh`, `powi`,
 // ...), which the reverse generator sends through `rev::MethodRrule` with the receiver by value.

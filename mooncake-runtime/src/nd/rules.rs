@@ -262,6 +262,64 @@ pub fn shift_rrule<F: NdScalar, D: Dimension + 'static>(
     (y, pullback)
 }
 
+/// `Axis(k)` in derived code: ndarray's axis index, a value without derivative (its rules
+/// `axis_frule` / `axis_rrule`); `#[differentiable]` writes `Axis(k)` as a call of it.
+#[inline]
+pub fn axis(k: usize) -> Axis {
+    Axis(k)
+}
+
+/// Forward rule of [`axis`]: no derivative.
+#[inline]
+pub fn axis_frule(k: Dual<usize, NoTangent>) -> Dual<Axis, NoTangent> {
+    Dual::new(Axis(k.primal), NoTangent)
+}
+
+/// Reverse rule of [`axis`]: nothing flows back.
+#[inline]
+pub fn axis_rrule(
+    k: CoDual<usize, NoFData>,
+) -> (CoDual<Axis, NoFData>, impl FnOnce(NoRData) -> (NoRData,) + use<>) {
+    (CoDual::new(Axis(k.primal), NoFData), |_: NoRData| (NoRData,))
+}
+
+/// Forward rule of `a.sum_axis(axis)` of a 2-d array: the sums along `axis` of `a` and of `ȧ`.
+///
+/// # Panics
+/// If `axis` is not 0 or 1, as `sum_axis` does.
+pub fn sum_axis_frule<F: NdScalar>(
+    a: Dual<&Array2<F>, &Array2<F>>,
+    axis: Dual<Axis, NoTangent>,
+) -> Dual<Array1<F>, Array1<F>> {
+    Dual::new(a.primal.sum_axis(axis.primal), a.tangent.sum_axis(axis.primal))
+}
+
+/// Reverse rule of `a.sum_axis(axis)`: `ȳ` broadcast along `axis` and added into `ā`.
+///
+/// # Panics
+/// If `axis` is not 0 or 1, as `sum_axis` does.
+pub fn sum_axis_rrule<F: NdScalar>(
+    a: CoDual<&Array2<F>, SharedRef<Array2<F>>>,
+    axis: CoDual<Axis, NoFData>,
+) -> (CoDual<Array1<F>, SharedRef<Array1<F>>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<F>)
+{
+    let axis = axis.primal;
+    let (y, dy) = fresh(a.primal.sum_axis(axis));
+    let da = a.fdata;
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            da.accumulate(|d| {
+                let dim = d.raw_dim();
+                if let Some(b) = g.view().insert_axis(axis).broadcast(dim) {
+                    *d += &b;
+                }
+            })
+        });
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
 /// Forward rule of `a / s` for a scalar `s`: `da / s - a ds / s²`.
 pub fn div_scalar_frule<F: NdScalar, D: Dimension>(
     a: Dual<&Array<F, D>, &Array<F, D>>,
