@@ -1048,6 +1048,39 @@ fn from_fn_both_modes() {
     }
 }
 
+/// Row vectors on the left: `x.transpose() * a * y` (a `1 x 1` matrix read by its element),
+/// `x.transpose() * a` (a row vector), `f32` too.
+#[differentiable]
+fn quadratic_forms(a: &DMatrix<f64>, x: &DVector<f64>, y: &DVector<f64>) -> f64 {
+    let q = x.transpose() * a * y;
+    let r = x.transpose() * a;
+    q[(0, 0)] + r.sum() * (r * y)[0]
+}
+
+#[differentiable]
+fn quadratic_form32(a: &DMatrix<f32>, x: &DVector<f32>) -> f32 {
+    (x.transpose() * a * x)[0]
+}
+
+#[test]
+fn row_vector_products_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        let (a, x, y) = (mat(r, c, s), vector(r, s + 1), vector(c, s + 2));
+        test_rule!(quadratic_forms(&a, &x, &y), seed = s);
+        let n = r.max(c);
+        let a32 = mat(n, n, s + 3).map(|v| v as f32);
+        let x32 = vector(n, s + 4).map(|v| v as f32);
+        test_rule!(
+            quadratic_form32(&a32, &x32),
+            seed = s,
+            rtol = 2e-2,
+            atol = 2e-2,
+            dot_tol = 1e-4
+        );
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

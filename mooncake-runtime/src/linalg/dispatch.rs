@@ -195,6 +195,10 @@ binop!(Mul mul rules::mat_vec_frule: DMatrix<f64>, DVector<f64> => DVector<f64>)
 binop!(Mul mul rules::mat_mat_frule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>);
 binop!(Mul mul rules::mat_vec_frule: DMatrix<f32>, DVector<f32> => DVector<f32>);
 binop!(Mul mul rules::mat_mat_frule: DMatrix<f32>, DMatrix<f32> => DMatrix<f32>);
+binop!(Mul mul rules::row_mat_frule: RowDVector<f64>, DMatrix<f64> => RowDVector<f64>);
+binop!(Mul mul rules::row_mat_frule: RowDVector<f32>, DMatrix<f32> => RowDVector<f32>);
+binop!(Mul mul rules::row_vec_frule: RowDVector<f64>, DVector<f64> => nalgebra::SMatrix<f64, 1, 1>);
+binop!(Mul mul rules::row_vec_frule: RowDVector<f32>, DVector<f32> => nalgebra::SMatrix<f32, 1, 1>);
 
 // ---------------------------------------------------------------------------------------------
 // Reverse mode. Methods go through the dispatch of user methods (`rev::RecvMarker` picks the
@@ -378,6 +382,34 @@ rev_binop!(RevMul mul rules::mat_vec_rrule: DMatrix<f64>, DVector<f64> => DVecto
 rev_binop!(RevMul mul rules::mat_mat_rrule: DMatrix<f64>, DMatrix<f64> => DMatrix<f64>);
 rev_binop!(RevMul mul rules::mat_vec_rrule: DMatrix<f32>, DVector<f32> => DVector<f32>);
 rev_binop!(RevMul mul rules::mat_mat_rrule: DMatrix<f32>, DMatrix<f32> => DMatrix<f32>);
+rev_binop!(RevMul mul rules::row_mat_rrule: RowDVector<f64>, DMatrix<f64> => RowDVector<f64>);
+rev_binop!(RevMul mul rules::row_mat_rrule: RowDVector<f32>, DMatrix<f32> => RowDVector<f32>);
+
+/// `r * v` of a row vector and a vector: a `1 x 1` static matrix, whose gradient is rdata.
+macro_rules! rev_row_vec {
+    ($($T:ty),*) => {$(
+        rev_row_vec!(@one $T; CoDual<RowDVector<$T>, SharedRef<RowDVector<$T>>>, CoDual<DVector<$T>, SharedRef<DVector<$T>>>; );
+        rev_row_vec!(@one $T; CoDual<&'a RowDVector<$T>, SharedRef<RowDVector<$T>>>, CoDual<DVector<$T>, SharedRef<DVector<$T>>>; 'a);
+        rev_row_vec!(@one $T; CoDual<RowDVector<$T>, SharedRef<RowDVector<$T>>>, CoDual<&'c DVector<$T>, SharedRef<DVector<$T>>>; 'c);
+        rev_row_vec!(@one $T; CoDual<&'a RowDVector<$T>, SharedRef<RowDVector<$T>>>, CoDual<&'c DVector<$T>, SharedRef<DVector<$T>>>; 'a, 'c);
+    )*};
+    (@one $T:ty; $A:ty, $B:ty; $($l:lifetime),*) => {
+        impl<$($l),*> RevMul<$B> for $A {
+            type Out = nalgebra::SMatrix<$T, 1, 1>;
+            type RA = NoRData;
+            type RB = NoRData;
+            #[inline]
+            fn mul(self, rhs: $B) -> (
+                CoDual<nalgebra::SMatrix<$T, 1, 1>, NoFData>,
+                impl FnOnce(nalgebra::SMatrix<$T, 1, 1>) -> (NoRData, NoRData),
+            ) {
+                rules::row_vec_rrule(self.rview(), rhs.rview())
+            }
+        }
+    };
+}
+
+rev_row_vec!(f64, f32);
 
 // ---------------------------------------------------------------------------------------------
 // The Cholesky methods of `DMatrix<f64>` (`super::chol::CholeskyExt`): `a.cholesky_solve(&b)`

@@ -388,6 +388,88 @@ where
 }
 
 // ---------------------------------------------------------------------------------------------
+// Row vectors on the left: `r * m` (a row vector) and `r * v` (a 1 x 1 matrix), as in the
+// quadratic form `x.transpose() * &a * &x`.
+
+/// Forward rule of `r * m`: `ṙ m + r ṁ`.
+pub fn row_mat_frule<T: MatScalar>(
+    r: Dual<&RowDVector<T>, &RowDVector<T>>,
+    m: Dual<&DMatrix<T>, &DMatrix<T>>,
+) -> Dual<RowDVector<T>, RowDVector<T>>
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
+    let y = r.primal * m.primal;
+    let t = r.tangent * m.primal + r.primal * m.tangent;
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `r * m`: `r̄ += ȳ mᵀ`, `m̄ += rᵀ ȳ`.
+pub fn row_mat_rrule<T: MatScalar>(
+    r: CoDual<&RowDVector<T>, SharedRef<RowDVector<T>>>,
+    m: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+) -> (
+    CoDual<RowDVector<T>, SharedRef<RowDVector<T>>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>,
+)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
+    let (y, dy) = fresh(r.primal * m.primal);
+    let (dr, dm) = (r.fdata, m.fdata);
+    let mt = dr.is_live().then(|| m.primal.transpose());
+    let pr = dm.is_live().then(|| r.primal.transpose());
+    let pullback = move |_: NoRData| {
+        dy.with(|g| {
+            if let Some(mt) = mt {
+                dr.accumulate(|d| d.add_scaled(T::ONE, &(g * &mt)));
+            }
+            if let Some(pr) = pr {
+                dm.accumulate(|d| d.ger(T::ONE, &pr, &g.transpose(), T::ONE));
+            }
+        });
+        (NoRData, NoRData)
+    };
+    (y, pullback)
+}
+
+/// Forward rule of `r * v`, a `1 x 1` matrix: `ṙ v + r v̇`.
+pub fn row_vec_frule<T: MatScalar>(
+    r: Dual<&RowDVector<T>, &RowDVector<T>>,
+    v: Dual<&DVector<T>, &DVector<T>>,
+) -> Dual<nalgebra::SMatrix<T, 1, 1>, nalgebra::SMatrix<T, 1, 1>> {
+    let y = r.primal * v.primal;
+    let t = r.tangent * v.primal + r.primal * v.tangent;
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `r * v`: `r̄ += ȳ vᵀ`, `v̄ += ȳ rᵀ` (`ȳ` the one entry of the cotangent).
+pub fn row_vec_rrule<T: MatScalar>(
+    r: CoDual<&RowDVector<T>, SharedRef<RowDVector<T>>>,
+    v: CoDual<&DVector<T>, SharedRef<DVector<T>>>,
+) -> (
+    CoDual<nalgebra::SMatrix<T, 1, 1>, NoFData>,
+    impl FnOnce(nalgebra::SMatrix<T, 1, 1>) -> (NoRData, NoRData) + use<T>,
+)
+where
+    DVector<T>: HeapMatrix<Scalar = T>,
+    RowDVector<T>: HeapMatrix<Scalar = T>,
+{
+    let y = r.primal * v.primal;
+    let (pr, pv) = (r.primal.clone(), v.primal.clone());
+    let (dr, dv) = (r.fdata, v.fdata);
+    let pullback = move |g: nalgebra::SMatrix<T, 1, 1>| {
+        let g = g[(0, 0)];
+        dr.accumulate(|d| d.add_scaled(g, &pv.transpose()));
+        dv.accumulate(|d| d.add_scaled(g, &pr.transpose()));
+        (NoRData, NoRData)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Construction: `DVector::from_vec(v)`, `DMatrix::from_row_slice(r, c, s)`, `zeros`.
 
 /// `DVector::from_vec(v)` as a free function, which a `#[differentiable]` body can call by name
