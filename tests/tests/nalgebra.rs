@@ -1004,14 +1004,14 @@ fn matrices_in_structs_both_modes() {
     }
 }
 
-/// `DMatrix::identity` by path (`K + σ² I`) and `trace()` (of a square matrix), both modes, `f32`
-/// trace too.
+/// `DMatrix::identity` by path (`K + σ² I`), `trace()` (of a square matrix) and `mean()`, both
+/// modes, `f32` trace too.
 #[differentiable]
 fn regularised(k: &DMatrix<f64>, s2: f64) -> f64 {
     let n = k.nrows();
     let a = k * k.transpose() + DMatrix::identity(n, n) * s2;
     let r = DMatrix::identity(n, k.ncols()).component_mul(k);
-    a.trace() * s2 + a.cholesky_logdet() + r.sum()
+    a.trace() * s2 + a.cholesky_logdet() + r.sum() + k.mean() * a.mean()
 }
 
 #[differentiable]

@@ -668,6 +668,24 @@ fn sum_axis_both_modes() {
     }
 }
 
+/// `a.mean().unwrap()` / `.expect(..)` (ndarray's `mean` is an `Option`): centring and a
+/// variance.
+#[differentiable]
+fn centred_variance(x: &Array1<f64>, a: &Array2<f64>) -> f64 {
+    let mu = x.mean().unwrap();
+    let c = x - mu;
+    let var = (&c * &c).mean().expect("non-empty");
+    var + a.mean().unwrap() * mu
+}
+
+#[test]
+fn means_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(centred_variance(&vector(r * c, s), &mat(r, c, s + 1)), seed = s);
+    }
+}
+
 /// A derived function whose result is an array, checked by `test_rule!` like any rule.
 #[differentiable]
 fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {

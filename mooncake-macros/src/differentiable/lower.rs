@@ -1538,6 +1538,18 @@ impl Lower<'_> {
             let method = syn::Ident::new(name, m.method.span());
             return self.emit(Rvalue::Method { receiver: place, method, args: Vec::new() }, span);
         }
+        // `a.mean().unwrap()` (or `.expect(..)`) of an ndarray array: its `__mean` (ndarray's
+        // `mean` is an `Option`, `None` only for an empty array).
+        if matches!(name.as_str(), "unwrap" | "expect")
+            && let Expr::MethodCall(inner) = strip_parens(&m.receiver)
+            && inner.method == "mean"
+            && inner.args.is_empty()
+            && self.matrix_like(&inner.receiver)
+        {
+            let receiver = self.place_of(&inner.receiver);
+            let method = syn::Ident::new("__mean", inner.method.span());
+            return self.emit(Rvalue::Method { receiver, method, args: Vec::new() }, span);
+        }
         // An `Option` made and taken apart at once (`x.get(i).copied().unwrap_or(0.0)`).
         if super::options::is_terminal(m) {
             return self.lower_option_terminal(m);

@@ -75,6 +75,7 @@ unary_methods! {
     "norm_squared" => norm_squared_frule -> M::Scalar,
     "norm" => norm_frule -> M::Scalar,
     "sum" => sum_frule -> M::Scalar,
+    "mean" => mean_frule -> M::Scalar,
     "transpose" => transpose_frule -> M::Transposed,
 }
 
@@ -294,6 +295,7 @@ rev_methods! {
     "norm_squared" => norm_squared_rrule() -> X::Scalar,
     "norm" => norm_rrule() -> X::Scalar,
     "sum" => sum_rrule() -> X::Scalar,
+    "mean" => mean_rrule() -> X::Scalar,
     "transpose" => transpose_rrule() -> X::Transposed,
     "dot" => dot_rrule(B) -> X::Scalar,
     "component_mul" => component_mul_rrule(B) -> X,

@@ -120,6 +120,30 @@ pub fn sum_rrule<M: HeapMatrix>(
     (CoDual::new(y, NoFData), pullback)
 }
 
+/// Forward rule of `a.mean()`: the means of `a` and `ȧ` (zero for an empty matrix, as nalgebra's).
+pub fn mean_frule<M: HeapMatrix>(a: Dual<&M, &M>) -> Dual<S<M>, S<M>> {
+    let n = a.primal.entries().len();
+    if n == 0 {
+        return Dual::new(<S<M> as Float>::ZERO, <S<M> as Float>::ZERO);
+    }
+    let n = <S<M> as Float>::from_f64(n as f64);
+    Dual::new(a.primal.total() / n, a.tangent.total() / n)
+}
+
+/// Reverse rule of `a.mean()`: `ȳ / n` added to every entry of `ā`.
+pub fn mean_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+) -> (CoDual<S<M>, NoFData>, impl FnOnce(S<M>) -> (NoRData,) + use<M>) {
+    let y = mean_frule(Dual::new(a.primal, a.primal)).primal;
+    let n = <S<M> as Float>::from_f64(a.primal.entries().len().max(1) as f64);
+    let da = a.fdata;
+    let pullback = move |y_bar: S<M>| {
+        da.accumulate(|d| d.add_to_all(y_bar / n));
+        (NoRData,)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
 // ---------------------------------------------------------------------------------------------
 // `a.transpose()`.
 

@@ -102,6 +102,7 @@ macro_rules! unary_methods {
 
 unary_methods! {
     "sum" => sum_frule -> Dual<F, F>;
+    "__mean" => mean_frule -> Dual<F, F>;
     "t" => t_frule -> Dual<Array<F, D>, Array<F, D>>;
     "to_owned" => to_owned_frule -> Dual<Array<F, D>, Array<F, D>>;
     "exp" => exp_frule -> Dual<Array<F, D>, Array<F, D>>;
@@ -438,6 +439,7 @@ macro_rules! rev_methods {
 rev_methods! {
     [F: NdScalar, D: Dimension + 'static] [F, D] Array<F, D>:
         "sum" => sum_rrule() -> F;
+        "__mean" => mean_rrule() -> F;
         "t" => t_rrule() -> Array<F, D>;
         "to_owned" => to_owned_rrule() -> Array<F, D>;
         "pow2" => pow2_rrule() -> Array<F, D>;

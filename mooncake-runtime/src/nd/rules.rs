@@ -62,6 +62,48 @@ pub fn sum_rrule<F: NdScalar, D: Dimension + 'static>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// `a.mean().unwrap()` (derived code's `a.__mean()`).
+
+/// Forward rule of `a.mean().unwrap()`: the means of `a` and `ȧ`.
+///
+/// # Panics
+/// If `a` is empty, as `a.mean().unwrap()` does.
+pub fn mean_frule<F: NdScalar, D: Dimension>(a: Dual<&Array<F, D>, &Array<F, D>>) -> Dual<F, F> {
+    let n = nonempty_len(a.primal);
+    Dual::new(a.primal.sum() / n, a.tangent.sum() / n)
+}
+
+/// Reverse rule of `a.mean().unwrap()`: `ȳ / n` added to every entry of `ā`.
+///
+/// # Panics
+/// If `a` is empty, as `a.mean().unwrap()` does.
+pub fn mean_rrule<F: NdScalar, D: Dimension + 'static>(
+    a: CoDual<&Array<F, D>, SharedRef<Array<F, D>>>,
+) -> (CoDual<F, NoFData>, impl FnOnce(F) -> (NoRData,) + use<F, D>) {
+    let n = nonempty_len(a.primal);
+    let y = a.primal.sum() / n;
+    let da = a.fdata;
+    let pullback = move |y_bar: F| {
+        da.accumulate(|d| *d += y_bar / n);
+        (NoRData,)
+    };
+    (CoDual::new(y, NoFData), pullback)
+}
+
+/// The number of elements of `a`, as `F`.
+///
+/// # Panics
+/// If `a` is empty, with the message of `a.mean().unwrap()`.
+#[track_caller]
+fn nonempty_len<F: NdScalar, D: Dimension>(a: &Array<F, D>) -> F {
+    assert!(
+        !a.is_empty(),
+        "called `Option::unwrap()` on a `None` value: the mean of an empty array"
+    );
+    F::from_f64(a.len() as f64)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Element-wise: `a + b`, `a - b`, `a * b`, `-a`, `a * s`.
 
 /// Forward rule of `a + b` (equal shapes).
