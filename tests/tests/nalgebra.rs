@@ -1081,6 +1081,29 @@ fn row_vector_products_both_modes() {
     }
 }
 
+/// A matrix divided by a number (`x / x.norm()`, `m / s`), both modes, `f32` too.
+#[differentiable]
+fn divided(m: &DMatrix<f64>, x: &DVector<f64>, s: f64) -> f64 {
+    let u = x / x.norm();
+    let w = (m * 2.0) / s;
+    u.dot(x) + w.norm_squared() + (m / (s * s)).sum()
+}
+
+#[differentiable]
+fn divided32(x: &DVector<f32>, s: f32) -> f32 {
+    (x / s).norm_squared()
+}
+
+#[test]
+fn division_by_a_number_both_modes() {
+    for (k, &(r, c)) in SHAPES.iter().enumerate() {
+        let s = k as u64;
+        test_rule!(divided(&mat(r, c, s), &vector(c, s + 1), 1.3), seed = s);
+        let x32 = vector(r * c, s + 2).map(|v| v as f32);
+        test_rule!(divided32(&x32, 1.3), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-4);
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

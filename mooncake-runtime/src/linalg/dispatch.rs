@@ -184,6 +184,20 @@ macro_rules! matrix_ops {
                 rules::scale_frule(a, self)
             }
         }
+        impl std::ops::Div<Dual<$S, $S>> for Dual<$M, $M> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn div(self, s: Dual<$S, $S>) -> Dual<$M, $M> {
+                rules::div_scalar_frule(view(&self), s)
+            }
+        }
+        impl<'a, 'b> std::ops::Div<Dual<$S, $S>> for Dual<&'a $M, &'b $M> {
+            type Output = Dual<$M, $M>;
+            #[inline]
+            fn div(self, s: Dual<$S, $S>) -> Dual<$M, $M> {
+                rules::div_scalar_frule(self, s)
+            }
+        }
     )*};
 }
 
@@ -354,6 +368,18 @@ macro_rules! rev_matrix_ops {
                 impl FnOnce(NoRData) -> (NoRData, $S),
             ) {
                 rules::scale_rrule(self.rview(), s)
+            }
+        }
+        impl<$($l),*> crate::reverse::RevDiv<CoDual<$S, NoFData>> for $A {
+            type Out = $M;
+            type RA = NoRData;
+            type RB = $S;
+            #[inline]
+            fn div(self, s: CoDual<$S, NoFData>) -> (
+                CoDual<$M, SharedRef<$M>>,
+                impl FnOnce(NoRData) -> (NoRData, $S),
+            ) {
+                rules::div_scalar_rrule(self.rview(), s)
             }
         }
         impl<$($l),*> RevMul<$A> for CoDual<$S, NoFData> {

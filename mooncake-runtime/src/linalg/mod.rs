@@ -68,6 +68,8 @@ pub trait HeapMatrix:
     }
     /// `self *= a` (nalgebra's `scale_mut`).
     fn scale_by(&mut self, a: Self::Scalar);
+    /// `self /= a` (nalgebra's `unscale_mut`: each entry divided, as `m / a` does).
+    fn unscale_by(&mut self, a: Self::Scalar);
     /// `self += a * x ∘ y` (element-wise product; nalgebra's `cmpy`).
     fn add_component_mul(&mut self, a: Self::Scalar, x: &Self, y: &Self);
     /// `<self, other>` (the Frobenius inner product; nalgebra's `dot`).
@@ -103,6 +105,10 @@ macro_rules! heap_matrix {
             #[inline]
             fn scale_by(&mut self, a: $S) {
                 self.scale_mut(a);
+            }
+            #[inline]
+            fn unscale_by(&mut self, a: $S) {
+                self.unscale_mut(a);
             }
             #[inline]
             fn transposed(&self) -> $tr {

@@ -279,6 +279,37 @@ pub fn scale_rrule<M: HeapMatrix>(
     (y, pullback)
 }
 
+/// Forward rule of `a / s` for a scalar `s`: `da / s - y ds / s` (with `y = a / s`).
+pub fn div_scalar_frule<M: HeapMatrix>(a: Dual<&M, &M>, s: Dual<S<M>, S<M>>) -> Dual<M, M> {
+    let r = <S<M> as Float>::ONE / s.primal;
+    let mut y = a.primal.clone();
+    y.unscale_by(s.primal);
+    let mut t = a.primal.zeros_like();
+    t.add_scaled(r, a.tangent);
+    t.add_scaled(-s.tangent * r, &y);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a / s`: `ā += ȳ / s`, `s̄ = -<y, ȳ> / s` (with `y = a / s`).
+pub fn div_scalar_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+    s: CoDual<S<M>, NoFData>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, S<M>) + use<M>) {
+    let r = <S<M> as Float>::ONE / s.primal;
+    let mut py = a.primal.clone();
+    py.unscale_by(s.primal);
+    let (y, dy) = fresh(py.clone());
+    let da = a.fdata;
+    let pullback = move |_: NoRData| {
+        let s_bar = dy.with(|g| {
+            da.accumulate(|d| d.add_scaled(r, g));
+            -py.dot_with(g) * r
+        });
+        (NoRData, s_bar)
+    };
+    (y, pullback)
+}
+
 /// Forward rule of `a.component_mul(&b)`: `da ∘ b + a ∘ db`.
 pub fn component_mul_frule<M: HeapMatrix>(a: Dual<&M, &M>, b: Dual<&M, &M>) -> Dual<M, M> {
     let mut y = a.primal.zeros_like();
