@@ -686,6 +686,24 @@ fn means_both_modes() {
     }
 }
 
+/// `Array::ones(shape)` and `Array::from_elem(shape, v)` by path, `v` differentiated.
+#[differentiable]
+fn filled(x: &Array1<f64>, v: f64) -> f64 {
+    let n = x.len();
+    let o = Array1::ones(n);
+    let e = Array2::from_elem((n, 2), v);
+    let f = Array1::from_elem(n, v * v);
+    x.dot(&o) + e.sum() * v + (&f * x).sum()
+}
+
+#[test]
+fn ones_and_from_elem_both_modes() {
+    for (k, n) in [1, 2, 5].into_iter().enumerate() {
+        let s = k as u64;
+        test_rule!(filled(&vector(n, s), 0.7), seed = s);
+    }
+}
+
 /// A derived function whose result is an array, checked by `test_rule!` like any rule.
 #[differentiable]
 fn array_result(a: &Array2<f64>, x: &Array1<f64>, s: f64) -> Array1<f64> {

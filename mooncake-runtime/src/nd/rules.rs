@@ -910,6 +910,48 @@ pub fn zeros_rrule<F: NdScalar, D: Dimension + 'static, S: NdShape<D>>(
     (fresh(Array::zeros(shape.primal)).0, move |_: NoRData| (r,))
 }
 
+/// Forward rule of `Array::ones(shape)`: no derivative.
+pub fn ones_frule<F: NdScalar, D: Dimension, S: NdShape<D>>(
+    shape: Dual<S, S::Tangent>,
+) -> Dual<Array<F, D>, Array<F, D>> {
+    let y = Array::ones(shape.primal);
+    let t = zeros_like(&y);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `Array::ones(shape)`: a fresh zero shadow; nothing flows back.
+pub fn ones_rrule<F: NdScalar, D: Dimension + 'static, S: NdShape<D>>(
+    shape: CoDual<S, S::FData>,
+) -> (CoDual<Array<F, D>, SharedRef<Array<F, D>>>, impl FnOnce(NoRData) -> (S::RData,) + use<F, D, S>)
+{
+    let r = shape.primal.zero_rdata();
+    (fresh(Array::ones(shape.primal)).0, move |_: NoRData| (r,))
+}
+
+/// Forward rule of `Array::from_elem(shape, v)`: every entry's tangent `v̇`.
+pub fn from_elem_frule<F: NdScalar, D: Dimension, S: NdShape<D>>(
+    shape: Dual<S, S::Tangent>,
+    v: Dual<F, F>,
+) -> Dual<Array<F, D>, Array<F, D>> {
+    Dual::new(
+        Array::from_elem(shape.primal.clone(), v.primal),
+        Array::from_elem(shape.primal, v.tangent),
+    )
+}
+
+/// Reverse rule of `Array::from_elem(shape, v)`: `v̄ = Σ ȳ`.
+pub fn from_elem_rrule<F: NdScalar, D: Dimension + 'static, S: NdShape<D>>(
+    shape: CoDual<S, S::FData>,
+    v: CoDual<F, NoFData>,
+) -> (
+    CoDual<Array<F, D>, SharedRef<Array<F, D>>>,
+    impl FnOnce(NoRData) -> (S::RData, F) + use<F, D, S>,
+) {
+    let r = shape.primal.zero_rdata();
+    let (y, dy) = fresh(Array::from_elem(shape.primal, v.primal));
+    (y, move |_: NoRData| (r, dy.with(|g| g.sum())))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Associated constructors in derived code: a `#[differentiable]` body's path call
 // `Array2::zeros((r, c))` becomes `Array2::zeros_frule(..)` (and `_rrule`), which ndarray's types
@@ -962,6 +1004,26 @@ pub trait ArrayConstructors: Sized {
         CoDual<Result<Self, ShapeError>, Option<SharedRef<Self>>>,
         impl FnOnce(Option<NoRData>) -> (S::RData, NoRData) + use<Self, S>,
     );
+    /// Forward rule of `Array::ones(shape)`.
+    fn ones_frule<S: NdShape<Self::Dim>>(shape: Dual<S, S::Tangent>) -> Dual<Self, Self>;
+    /// Reverse rule of `Array::ones(shape)`.
+    fn ones_rrule<S: NdShape<Self::Dim>>(
+        shape: CoDual<S, S::FData>,
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (S::RData,) + use<Self, S>);
+    /// Forward rule of `Array::from_elem(shape, v)`.
+    fn from_elem_frule<S: NdShape<Self::Dim>>(
+        shape: Dual<S, S::Tangent>,
+        v: Dual<Self::Elem, Self::Elem>,
+    ) -> Dual<Self, Self>;
+    /// Reverse rule of `Array::from_elem(shape, v)`.
+    #[allow(clippy::type_complexity)]
+    fn from_elem_rrule<S: NdShape<Self::Dim>>(
+        shape: CoDual<S, S::FData>,
+        v: CoDual<Self::Elem, NoFData>,
+    ) -> (
+        CoDual<Self, SharedRef<Self>>,
+        impl FnOnce(NoRData) -> (S::RData, Self::Elem) + use<Self, S>,
+    );
 }
 
 impl<F: NdScalar, D: Dimension + 'static> ArrayConstructors for Array<F, D> {
@@ -993,6 +1055,30 @@ impl<F: NdScalar, D: Dimension + 'static> ArrayConstructors for Array<F, D> {
         impl FnOnce(Option<NoRData>) -> (S::RData, NoRData) + use<F, D, S>,
     ) {
         from_shape_vec_rrule(shape, v)
+    }
+    #[inline]
+    fn ones_frule<S: NdShape<D>>(shape: Dual<S, S::Tangent>) -> Dual<Self, Self> {
+        ones_frule(shape)
+    }
+    #[inline]
+    fn ones_rrule<S: NdShape<D>>(
+        shape: CoDual<S, S::FData>,
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (S::RData,) + use<F, D, S>) {
+        ones_rrule(shape)
+    }
+    #[inline]
+    fn from_elem_frule<S: NdShape<D>>(
+        shape: Dual<S, S::Tangent>,
+        v: Dual<F, F>,
+    ) -> Dual<Self, Self> {
+        from_elem_frule(shape, v)
+    }
+    #[inline]
+    fn from_elem_rrule<S: NdShape<D>>(
+        shape: CoDual<S, S::FData>,
+        v: CoDual<F, NoFData>,
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (S::RData, F) + use<F, D, S>) {
+        from_elem_rrule(shape, v)
     }
 }
 
