@@ -1104,6 +1104,23 @@ fn division_by_a_number_both_modes() {
     }
 }
 
+/// `DMatrix::from_element` / `DVector::from_element` by path, the element differentiated.
+#[differentiable]
+fn from_elements(x: &DVector<f64>, v: f64) -> f64 {
+    let n = x.len();
+    let e = DMatrix::from_element(n, 2, v);
+    let f = DVector::from_element(n, v * v);
+    e.sum() * v + f.dot(x)
+}
+
+#[test]
+fn from_element_both_modes() {
+    for (k, n) in [1, 2, 5].into_iter().enumerate() {
+        let s = k as u64;
+        test_rule!(from_elements(&vector(n, s), 0.7), seed = s);
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

@@ -1032,6 +1032,22 @@ pub trait DMatrixConstructors: Sized {
         nrows: CoDual<usize, NoFData>,
         ncols: CoDual<usize, NoFData>,
     ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<Self>);
+    /// Forward rule of `DMatrix::from_element(nrows, ncols, v)`: every entry's tangent `v̇`.
+    fn from_element_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+        v: Dual<Self::Scalar, Self::Scalar>,
+    ) -> Dual<Self, Self>;
+    /// Reverse rule of `DMatrix::from_element(nrows, ncols, v)`: `v̄ = Σ ȳ`.
+    #[allow(clippy::type_complexity)]
+    fn from_element_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+        v: CoDual<Self::Scalar, NoFData>,
+    ) -> (
+        CoDual<Self, SharedRef<Self>>,
+        impl FnOnce(NoRData) -> (NoRData, NoRData, Self::Scalar) + use<Self>,
+    );
     /// Forward rule of `DMatrix::identity(nrows, ncols)`: no derivative.
     fn identity_frule(
         nrows: Dual<usize, NoTangent>,
@@ -1088,6 +1104,27 @@ impl DMatrixConstructors for DMatrix<f64> {
         zeros_matrix_rrule(nrows, ncols)
     }
     #[inline]
+    fn from_element_frule(
+        nrows: Dual<usize, NoTangent>,
+        ncols: Dual<usize, NoTangent>,
+        v: Dual<f64, f64>,
+    ) -> Dual<DMatrix<f64>, DMatrix<f64>> {
+        let (r, c) = (nrows.primal, ncols.primal);
+        Dual::new(DMatrix::from_element(r, c, v.primal), DMatrix::from_element(r, c, v.tangent))
+    }
+    #[inline]
+    fn from_element_rrule(
+        nrows: CoDual<usize, NoFData>,
+        ncols: CoDual<usize, NoFData>,
+        v: CoDual<f64, NoFData>,
+    ) -> (
+        CoDual<DMatrix<f64>, SharedRef<DMatrix<f64>>>,
+        impl FnOnce(NoRData) -> (NoRData, NoRData, f64) + use<>,
+    ) {
+        let (y, dy) = fresh(DMatrix::from_element(nrows.primal, ncols.primal, v.primal));
+        (y, move |_: NoRData| (NoRData, NoRData, dy.with(|g| g.sum())))
+    }
+    #[inline]
     fn identity_frule(
         nrows: Dual<usize, NoTangent>,
         ncols: Dual<usize, NoTangent>,
@@ -1137,6 +1174,17 @@ pub trait DVectorConstructors: Sized {
     fn from_vec_rrule(
         v: CoDual<Vec<Self::Scalar>, SharedVec<Self::Scalar>>,
     ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData,) + use<Self>);
+    /// Forward rule of `DVector::from_element(n, v)`: every entry's tangent `v̇`.
+    fn from_element_frule(
+        n: Dual<usize, NoTangent>,
+        v: Dual<Self::Scalar, Self::Scalar>,
+    ) -> Dual<Self, Self>;
+    /// Reverse rule of `DVector::from_element(n, v)`: `v̄ = Σ ȳ`.
+    #[allow(clippy::type_complexity)]
+    fn from_element_rrule(
+        n: CoDual<usize, NoFData>,
+        v: CoDual<Self::Scalar, NoFData>,
+    ) -> (CoDual<Self, SharedRef<Self>>, impl FnOnce(NoRData) -> (NoRData, Self::Scalar) + use<Self>);
     /// Forward rule of `DVector::zeros(n)`.
     fn zeros_frule(n: Dual<usize, NoTangent>) -> Dual<Self, Self>;
     /// Reverse rule of `DVector::zeros(n)`.
@@ -1160,6 +1208,27 @@ impl DVectorConstructors for DVector<f64> {
     ) -> (CoDual<DVector<f64>, SharedRef<DVector<f64>>>, impl FnOnce(NoRData) -> (NoRData,) + use<>)
     {
         from_vec_rrule(v)
+    }
+    #[inline]
+    fn from_element_frule(
+        n: Dual<usize, NoTangent>,
+        v: Dual<f64, f64>,
+    ) -> Dual<DVector<f64>, DVector<f64>> {
+        Dual::new(
+            DVector::from_element(n.primal, v.primal),
+            DVector::from_element(n.primal, v.tangent),
+        )
+    }
+    #[inline]
+    fn from_element_rrule(
+        n: CoDual<usize, NoFData>,
+        v: CoDual<f64, NoFData>,
+    ) -> (
+        CoDual<DVector<f64>, SharedRef<DVector<f64>>>,
+        impl FnOnce(NoRData) -> (NoRData, f64) + use<>,
+    ) {
+        let (y, dy) = fresh(DVector::from_element(n.primal, v.primal));
+        (y, move |_: NoRData| (NoRData, dy.with(|g| g.sum())))
     }
     #[inline]
     fn zeros_frule(n: Dual<usize, NoTangent>) -> Dual<DVector<f64>, DVector<f64>> {
