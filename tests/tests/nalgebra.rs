@@ -1081,12 +1081,14 @@ fn row_vector_products_both_modes() {
     }
 }
 
-/// A matrix divided by a number (`x / x.norm()`, `m / s`), both modes, `f32` too.
+/// A matrix divided by a number (`x / x.norm()`, `m / s`) and shifted by one (`add_scalar`),
+/// both modes, `f32` too.
 #[differentiable]
 fn divided(m: &DMatrix<f64>, x: &DVector<f64>, s: f64) -> f64 {
     let u = x / x.norm();
     let w = (m * 2.0) / s;
-    u.dot(x) + w.norm_squared() + (m / (s * s)).sum()
+    let z = w.add_scalar(s * s);
+    u.dot(x) + w.norm_squared() + (m / (s * s)).sum() + z.component_mul(&z).sum()
 }
 
 #[differentiable]

@@ -571,6 +571,53 @@ macro_rules! slice_methods {
     };
 }
 
+// `a.add_scalar(s)` of any heap matrix, both modes.
+
+#[diagnostic::do_not_recommend]
+impl<'b, M: HeapMatrix, P: HeldMatrix<M>, T: HeldMatrix<M>>
+    MethodFrule<{ method_key("add_scalar") }, MatrixKey<M>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b M, &'b M>;
+    type Rule = fn(Dual<&'b M, &'b M>, Dual<M::Scalar, M::Scalar>) -> Dual<M, M>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (view(self), rules::add_scalar_frule::<M>)
+    }
+}
+
+macro_rules! add_scalar_method {
+    ($($marker:ident, $recv:ty);*) => {$(
+        impl<'a, X: HeapMatrix> RecvMarker<{ method_key("add_scalar") }, MatrixKey<X>> for $recv {
+            type Marker = $marker<X>;
+        }
+        impl<X: HeapMatrix> UserMethodRrule<{ method_key("add_scalar") }, MatrixKey<X>> for $marker<X> {
+            type Recv<'a> = $recv;
+            type Args<'b> = (CoDual<X::Scalar, NoFData>,);
+            type Out = X;
+            type RecvRData = NoRData;
+            type Rets = (NoRData, X::Scalar);
+            #[inline]
+            #[allow(clippy::type_complexity)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut Self::Recv<'a>,
+                (s,): Self::Args<'b>,
+            ) -> (
+                CoDual<X, SharedRef<X>>,
+                impl FnOnce(NoRData, NoRData) -> (NoRData, X::Scalar) + use<X>,
+            ) {
+                let (y, pb) = rules::add_scalar_rrule(recv.rview(), s);
+                (y, move |y_bar, _: NoRData| pb(y_bar))
+            }
+        }
+    )*};
+}
+
+add_scalar_method!(
+    ByRef, CoDual<&'a X, SharedRef<X>>;
+    ByValue, CoDual<X, SharedRef<X>>
+);
+
 /// `m.trace()` of a `DMatrix` (`Mat`), both modes.
 macro_rules! trace_method {
     () => {

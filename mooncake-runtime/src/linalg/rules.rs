@@ -279,6 +279,33 @@ pub fn scale_rrule<M: HeapMatrix>(
     (y, pullback)
 }
 
+/// Forward rule of `a.add_scalar(s)`: `ȧ + ṡ` at every entry.
+pub fn add_scalar_frule<M: HeapMatrix>(a: Dual<&M, &M>, s: Dual<S<M>, S<M>>) -> Dual<M, M> {
+    let (mut y, mut t) = (a.primal.clone(), a.tangent.clone());
+    y.add_to_all(s.primal);
+    t.add_to_all(s.tangent);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `a.add_scalar(s)`: `ā += ȳ`, `s̄ = Σ ȳ`.
+pub fn add_scalar_rrule<M: HeapMatrix>(
+    a: CoDual<&M, SharedRef<M>>,
+    s: CoDual<S<M>, NoFData>,
+) -> (CoDual<M, SharedRef<M>>, impl FnOnce(NoRData) -> (NoRData, S<M>) + use<M>) {
+    let mut y = a.primal.clone();
+    y.add_to_all(s.primal);
+    let (y, dy) = fresh(y);
+    let da = a.fdata;
+    let pullback = move |_: NoRData| {
+        let s_bar = dy.with(|g| {
+            da.accumulate(|d| d.add_scaled(one::<M>(), g));
+            g.total()
+        });
+        (NoRData, s_bar)
+    };
+    (y, pullback)
+}
+
 /// Forward rule of `a / s` for a scalar `s`: `da / s - y ds / s` (with `y = a / s`).
 pub fn div_scalar_frule<M: HeapMatrix>(a: Dual<&M, &M>, s: Dual<S<M>, S<M>>) -> Dual<M, M> {
     let r = <S<M> as Float>::ONE / s.primal;
