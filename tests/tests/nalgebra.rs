@@ -1123,6 +1123,29 @@ fn from_element_both_modes() {
     }
 }
 
+/// `m.determinant()` and `m.try_inverse().unwrap()` of square matrices, both modes, `f32` too.
+#[differentiable]
+fn inverse_and_determinant(m: &DMatrix<f64>, x: &DVector<f64>) -> f64 {
+    let a = m * m.transpose() + DMatrix::identity(m.nrows(), m.nrows());
+    let inv = a.clone().try_inverse().unwrap();
+    (inv * x).dot(x) + a.determinant().ln() + m.determinant()
+}
+
+#[differentiable]
+fn determinant32(m: &DMatrix<f32>) -> f32 {
+    m.determinant() + m.clone().try_inverse().expect("invertible").sum()
+}
+
+#[test]
+fn inverse_and_determinant_both_modes() {
+    for (k, n) in [1, 2, 3, 4].into_iter().enumerate() {
+        let s = k as u64;
+        test_rule!(inverse_and_determinant(&mat(n, n, s), &vector(n, s + 1)), seed = s);
+        let m = (mat(n, n, s + 2) + DMatrix::identity(n, n) * 3.0).map(|v| v as f32);
+        test_rule!(determinant32(&m), seed = s, rtol = 2e-2, atol = 2e-2, dot_tol = 1e-3);
+    }
+}
+
 /// Derived functions whose results are matrices, checked by `test_rule!` like any rule.
 #[differentiable]
 fn matrix_result(a: &DMatrix<f64>, s: f64) -> DMatrix<f64> {

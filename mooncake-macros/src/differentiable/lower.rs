@@ -1542,12 +1542,14 @@ impl Lower<'_> {
         // `mean` is an `Option`, `None` only for an empty array).
         if matches!(name.as_str(), "unwrap" | "expect")
             && let Expr::MethodCall(inner) = strip_parens(&m.receiver)
-            && inner.method == "mean"
+            && (inner.method == "mean" || inner.method == "try_inverse")
             && inner.args.is_empty()
             && self.matrix_like(&inner.receiver)
         {
+            // (And nalgebra's `m.try_inverse().unwrap()`: its `__inverse`.)
+            let name = if inner.method == "mean" { "__mean" } else { "__inverse" };
             let receiver = self.place_of(&inner.receiver);
-            let method = syn::Ident::new("__mean", inner.method.span());
+            let method = syn::Ident::new(name, inner.method.span());
             return self.emit(Rvalue::Method { receiver, method, args: Vec::new() }, span);
         }
         // An `Option` made and taken apart at once (`x.get(i).copied().unwrap_or(0.0)`).

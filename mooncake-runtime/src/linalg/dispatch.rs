@@ -618,31 +618,37 @@ add_scalar_method!(
     ByValue, CoDual<X, SharedRef<X>>
 );
 
-/// `m.trace()` of a `DMatrix` (`Mat`), both modes.
+/// `m.trace()`, `m.determinant()` and `m.__inverse()` (`m.try_inverse().unwrap()`) of a
+/// `DMatrix` (`Mat`), both modes.
 macro_rules! trace_method {
     () => {
+        trace_method!(@one "trace", trace_frule, trace_rrule -> Sc<Mat>);
+        trace_method!(@one "determinant", determinant_frule, determinant_rrule -> Sc<Mat>);
+        trace_method!(@one "__inverse", inverse_frule, inverse_rrule -> Mat);
+    };
+    (@one $name:literal, $frule:ident, $rrule:ident -> $out:ty) => {
         #[diagnostic::do_not_recommend]
         impl<'b, P: HeldMatrix<Mat>, T: HeldMatrix<Mat>>
-            MethodFrule<{ method_key("trace") }, MatrixKey<Mat>> for &'b mut Dual<P, T>
+            MethodFrule<{ method_key($name) }, MatrixKey<Mat>> for &'b mut Dual<P, T>
         {
             type Receiver = Dual<&'b Mat, &'b Mat>;
-            type Rule = fn(Dual<&'b Mat, &'b Mat>) -> Dual<Sc<Mat>, Sc<Mat>>;
+            type Rule = fn(Dual<&'b Mat, &'b Mat>) -> Dual<$out, $out>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-                (view(self), rules::trace_frule)
+                (view(self), rules::$frule)
             }
         }
-        trace_method!(@rev ByRef, CoDual<&'a Mat, SharedRef<Mat>>);
-        trace_method!(@rev ByValue, CoDual<Mat, SharedRef<Mat>>);
+        trace_method!(@rev $name, $rrule, $out: ByRef, CoDual<&'a Mat, SharedRef<Mat>>);
+        trace_method!(@rev $name, $rrule, $out: ByValue, CoDual<Mat, SharedRef<Mat>>);
     };
-    (@rev $marker:ident, $recv:ty) => {
-        impl<'a> RecvMarker<{ method_key("trace") }, MatrixKey<Mat>> for $recv {
+    (@rev $name:literal, $rrule:ident, $out:ty: $marker:ident, $recv:ty) => {
+        impl<'a> RecvMarker<{ method_key($name) }, MatrixKey<Mat>> for $recv {
             type Marker = $marker<Mat>;
         }
-        impl UserMethodRrule<{ method_key("trace") }, MatrixKey<Mat>> for $marker<Mat> {
+        impl UserMethodRrule<{ method_key($name) }, MatrixKey<Mat>> for $marker<Mat> {
             type Recv<'a> = $recv;
             type Args<'b> = ();
-            type Out = Sc<Mat>;
+            type Out = $out;
             type RecvRData = NoRData;
             type Rets = (NoRData,);
             #[inline]
@@ -651,8 +657,11 @@ macro_rules! trace_method {
                 self,
                 recv: &mut Self::Recv<'a>,
                 _: (),
-            ) -> (CoDual<Sc<Mat>, NoFData>, impl FnOnce(Sc<Mat>, NoRData) -> (NoRData,) + use<>) {
-                let (y, pb) = rules::trace_rrule(recv.rview());
+            ) -> (
+                CoDual<$out, <$out as crate::tangent::Primal>::FData>,
+                impl FnOnce(<$out as crate::tangent::Primal>::RData, NoRData) -> (NoRData,) + use<>,
+            ) {
+                let (y, pb) = rules::$rrule(recv.rview());
                 (y, move |y_bar, _: NoRData| pb(y_bar))
             }
         }

@@ -898,6 +898,88 @@ pub fn gemm_rrule<T: MatScalar>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// `m.determinant()` and `m.try_inverse().unwrap()` (derived code's `m.__inverse()`) of a square
+// matrix, each one LU factorisation of nalgebra's.
+
+/// The inverse of `m`.
+///
+/// # Panics
+/// If `m` is not square or is singular, as `m.try_inverse().unwrap()` does.
+#[track_caller]
+fn inverse_of<T: MatScalar>(m: &DMatrix<T>) -> DMatrix<T> {
+    match m.clone().try_inverse() {
+        Some(inv) => inv,
+        None => panic!(
+            "called `Option::unwrap()` on a `None` value: `try_inverse` of a singular or non-square matrix"
+        ),
+    }
+}
+
+/// Forward rule of `m.determinant()`: `det(m) tr(m⁻¹ ṁ)`.
+///
+/// # Panics
+/// If `m` is not square, as `determinant` does.
+pub fn determinant_frule<T: MatScalar>(m: Dual<&DMatrix<T>, &DMatrix<T>>) -> Dual<T, T> {
+    let d = m.primal.determinant();
+    // `tr(adj(m) ṁ)`, with `adj(m) = det(m) m⁻¹` where `m` is invertible; zero otherwise.
+    let t = match m.primal.clone().try_inverse() {
+        Some(inv) => d * (inv * m.tangent).trace(),
+        None => <T as Float>::ZERO,
+    };
+    Dual::new(d, t)
+}
+
+/// Reverse rule of `m.determinant()`: `m̄ += ȳ det(m) m⁻ᵀ` (zero for a singular `m`).
+///
+/// # Panics
+/// If `m` is not square, as `determinant` does.
+pub fn determinant_rrule<T: MatScalar>(
+    m: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T>) {
+    let d = m.primal.determinant();
+    let inv_t = m.primal.clone().try_inverse().map(|inv| inv.transpose());
+    let dm = m.fdata;
+    (CoDual::new(d, NoFData), move |y_bar: T| {
+        if let Some(inv_t) = inv_t {
+            dm.accumulate(|g| g.zip_apply(&inv_t, |g, v| *g += y_bar * d * v));
+        }
+        (NoRData,)
+    })
+}
+
+/// Forward rule of `m.try_inverse().unwrap()`: `-m⁻¹ ṁ m⁻¹`.
+///
+/// # Panics
+/// If `m` is not square or is singular, as `m.try_inverse().unwrap()` does.
+pub fn inverse_frule<T: MatScalar>(
+    m: Dual<&DMatrix<T>, &DMatrix<T>>,
+) -> Dual<DMatrix<T>, DMatrix<T>> {
+    let y = inverse_of(m.primal);
+    let t = -(&y * m.tangent * &y);
+    Dual::new(y, t)
+}
+
+/// Reverse rule of `m.try_inverse().unwrap()`: `m̄ -= yᵀ ȳ yᵀ` (with `y = m⁻¹`).
+///
+/// # Panics
+/// If `m` is not square or is singular, as `m.try_inverse().unwrap()` does.
+pub fn inverse_rrule<T: MatScalar>(
+    m: CoDual<&DMatrix<T>, SharedRef<DMatrix<T>>>,
+) -> (CoDual<DMatrix<T>, SharedRef<DMatrix<T>>>, impl FnOnce(NoRData) -> (NoRData,) + use<T>)
+where
+    DMatrix<T>: HeapMatrix<Scalar = T>,
+{
+    let inv = inverse_of(m.primal);
+    let yt = inv.transpose();
+    let (y, dy) = fresh(inv);
+    let dm = m.fdata;
+    (y, move |_: NoRData| {
+        dy.with(|g| dm.accumulate(|d| d.gemm(-T::ONE, &(&yt * g), &yt, T::ONE)));
+        (NoRData,)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // `m.trace()`: the sum of the diagonal.
 
 /// Forward rule of `m.trace()`: `tr(ṁ)`.
