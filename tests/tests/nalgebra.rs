@@ -781,6 +781,33 @@ mod statics {
         y.sum() + out[0] * out[1]
     }
 
+    /// Static vectors built from numbers (`Vector3::new(..)`, `Vector2::new`, `SVector::new`),
+    /// both modes, `f32` too.
+    #[differentiable]
+    fn built_vectors(x: f64, y: f64, z: f64) -> f64 {
+        let a = Vector3::new(x, y * y, z);
+        let b = Vector3::new(1.0, x, y + z);
+        let c = a.component_mul(&b) * a.dot(&b);
+        let p = nalgebra::Vector2::new(x * z, y);
+        let q = SVector::<f64, 4>::new(x, y, z, x * y);
+        c.norm_squared() + p.norm() + q.sum()
+    }
+
+    #[differentiable]
+    fn built32(x: f32, y: f32) -> f32 {
+        let v = nalgebra::Vector2::new(x, y * x);
+        v.norm_squared()
+    }
+
+    #[test]
+    fn built_static_vectors_both_modes() {
+        for (k, (x, y, z)) in [(0.3, -1.2, 0.8), (1.5, 0.4, -0.9)].into_iter().enumerate() {
+            let s = k as u64;
+            test_rule!(built_vectors(x, y, z), seed = s);
+            test_rule!(built32(x as f32, y as f32), seed = s, rtol = 2e-2, atol = 2e-2);
+        }
+    }
+
     #[test]
     fn static_elements_both_modes() {
         for s in 0..4 {

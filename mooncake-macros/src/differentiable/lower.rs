@@ -9,7 +9,7 @@
 use super::errors::Errors;
 use super::ir::*;
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt};
 
@@ -1402,6 +1402,21 @@ impl Lower<'_> {
         }
         if let Some(block) = from_fn_loops(&func, c) {
             return self.lower_expr(&block);
+        }
+        // `Vector3::new(a, b, c)` of nalgebra (and `Vector2`, `Vector4`, `SVector::new`): a call
+        // of the runtime's `svector3(a, b, c)`, whose rules the associated function cannot have.
+        let k = func.segments.len();
+        if k >= 2 && func.segments[k - 1].ident == "new" && (2..=4).contains(&c.args.len()) {
+            let ty = func.segments[k - 2].ident.to_string();
+            let n = c.args.len();
+            if ty == "SVector" || ty == format!("Vector{n}") {
+                let span = c.span();
+                let args = self.lower_operands(c.args.iter());
+                let name = format_ident!("svector{}", n, span = span);
+                let func =
+                    syn::parse_quote_spanned!(span=> ::mooncake_runtime::linalg::fixed::#name);
+                return self.emit(Rvalue::Call { func, args }, span);
+            }
         }
         // `Axis(k)` of ndarray: a call of the runtime's `axis(k)` (a value without derivative),
         // not a struct built field by field.

@@ -458,6 +458,53 @@ pub fn sfrom_row_slice_rrule<T: MatScalar, const R: usize, const C: usize>(
     })
 }
 
+/// `Vector2::new(a, b)` and its siblings of three and four entries, as functions that derived
+/// code calls for `Vector2::new(..)`, `Vector3::new(..)`, `Vector4::new(..)` and `SVector::new(..)`
+/// (with their rules `svectorN_frule` / `svectorN_rrule`: each entry's tangent, and each entry's
+/// gradient out of the vector's cotangent).
+macro_rules! svector_new {
+    ($($name:ident $frule:ident $rrule:ident $n:literal: $($x:ident)*;)*) => {$(
+        #[doc = concat!("`SVector::<T, ", stringify!($n), ">::new(..)` as a function (see the rules beside it).")]
+        #[inline]
+        pub fn $name<T: MatScalar>($($x: T),*) -> SMatrix<T, $n, 1> {
+            SMatrix::<T, $n, 1>::from_column_slice(&[$($x),*])
+        }
+        #[doc = concat!("Forward rule of [`", stringify!($name), "`].")]
+        #[inline]
+        pub fn $frule<T: MatScalar>($($x: Dual<T, T>),*) -> FOut<T, $n, 1> {
+            Dual::new(
+                SMatrix::<T, $n, 1>::from_column_slice(&[$($x.primal),*]),
+                SMatrix::<T, $n, 1>::from_column_slice(&[$($x.tangent),*]),
+            )
+        }
+        #[doc = concat!("Reverse rule of [`", stringify!($name), "`]: each entry's gradient is the cotangent's entry.")]
+        #[inline]
+        #[allow(clippy::type_complexity)]
+        pub fn $rrule<T: MatScalar>(
+            $($x: CoDual<T, NoFData>),*
+        ) -> (Out<T, $n, 1>, impl FnOnce(SMatrix<T, $n, 1>) -> ($(svector_new!(@t $x T),)*) + use<T>) {
+            let y = SMatrix::<T, $n, 1>::from_column_slice(&[$($x.primal),*]);
+            (CoDual::new(y, NoFData), |g: SMatrix<T, $n, 1>| {
+                let mut k = 0usize;
+                ($(svector_new!(@take g k $x),)*)
+            })
+        }
+    )*};
+    (@t $x:ident $T:ident) => { $T };
+    (@take $g:ident $k:ident $x:ident) => {{
+        let v = $g[$k];
+        $k += 1;
+        let _ = $k;
+        v
+    }};
+}
+
+svector_new! {
+    svector2 svector2_frule svector2_rrule 2: a b;
+    svector3 svector3_frule svector3_rrule 3: a b c;
+    svector4 svector4_frule svector4_rrule 4: a b c d;
+}
+
 /// Forward rule of `SMatrix::zeros()`.
 pub fn szeros_frule<T: MatScalar, const R: usize, const C: usize>() -> FOut<T, R, C> {
     Dual::new(SMatrix::zeros(), SMatrix::zeros())
