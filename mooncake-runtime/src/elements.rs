@@ -152,7 +152,7 @@ pub fn element_rrule<M: ElementAt<I> + SharedElements, I: Copy + 'static>(
 pub fn set_element_rrule<
     M: ElementAt<I> + SharedElements,
     I: Copy + 'static,
-    H: HeldElements<M>,
+    H: WrittenElements<M>,
 >(
     m: &mut H,
     shadow: &SharedRef<M>,
@@ -192,11 +192,16 @@ pub fn clone_rrule<M: SharedElements + crate::tangent::TangentSpace>(
 // ---------------------------------------------------------------------------------------------
 // How a matrix is held.
 
-/// How derived code holds a matrix: by value, behind `&` or `&mut` (forward mode), or through
-/// its handle (a `&mut` argument in reverse mode).
+/// How a reverse rule holds a matrix it reads: by value, behind `&`, or through its handle (a
+/// `&mut` argument).
 pub trait HeldElements<M: SharedElements> {
     /// Runs `f` on the matrix.
     fn read<R>(&self, f: impl FnOnce(&M) -> R) -> R;
+}
+
+/// How a reverse rule holds a matrix it writes: by value, or through its handle (a `&mut`
+/// argument), which the pullback restores.
+pub trait WrittenElements<M: SharedElements> {
     /// Writes `x` at `i`; returns the old element.
     fn replace<I>(&mut self, i: I, x: M::Elem) -> M::Elem
     where
@@ -210,51 +215,12 @@ impl<M: SharedElements> HeldElements<M> for M {
     fn read<R>(&self, f: impl FnOnce(&M) -> R) -> R {
         f(self)
     }
-    #[inline(always)]
-    fn replace<I>(&mut self, i: I, x: M::Elem) -> M::Elem
-    where
-        M: ElementAt<I>,
-    {
-        std::mem::replace(self.at_mut(i), x)
-    }
-    #[inline(always)]
-    fn restorer(&self) -> Option<SharedRef<M>> {
-        None
-    }
 }
 
 impl<M: SharedElements> HeldElements<M> for &M {
     #[inline(always)]
     fn read<R>(&self, f: impl FnOnce(&M) -> R) -> R {
         f(self)
-    }
-    fn replace<I>(&mut self, _: I, _: M::Elem) -> M::Elem
-    where
-        M: ElementAt<I>,
-    {
-        unreachable!("mooncake: an element write through `&`")
-    }
-    #[inline(always)]
-    fn restorer(&self) -> Option<SharedRef<M>> {
-        None
-    }
-}
-
-impl<M: SharedElements> HeldElements<M> for &mut M {
-    #[inline(always)]
-    fn read<R>(&self, f: impl FnOnce(&M) -> R) -> R {
-        f(self)
-    }
-    #[inline(always)]
-    fn replace<I>(&mut self, i: I, x: M::Elem) -> M::Elem
-    where
-        M: ElementAt<I>,
-    {
-        std::mem::replace(self.at_mut(i), x)
-    }
-    #[inline(always)]
-    fn restorer(&self) -> Option<SharedRef<M>> {
-        None
     }
 }
 
@@ -263,6 +229,23 @@ impl<M: SharedElements> HeldElements<M> for SharedRef<M> {
     fn read<R>(&self, f: impl FnOnce(&M) -> R) -> R {
         self.with(f)
     }
+}
+
+impl<M: SharedElements> WrittenElements<M> for M {
+    #[inline(always)]
+    fn replace<I>(&mut self, i: I, x: M::Elem) -> M::Elem
+    where
+        M: ElementAt<I>,
+    {
+        std::mem::replace(self.at_mut(i), x)
+    }
+    #[inline(always)]
+    fn restorer(&self) -> Option<SharedRef<M>> {
+        None
+    }
+}
+
+impl<M: SharedElements> WrittenElements<M> for SharedRef<M> {
     #[inline(always)]
     fn replace<I>(&mut self, i: I, x: M::Elem) -> M::Elem
     where
