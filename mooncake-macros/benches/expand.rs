@@ -2,14 +2,21 @@
 //! (`benches/src/problems/`), measured on the macro's own expansion function.
 //!
 //! A proc-macro crate exports only its macros, so this bench compiles the macro's module
-//! itself (`src/differentiable/`, declared as in `src/lib.rs`; it refers to no other module of
-//! the crate); it works on `proc_macro2` tokens, which run outside a compiler too.
+//! itself (`src/differentiable/`, declared as in `src/lib.rs`, with the three modules it uses
+//! for nested gradients: `api`, `from_rrule`, `rule_sig`); it works on `proc_macro2` tokens,
+//! which run outside a compiler too.
 //! `cargo bench -p mooncake-macros --bench expand` prints one criterion entry per function,
 //! `expand/NAME`; `bash benches/report.sh` copies the medians into `BENCHMARKS.md`.
 #![allow(dead_code, unreachable_pub)]
 
+#[path = "../src/api.rs"]
+mod api;
 #[path = "../src/differentiable/mod.rs"]
 mod differentiable;
+#[path = "../src/from_rrule.rs"]
+mod from_rrule;
+#[path = "../src/rule_sig.rs"]
+mod rule_sig;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use proc_macro2::TokenStream;

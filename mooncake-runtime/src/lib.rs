@@ -48,6 +48,7 @@ pub mod keys;
 pub mod linalg;
 #[cfg(feature = "ndarray")]
 pub mod nd;
+pub mod nested;
 pub mod reverse;
 pub mod rng;
 pub mod rules;
@@ -552,6 +553,7 @@ pub mod __private {
     pub use crate::forward as fwd;
     pub use crate::hessian as hess;
     pub use crate::jacobian as jac;
+    pub use crate::nested;
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;
     pub use crate::rules;

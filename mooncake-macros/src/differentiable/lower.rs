@@ -2130,6 +2130,8 @@ impl Lower<'_> {
                 Operand::Const(self.check_macro(&mac))
             }
             "dbg" => self.lower_dbg(mac),
+            "value_and_gradient" => self.lower_nested_gradient(mac),
+            "value_and_derivative" => self.lower_nested_derivative(mac),
             "panic" | "unreachable" | "todo" | "unimplemented" => {
                 let mac = self.explicit_captures(mac);
                 let tokens = self.check_macro(&mac);
@@ -2141,7 +2143,8 @@ impl Lower<'_> {
                 "this macro is not supported in #[differentiable] functions (supported: `vec!`, \
                  `assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`, `panic!`, \
                  `unreachable!`, `println!`, `print!`, `eprintln!`, `eprint!`, `dbg!`, `format!`, \
-                 `matches!`); call a function instead",
+                 `matches!`, `value_and_gradient!`, `value_and_derivative!`); call a function \
+                 instead",
             ),
         }
     }
@@ -2214,6 +2217,151 @@ impl Lower<'_> {
     }
 
     /// `dbg!(e)`: the value of `e`, printed by the forward pass as `dbg!` prints it.
+    /// `value_and_gradient!(f(a, b))` in a differentiated body: a call of
+    /// `f__nested_gradient(a, b)`, whose rules `#[differentiable]` emitted beside `f` (see
+    /// `nested_ad`). A `Const(e)` argument is passed as `e` and its gradient replaced by
+    /// `NoTangent`, as the macro's own result has it.
+    fn lower_nested_gradient(&mut self, mac: &syn::Macro) -> Operand {
+        let parsed = mac.parse_body_with(|input: syn::parse::ParseStream<'_>| {
+            let call = crate::api::parse_call(input)?;
+            let _ = input.parse::<Option<syn::Token![,]>>()?;
+            if !input.is_empty() {
+                return Err(input.error(
+                    "the prepared form (`cache = ..`) is not supported inside a \
+                     #[differentiable] function: write `value_and_gradient!(f(..))`",
+                ));
+            }
+            Ok(call)
+        });
+        let call = match parsed {
+            Ok(c) => c,
+            Err(e) => {
+                self.errors.push(e);
+                return unit();
+            }
+        };
+        let func = match &*call.func {
+            Expr::Path(p) if p.qself.is_none() => super::nested_ad::call_path(&p.path, false),
+            _ => None,
+        };
+        let Some(func) = func else {
+            return self.refuse(&call.func, "expected a call of a function named by a path");
+        };
+        let mut consts = Vec::new();
+        let mut args = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::new();
+        for arg in &call.args {
+            if let Expr::Reference(r) = arg
+                && r.mutability.is_some()
+            {
+                return self.refuse(
+                    arg,
+                    "`value_and_gradient!` does not take `&mut` arguments inside a \
+                     #[differentiable] function: pass the value as `&x`",
+                );
+            }
+            let (is_const, arg) = crate::api::constant(arg);
+            consts.push(is_const);
+            args.push(arg);
+        }
+        let span = call.span();
+        let inner = syn::ExprCall {
+            attrs: Vec::new(),
+            func: Box::new(syn::parse_quote_spanned!(span=> #func)),
+            paren_token: call.paren_token,
+            args,
+        };
+        if !consts.contains(&true) {
+            return self.lower_call(&inner);
+        }
+        let r = syn::Ident::new("__mooncake_nested", Span::mixed_site());
+        let grads = consts.iter().enumerate().map(|(k, c)| {
+            let k = syn::Index::from(k);
+            if *c {
+                quote_spanned!(span=> ::mooncake_runtime::__private::nested::no_tangent())
+            } else {
+                quote_spanned!(span=> #r.1.#k)
+            }
+        });
+        let block: Expr = syn::parse_quote_spanned!(span=> {
+            let #r = #inner;
+            (#r.0, (#(#grads,)*))
+        });
+        self.lower_expr(&block)
+    }
+
+    /// `value_and_derivative!(f(a, b), (ta, tb))` in a differentiated body: a call of
+    /// `f__nested_derivative(a, b, ta, tb)` (see `nested_ad`); a tangent `NoTangent` is the
+    /// runtime's constant of it.
+    fn lower_nested_derivative(&mut self, mac: &syn::Macro) -> Operand {
+        let parsed = mac.parse_body_with(|input: syn::parse::ParseStream<'_>| {
+            let call = crate::api::parse_call(input)?;
+            input.parse::<syn::Token![,]>()?;
+            let tangents: Expr = input.parse()?;
+            let _ = input.parse::<Option<syn::Token![,]>>()?;
+            if !input.is_empty() {
+                return Err(
+                    input.error("expected `value_and_derivative!(f(args..), (t1, t2, ..))`")
+                );
+            }
+            Ok((call, tangents))
+        });
+        let (call, tangents) = match parsed {
+            Ok(c) => c,
+            Err(e) => {
+                self.errors.push(e);
+                return unit();
+            }
+        };
+        let n = call.args.len();
+        let tangents: Vec<Expr> = match crate::api::ungroup(tangents) {
+            Expr::Tuple(t) if t.elems.len() == n => t.elems.into_iter().collect(),
+            Expr::Paren(p) if n == 1 => vec![*p.expr],
+            other => {
+                return self.refuse(
+                    &other,
+                    "inside a #[differentiable] function, write the tangents of \
+                     `value_and_derivative!` out as a tuple, one per argument: `(t1, t2, ..)`",
+                );
+            }
+        };
+        let func = match &*call.func {
+            Expr::Path(p) if p.qself.is_none() => super::nested_ad::call_path(&p.path, true),
+            _ => None,
+        };
+        let Some(func) = func else {
+            return self.refuse(&call.func, "expected a call of a function named by a path");
+        };
+        let mut args = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::new();
+        for arg in &call.args {
+            if let Expr::Reference(r) = arg
+                && r.mutability.is_some()
+            {
+                return self.refuse(
+                    arg,
+                    "`value_and_derivative!` does not take `&mut` arguments inside a \
+                     #[differentiable] function: pass the value as `&x`",
+                );
+            }
+            args.push(arg.clone());
+        }
+        for t in tangents {
+            let no_tangent = matches!(&t, Expr::Path(p) if p.qself.is_none()
+                && p.path.segments.last().is_some_and(|s| s.ident == "NoTangent"));
+            args.push(if no_tangent {
+                syn::parse_quote_spanned!(t.span()=> ::mooncake_runtime::__private::nested::no_tangent())
+            } else {
+                t
+            });
+        }
+        let inner = syn::ExprCall {
+            attrs: Vec::new(),
+            func: Box::new(syn::parse_quote_spanned!(call.span()=> #func)),
+            paren_token: call.paren_token,
+            args,
+        };
+        self.lower_call(&inner)
+    }
+
     fn lower_dbg(&mut self, mac: &syn::Macro) -> Operand {
         let span = mac.span();
         let Ok(e) = mac.parse_body::<Expr>() else {

@@ -13,6 +13,7 @@ pub(crate) mod forward;
 pub(crate) mod ir;
 mod lazy;
 pub(crate) mod lower;
+pub(crate) mod nested_ad;
 mod options;
 pub(crate) mod parse;
 pub(crate) mod reverse;
@@ -156,7 +157,12 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
     };
-    let (rules, _, _) = rules_of(&parts, args, &mut errors);
+    let (mut rules, _, _) = rules_of(&parts, args, &mut errors);
+    // The rules of `value_and_gradient!` of this function inside other differentiated code
+    // (refusing stubs where it does not qualify); not for methods.
+    if !args.forward_only && func.sig.receiver().is_none() {
+        rules.extend(nested_ad::items(&func.vis, &func.sig, &float_params(&func.sig.generics)));
+    }
     match errors.finish() {
         Ok(()) => quote!(#func #rules),
         Err(errs) => quote!(#func #errs #rules),

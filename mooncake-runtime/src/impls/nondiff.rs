@@ -102,6 +102,11 @@ macro_rules! from_cell {
 
 from_cell!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ());
 
+// The gradient `value_and_gradient!` gives an integer or a `Const(..)` argument, which a
+// `#[differentiable]` function that computes a gradient inside holds as a value.
+nondiff_copy!(crate::dual::NoTangent);
+from_cell!(crate::dual::NoTangent);
+
 // ndarray's axis index (`a.sum_axis(Axis(0))`): an integer.
 #[cfg(feature = "ndarray")]
 nondiff_copy!(ndarray::Axis);

@@ -1,0 +1,373 @@
+//! Gradients inside differentiated code: the functions `#[differentiable]` emits beside a free
+//! function so that `value_and_gradient!` of it, written in another `#[differentiable]` body,
+//! has rules (see the runtime's `nested` module for the mathematics).
+//!
+//! For `fn f<T: Float>(x: &[T], s: T, n: usize) -> T` it emits, at `T = f64`:
+//!
+//! * `f__nested_gradient(x, s, n)`: `value_and_gradient!(f(&*x, s, n))`;
+//! * `f__nested_gradient_frule`: one `hvp!` along the arguments' tangents (the gradient's tangent
+//!   is the product, the value's the gradient's inner product with the tangents);
+//! * `f__nested_gradient_rrule`: `from_rrule!` of a chain rule whose pullback runs one `hvp!`
+//!   along the gradient's cotangent, on copies of the arguments taken by the forward pass.
+//!
+//! A function that does not qualify (not generic over one `T: Float`, an argument of another
+//! kind, a result that is not `T`) gets stubs under the rules' names whose bound fails at the
+//! call with a message. The lowering turns `value_and_gradient!(f(..))` in a body into a call
+//! of `f__nested_gradient` ([`call_path`]).
+
+use super::codegen::rt;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+/// The suffix of the emitted functions' names.
+const SUFFIX: &str = "__nested_gradient";
+
+/// The suffix of the functions of `value_and_derivative!`.
+const DERIVATIVE: &str = "__nested_derivative";
+
+/// `m::f` to `m::f__nested_gradient` (the call the lowering makes of `value_and_gradient!`),
+/// or with `derivative`, `m::f__nested_derivative` (of `value_and_derivative!`).
+pub(crate) fn call_path(func: &syn::Path, derivative: bool) -> Option<syn::Path> {
+    let mut path = func.clone();
+    let last = path.segments.last_mut()?;
+    let suffix = if derivative { DERIVATIVE } else { SUFFIX };
+    last.ident = format_ident!("{}{}", last.ident, suffix, span = last.ident.span());
+    Some(path)
+}
+
+/// How one argument is passed: behind `&` (the referent's type) or by value.
+enum Arg {
+    Ref(syn::Type),
+    Value(syn::Type),
+}
+
+/// `ty` with the float parameter `t` replaced by `f64`, if it is one of the kinds the nested
+/// rules cover: `T`, an integer, `Vec<T>`, `[T; N]`, or `&` of a slice, `Vec` or array of `T`.
+fn argument(ty: &syn::Type, t: &syn::Ident) -> Option<Arg> {
+    let f64_ty: syn::Type = syn::parse_quote!(f64);
+    let is_t = |ty: &syn::Type| matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(t));
+    let buffer = |ty: &syn::Type| -> Option<syn::Type> {
+        match ty {
+            syn::Type::Slice(s) if is_t(&s.elem) => Some(syn::parse_quote!([f64])),
+            syn::Type::Array(a) if is_t(&a.elem) => {
+                let n = &a.len;
+                Some(syn::parse_quote!([f64; #n]))
+            }
+            syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+                let seg = &p.path.segments[0];
+                let syn::PathArguments::AngleBracketed(args) = &seg.arguments else { return None };
+                match (seg.ident == "Vec", args.args.first()) {
+                    (true, Some(syn::GenericArgument::Type(e)))
+                        if args.args.len() == 1 && is_t(e) =>
+                    {
+                        Some(syn::parse_quote!(Vec<f64>))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    };
+    match ty {
+        syn::Type::Paren(p) => argument(&p.elem, t),
+        syn::Type::Group(g) => argument(&g.elem, t),
+        syn::Type::Reference(r) if r.mutability.is_none() && r.lifetime.is_none() => {
+            buffer(&r.elem).map(Arg::Ref)
+        }
+        ty if is_t(ty) => Some(Arg::Value(f64_ty)),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let name = p.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            let integer = matches!(
+                name.as_str(),
+                "usize" | "isize" | "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "i32" | "i64"
+            );
+            if integer { Some(Arg::Value(ty.clone())) } else { buffer(ty).map(Arg::Value) }
+        }
+        syn::Type::Array(_) => buffer(ty).map(Arg::Value),
+        _ => None,
+    }
+}
+
+/// The arguments' kinds, if `sig` qualifies: free, generic over exactly one `T: Float` and
+/// nothing else, every argument a plain name of a kind [`argument`] covers, result `T`.
+fn qualifying(sig: &syn::Signature, float_params: &[syn::Ident]) -> Option<Vec<Arg>> {
+    let [t] = float_params else { return None };
+    if sig.generics.params.len() != 1 || sig.asyncness.is_some() || sig.unsafety.is_some() {
+        return None;
+    }
+    match &sig.output {
+        syn::ReturnType::Type(_, ty) if matches!(&**ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(t)) =>
+            {}
+        _ => return None,
+    }
+    sig.inputs
+        .iter()
+        .map(|a| match a {
+            syn::FnArg::Typed(pt) if matches!(&*pt.pat, syn::Pat::Ident(_)) => argument(&pt.ty, t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The items emitted beside the free function `sig` (with visibility `vis`): the nested rules
+/// if it qualifies, else the refusing stubs.
+pub(crate) fn items(
+    vis: &syn::Visibility,
+    sig: &syn::Signature,
+    float_params: &[syn::Ident],
+) -> TokenStream {
+    match qualifying(sig, float_params) {
+        // (A function of no arguments has no gradient to take; its stubs' bound would name no
+        // parameter, and fail where they are defined.)
+        _ if sig.inputs.is_empty() => TokenStream::new(),
+        Some(args) => rules(vis, sig, &args),
+        None => stubs(vis, sig),
+    }
+}
+
+fn allow() -> TokenStream {
+    quote!(#[doc(hidden)] #[allow(non_snake_case, dead_code, unused_mut, unused_variables, clippy::all)])
+}
+
+/// The runtime's refusing stubs (`nested::refused::aN`, of the arity of each rule) imported
+/// under the rules' names: one `use` item, a few tokens (this is emitted for every free
+/// function, so its cost is that of every expansion).
+fn stubs(vis: &syn::Visibility, sig: &syn::Signature) -> TokenStream {
+    let span = sig.ident.span();
+    let n = sig.inputs.len();
+    if n > 12 {
+        return TokenStream::new();
+    }
+    let (g, d) = (format_ident!("a{}", n, span = span), format_ident!("a{}", 2 * n, span = span));
+    let name =
+        |suffix: &str, rule: &str| format_ident!("{}{}_{}", sig.ident, suffix, rule, span = span);
+    let (gf, gr) = (name(SUFFIX, "frule"), name(SUFFIX, "rrule"));
+    let (df, dr) = (name(DERIVATIVE, "frule"), name(DERIVATIVE, "rrule"));
+    quote_spanned!(span=>
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use ::mooncake_runtime::__private::nested::refused::{
+            #g as #gf, #g as #gr, #d as #df, #d as #dr
+        };
+    )
+}
+
+/// The nested gradient's function and its two rules.
+fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStream {
+    let rt = rt();
+    let allow = allow();
+    let span = sig.ident.span();
+    let site = Span::mixed_site();
+    let f = &sig.ident;
+    let name = format_ident!("{}{}", f, SUFFIX, span = span);
+    let frule = format_ident!("{}_frule", name);
+    let chain = format_ident!("{}_chainrule", name);
+    let n = args.len();
+    let ids = |p: &str| -> Vec<syn::Ident> {
+        (0..n).map(|k| format_ident!("{}{}", p, k, span = site)).collect()
+    };
+    let (a, g, h, d, s) = (ids("__a"), ids("__g"), ids("__h"), ids("__d"), ids("__s"));
+    let types: Vec<TokenStream> = args
+        .iter()
+        .map(|arg| match arg {
+            Arg::Ref(inner) => quote!(&#inner),
+            Arg::Value(ty) => quote!(#ty),
+        })
+        .collect();
+    let grads: Vec<TokenStream> = args
+        .iter()
+        .map(|arg| match arg {
+            Arg::Ref(ty) | Arg::Value(ty) => quote!(<#ty as #rt::Primal>::Tangent),
+        })
+        .collect();
+    let out = quote!((f64, (#(#grads,)*)));
+    let (v, dv, vb, y) = (
+        syn::Ident::new("__v", site),
+        syn::Ident::new("__dv", site),
+        syn::Ident::new("__vb", site),
+        syn::Ident::new("__y", site),
+    );
+    // The primal.
+    let by_arg = |x: &[syn::Ident], field: TokenStream| -> Vec<TokenStream> {
+        args.iter()
+            .zip(x)
+            .map(|(arg, x)| match arg {
+                Arg::Ref(_) => quote!(&*#x #field),
+                Arg::Value(_) => quote!(#x #field),
+            })
+            .collect()
+    };
+    let primal_args = by_arg(&a, quote!());
+    let params = quote!(#(#a: #types),*);
+    let primal = quote_spanned!(span=>
+        #allow
+        #vis fn #name(#params) -> #out {
+            ::mooncake_runtime::value_and_gradient!(#f(#(#primal_args),*))
+        }
+    );
+    // Forward over reverse.
+    let dual_params = args.iter().zip(&a).map(|(arg, a)| {
+        let ty: syn::Type = match arg {
+            Arg::Ref(inner) => syn::parse_quote!(&#inner),
+            Arg::Value(ty) => ty.clone(),
+        };
+        let dty = super::dual_type(&ty);
+        quote!(#a: #dty)
+    });
+    let dual_out = super::dual_type(&syn::parse_quote!(#out));
+    let fwd_args = by_arg(&a, quote!(.primal));
+    let frule_item = quote_spanned!(span=>
+        #allow
+        #vis fn #frule(#(#dual_params),*) -> #dual_out {
+            let (#v, (#(#g,)*), (#(#h,)*)) =
+                ::mooncake_runtime::hvp!(#f(#(#fwd_args),*), (#(#a.tangent,)*));
+            let #dv = 0.0 #(+ #rt::nested::dot(&#g, &#a.tangent))*;
+            #rt::Dual::new((#v, (#(#g,)*)), (#dv, (#(#h,)*)))
+        }
+    );
+    // Reverse: a chain rule whose pullback is a Hessian-vector product along the cotangent.
+    let saves = args.iter().zip(&a).zip(&s).map(|((arg, a), s)| match arg {
+        Arg::Ref(_) => quote!(let #s = ::std::borrow::ToOwned::to_owned(#a);),
+        Arg::Value(_) => quote!(let #s = ::core::clone::Clone::clone(&#a);),
+    });
+    let reads = args.iter().zip(&s).map(|(arg, s)| match arg {
+        Arg::Ref(inner) => quote!(let #s: &#inner = ::core::borrow::Borrow::borrow(&#s);),
+        Arg::Value(_) => quote!(),
+    });
+    let back_args = by_arg(&s, quote!());
+    let chain_item = quote_spanned!(span=>
+        #allow
+        #vis fn #chain(#params) -> (#out, impl ::core::ops::FnOnce(#out) -> (#(#grads,)*) + use<>) {
+            #(#saves)*
+            let #y = ::mooncake_runtime::value_and_gradient!(#f(#(#primal_args),*));
+            (#y, move |(#vb, (#(#d,)*))| {
+                #(#reads)*
+                let (_, (#(#g,)*), (#(#h,)*)) =
+                    ::mooncake_runtime::hvp!(#f(#(#back_args),*), (#(#d,)*));
+                (#(#rt::nested::combine(#vb, #g, 1.0, #h),)*)
+            })
+        }
+    );
+    let adapted = crate::from_rrule::expand(quote!(#vis fn #name(#params) -> #out => #chain));
+    let derivative = derivative_rules(vis, sig, args);
+    quote!(#primal #frule_item #chain_item #adapted #derivative)
+}
+
+/// `f__nested_derivative(args.., tangents..)`: `value_and_derivative!(f(args..), (tangents..))`
+/// with its rules. With `y' = ∇f · t`, the tangent of `y'` along `(δx, δt)` is `(H δx) · t + ∇f ·
+/// δt` (one `hvp!` along `δx`), and the pullback of `(ȳ, ȳ')` gives `x̄ = ȳ ∇f + ȳ' H t` (one
+/// `hvp!` along `t`) and `t̄ = ȳ' ∇f`.
+fn derivative_rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStream {
+    let rt = rt();
+    let allow = allow();
+    let span = sig.ident.span();
+    let site = Span::mixed_site();
+    let f = &sig.ident;
+    let name = format_ident!("{}{}", f, DERIVATIVE, span = span);
+    let frule = format_ident!("{}_frule", name);
+    let chain = format_ident!("{}_chainrule", name);
+    let n = args.len();
+    let ids = |p: &str| -> Vec<syn::Ident> {
+        (0..n).map(|k| format_ident!("{}{}", p, k, span = site)).collect()
+    };
+    let (a, t, g, h, s, st) =
+        (ids("__a"), ids("__t"), ids("__g"), ids("__h"), ids("__s"), ids("__st"));
+    let types: Vec<syn::Type> = args
+        .iter()
+        .map(|arg| match arg {
+            Arg::Ref(inner) => syn::parse_quote!(&#inner),
+            Arg::Value(ty) => ty.clone(),
+        })
+        .collect();
+    let tangent_types: Vec<syn::Type> = args
+        .iter()
+        .map(|arg| match arg {
+            Arg::Ref(ty) | Arg::Value(ty) => syn::parse_quote!(<#ty as #rt::Primal>::Tangent),
+        })
+        .collect();
+    let by_arg = |x: &[syn::Ident], field: TokenStream| -> Vec<TokenStream> {
+        args.iter()
+            .zip(x)
+            .map(|(arg, x)| match arg {
+                Arg::Ref(_) => quote!(&*#x #field),
+                Arg::Value(_) => quote!(#x #field),
+            })
+            .collect()
+    };
+    let (v, dv, y, yb, ydb) = (
+        syn::Ident::new("__v", site),
+        syn::Ident::new("__dv", site),
+        syn::Ident::new("__y", site),
+        syn::Ident::new("__yb", site),
+        syn::Ident::new("__ydb", site),
+    );
+    let params = quote!(#(#a: #types,)* #(#t: #tangent_types),*);
+    let primal_args = by_arg(&a, quote!());
+    let primal = quote_spanned!(span=>
+        #allow
+        #vis fn #name(#params) -> (f64, f64) {
+            ::mooncake_runtime::value_and_derivative!(#f(#(#primal_args),*), (#(#t,)*))
+        }
+    );
+    let dual_params = types.iter().zip(&a).chain(tangent_types.iter().zip(&t)).map(|(ty, x)| {
+        let dty = super::dual_type(ty);
+        quote!(#x: #dty)
+    });
+    let out: syn::Type = syn::parse_quote!((f64, f64));
+    let dual_out = super::dual_type(&out);
+    let fwd_args = by_arg(&a, quote!(.primal));
+    let value_args: Vec<TokenStream> = args
+        .iter()
+        .zip(&a)
+        .map(|(arg, x)| match arg {
+            Arg::Ref(_) => quote!(&*#x.primal),
+            Arg::Value(_) => quote!(::core::clone::Clone::clone(&#x.primal)),
+        })
+        .collect();
+    let frule_item = quote_spanned!(span=>
+        #allow
+        #vis fn #frule(#(#dual_params),*) -> #dual_out {
+            // The values as the primal computes them (forward mode), then the derivatives.
+            let (#v, __yd) = ::mooncake_runtime::value_and_derivative!(
+                #f(#(#value_args),*),
+                (#(::core::clone::Clone::clone(&#t.primal),)*)
+            );
+            let (_, (#(#g,)*), (#(#h,)*)) =
+                ::mooncake_runtime::hvp!(#f(#(#fwd_args),*), (#(#a.tangent,)*));
+            let #dv = 0.0 #(+ #rt::nested::dot(&#g, &#a.tangent))*;
+            let #y = 0.0
+                #(+ #rt::nested::dot(&#h, &#t.primal) + #rt::nested::dot(&#g, &#t.tangent))*;
+            #rt::Dual::new((#v, __yd), (#dv, #y))
+        }
+    );
+    let saves = args.iter().zip(&a).zip(&s).map(|((arg, a), s)| match arg {
+        Arg::Ref(_) => quote!(let #s = ::std::borrow::ToOwned::to_owned(#a);),
+        Arg::Value(_) => quote!(let #s = ::core::clone::Clone::clone(&#a);),
+    });
+    let reads = args.iter().zip(&s).map(|(arg, s)| match arg {
+        Arg::Ref(inner) => quote!(let #s: &#inner = ::core::borrow::Borrow::borrow(&#s);),
+        Arg::Value(_) => quote!(),
+    });
+    let back_args = by_arg(&s, quote!());
+    let chain_item = quote_spanned!(span=>
+        #allow
+        #vis fn #chain(#params)
+            -> ((f64, f64), impl ::core::ops::FnOnce((f64, f64)) -> (#(#tangent_types,)* #(#tangent_types,)*) + use<>)
+        {
+            #(#saves)*
+            #(let #st = ::core::clone::Clone::clone(&#t);)*
+            let #y = ::mooncake_runtime::value_and_derivative!(#f(#(#primal_args),*), (#(#t,)*));
+            (#y, move |(#yb, #ydb)| {
+                #(#reads)*
+                let (_, (#(#g,)*), (#(#h,)*)) =
+                    ::mooncake_runtime::hvp!(#f(#(#back_args),*), (#(#st,)*));
+                (
+                    #(#rt::nested::combine(#yb, ::core::clone::Clone::clone(&#g), #ydb, #h),)*
+                    #(#rt::nested::combine(#ydb, #g, 0.0, #rt::nested::Combine::zero_like(&#st)),)*
+                )
+            })
+        }
+    );
+    let adapted = crate::from_rrule::expand(quote!(#vis fn #name(#params) -> (f64, f64) => #chain));
+    quote!(#primal #frule_item #chain_item #adapted)
+}
