@@ -248,3 +248,38 @@ fn derivatives_inside() {
     let want: f64 = g.iter().zip(&d).map(|(g, d)| g * d).sum();
     assert!((slope - want).abs() < 1e-12);
 }
+
+/// The inner function in another module, with a named lifetime and its bound in a `where`
+/// clause.
+mod physics {
+    use mooncake_runtime::prelude::*;
+
+    /// A spring chain's energy.
+    #[differentiable]
+    pub fn springs<'a, T>(x: &'a [T], stiffness: T) -> T
+    where
+        T: Float,
+    {
+        let mut e = T::zero();
+        for i in 1..x.len() {
+            let d = x[i] - x[i - 1] - T::one();
+            e += T::from_f64(0.5) * stiffness * d * d * d * d;
+        }
+        e
+    }
+}
+
+#[differentiable]
+fn force_norm(x: &[f64], stiffness: f64) -> f64 {
+    let (_, (f, _)) = value_and_gradient!(physics::springs(x, stiffness));
+    let mut s = 0.0;
+    for v in f.iter() {
+        s += v * v;
+    }
+    s.sqrt()
+}
+
+#[test]
+fn inner_functions_in_other_modules() {
+    test_rule!(force_norm(&[0.0, 1.3, 2.1, 3.9], 2.0));
+}

@@ -317,6 +317,9 @@ fn rules_of(
     }
     let mut local = Errors::new();
     let body = lower::lower(&lsig, parts.block, &mut local);
+    if !float_params(&parts.sig.generics).is_empty() {
+        nested_ad::refuse_in_generic(&body, &mut local);
+    }
     let mut derived_rrule = false;
     let rules = if local.has_errors() {
         None

@@ -35,6 +35,29 @@ pub(crate) fn call_path(func: &syn::Path, derivative: bool) -> Option<syn::Path>
     Some(path)
 }
 
+/// In a function generic over `T: Float`, a nested gradient or derivative is refused: the
+/// nested rules are at `f64`, not at the caller's `T`.
+pub(crate) fn refuse_in_generic(body: &super::ir::Body, errors: &mut super::errors::Errors) {
+    for block in &body.blocks {
+        for s in &block.statements {
+            if let super::ir::StatementKind::Assign(_, super::ir::Rvalue::Call { func, .. }) =
+                &s.kind
+                && let Some(last) = func.segments.last()
+            {
+                let name = last.ident.to_string();
+                if name.ends_with(SUFFIX) || name.ends_with(DERIVATIVE) {
+                    errors.error(
+                        s.span,
+                        "`value_and_gradient!` / `value_and_derivative!` inside a function \
+                         generic over `T: Float` is not supported: the nested rules are at \
+                         `f64`; write this function over `f64`",
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// How one argument is passed: behind `&` (the referent's type) or by value.
 enum Arg {
     Ref(syn::Type),
@@ -71,9 +94,7 @@ fn argument(ty: &syn::Type, t: &syn::Ident) -> Option<Arg> {
     match ty {
         syn::Type::Paren(p) => argument(&p.elem, t),
         syn::Type::Group(g) => argument(&g.elem, t),
-        syn::Type::Reference(r) if r.mutability.is_none() && r.lifetime.is_none() => {
-            buffer(&r.elem).map(Arg::Ref)
-        }
+        syn::Type::Reference(r) if r.mutability.is_none() => buffer(&r.elem).map(Arg::Ref),
         ty if is_t(ty) => Some(Arg::Value(f64_ty)),
         syn::Type::Path(p) if p.qself.is_none() => {
             let name = p.path.get_ident().map(ToString::to_string).unwrap_or_default();
@@ -92,7 +113,9 @@ fn argument(ty: &syn::Type, t: &syn::Ident) -> Option<Arg> {
 /// nothing else, every argument a plain name of a kind [`argument`] covers, result `T`.
 fn qualifying(sig: &syn::Signature, float_params: &[syn::Ident]) -> Option<Vec<Arg>> {
     let [t] = float_params else { return None };
-    if sig.generics.params.len() != 1 || sig.asyncness.is_some() || sig.unsafety.is_some() {
+    let others =
+        sig.generics.params.iter().filter(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
+    if others.count() != 1 || sig.asyncness.is_some() || sig.unsafety.is_some() {
         return None;
     }
     match &sig.output {

@@ -1,5 +1,6 @@
 // Forms of the nested derivative macros that a #[differentiable] function refuses: the prepared
-// form, a `&mut` argument, and tangents given as one tuple variable.
+// form, a `&mut` argument, tangents given as one tuple variable, and a nested gradient in a
+// function that is itself generic.
 use mooncake_runtime::prelude::*;
 
 #[differentiable]
@@ -32,6 +33,12 @@ fn tangents_whole(x: &[f64], d: &[f64]) -> f64 {
     let t = (d.to_vec(),);
     let (_, slope) = value_and_derivative!(energy(x), t);
     slope
+}
+
+#[differentiable]
+fn generic_outer<T: Float>(x: &[T]) -> T {
+    let (e, (g,)) = value_and_gradient!(energy(x));
+    e + g[0]
 }
 
 fn main() {}
