@@ -256,6 +256,7 @@ mod physics {
 
     /// A spring chain's energy.
     #[differentiable]
+    #[allow(clippy::needless_lifetimes)]
     pub fn springs<'a, T>(x: &'a [T], stiffness: T) -> T
     where
         T: Float,
