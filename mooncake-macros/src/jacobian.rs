@@ -27,6 +27,43 @@ enum Mode {
 struct JacobianInput {
     call: syn::ExprCall,
     mode: Mode,
+    /// `value_and_gradient_forward!`: a scalar result's gradient, shaped per argument as
+    /// `value_and_gradient!` shapes it, with its `chunk = N` if given.
+    gradient: Option<Option<Expr>>,
+}
+
+const GRADIENT_USAGE: &str = "expected `value_and_gradient_forward!(f(args..))` or \
+                              `value_and_gradient_forward!(f(args..), chunk = N)`";
+
+/// The input of `value_and_gradient_forward!`.
+fn parse_gradient(input: ParseStream<'_>) -> syn::Result<JacobianInput> {
+    let call = parse_call(input)?;
+    let mut chunk = None;
+    if input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
+        let key: syn::Ident =
+            input.parse().map_err(|e| syn::Error::new(e.span(), GRADIENT_USAGE))?;
+        if key != "chunk" {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("unknown option `{key}`: {GRADIENT_USAGE}"),
+            ));
+        }
+        input.parse::<Token![=]>().map_err(|e| syn::Error::new(e.span(), GRADIENT_USAGE))?;
+        chunk = Some(input.parse::<Expr>()?);
+        let _ = input.parse::<Option<Token![,]>>()?;
+    }
+    if !input.is_empty() {
+        return Err(input.error(GRADIENT_USAGE));
+    }
+    Ok(JacobianInput { call, mode: Mode::Forward, gradient: Some(chunk) })
+}
+
+/// The expansion of `value_and_gradient_forward!`.
+pub(crate) fn value_and_gradient_forward(input: TokenStream) -> TokenStream {
+    match syn::parse::Parser::parse2(parse_gradient, input).and_then(|i| expand(&i)) {
+        Ok(t) => t,
+        Err(e) => e.to_compile_error(),
+    }
 }
 
 const USAGE: &str = "expected `value_and_jacobian!(f(args..))` or `value_and_jacobian!(f(args..), \
@@ -69,7 +106,7 @@ impl Parse for JacobianInput {
         if !input.is_empty() {
             return Err(input.error(USAGE));
         }
-        Ok(JacobianInput { call, mode })
+        Ok(JacobianInput { call, mode, gradient: None })
     }
 }
 
@@ -92,11 +129,18 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
         if let Expr::Reference(r) = arg
             && r.mutability.is_some()
         {
+            let mac = if input.gradient.is_some() {
+                "value_and_gradient_forward"
+            } else {
+                "value_and_jacobian"
+            };
             return Err(syn::Error::new_spanned(
                 arg,
-                "`value_and_jacobian!` does not take `&mut` arguments: a Jacobian is that of the \
-                 result alone; pass the value as `&x` (or make the function return what it \
-                 writes)",
+                format!(
+                    "`{mac}!` does not take `&mut` arguments: a {} is that of the result alone; \
+                     pass the value as `&x` (or make the function return what it writes)",
+                    if input.gradient.is_some() { "gradient" } else { "Jacobian" }
+                ),
             ));
         }
     }
@@ -172,6 +216,16 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
         };
         if *is_const {
             outs.push(quote!(#rt::NoTangent));
+        } else if input.gradient.is_some() {
+            outs.push(quote_spanned!(span=> {
+                #[allow(unused_imports)]
+                use #rt::jac::{GradAsIs as _, GradNoTangent as _};
+                (&#rt::jac::Grad::new(
+                    #rt::jac::next_block(&mut #blocks),
+                    #rt::jac::zero_tangent(&#a),
+                ))
+                    .grad()
+            }));
         } else {
             r_rows.push(quote_spanned!(span=> #rt::jac::push_row(&mut #rows[#b], &#grad);));
             outs.push(quote_spanned!(span=> {
@@ -219,12 +273,20 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
             };
         )
     };
+    let chunk = match &input.gradient {
+        Some(Some(n)) => {
+            quote_spanned!(n.span()=> let _: usize = #rt::jac::check_chunk(#name, #n);)
+        }
+        _ => quote!(),
+    };
     let drive = match input.mode {
+        _ if input.gradient.is_some() => quote!(#rt::jac::forward_gradient(#name, &__dims, __fwd)),
         Mode::Auto => quote!(#rt::jac::auto(#name, &__dims, __fwd, __rev)),
         Mode::Forward => quote!(#rt::jac::forward(#name, &__dims, __fwd)),
         Mode::Reverse => quote!(#rt::jac::reverse(#name, &__dims, __rev)),
     };
     Ok(quote!({
+        #chunk
         #(#binds)*
         let __dims: [usize; #block] = [#(#dims),*];
         #fwd

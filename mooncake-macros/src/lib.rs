@@ -86,6 +86,13 @@ pub fn value_and_jacobian(input: TokenStream) -> TokenStream {
     jacobian::value_and_jacobian(input.into()).into()
 }
 
+/// `value_and_gradient_forward!(f(args..))`: a scalar result's gradient by forward mode, one pass
+/// of `NAME_frule` per input component: see `mooncake_runtime::value_and_gradient_forward`.
+#[proc_macro]
+pub fn value_and_gradient_forward(input: TokenStream) -> TokenStream {
+    jacobian::value_and_gradient_forward(input.into()).into()
+}
+
 /// The value, gradient and Hessian-vector product of a #[differentiable] function generic over
 /// `T: Float`, by forward-over-reverse: see `mooncake_runtime::hvp`.
 #[proc_macro]

@@ -503,6 +503,100 @@ pub fn forward<Y, T: FlatTangent>(
     (y, blocks)
 }
 
+/// `value_and_gradient_forward!`: the forward passes of the Jacobian of a scalar result, one per
+/// input component.
+///
+/// # Panics
+/// If the result is not a scalar (its tangent has other than one component), with a message
+/// that names the call.
+#[doc(hidden)]
+pub fn forward_gradient<Y, T: FlatTangent>(
+    call: &str,
+    dims: &[usize],
+    mut fwd: impl FnMut(Option<(usize, usize)>) -> (Y, T),
+) -> (Y, Vec<Jacobian>) {
+    let start = first_direction(dims);
+    let (y, t) = fwd(start);
+    let m = t.flat_len();
+    assert!(
+        m == 1,
+        "mooncake: value_and_gradient_forward!({call}(..)): the result has {}; a gradient needs a \
+         scalar result (use value_and_jacobian! for a vector)",
+        components(m)
+    );
+    let blocks = forward_rest(call, dims, &mut fwd, start, &t);
+    (y, blocks)
+}
+
+/// Checks the `chunk = N` of `value_and_gradient_forward!`: at least one direction per pass.
+///
+/// # Panics
+/// If `n` is zero.
+#[doc(hidden)]
+#[inline]
+pub fn check_chunk(call: &str, n: usize) -> usize {
+    assert!(
+        n >= 1,
+        "mooncake: value_and_gradient_forward!({call}(..), chunk = 0): a pass carries at least one \
+         direction"
+    );
+    n
+}
+
+/// The gradient of an argument from its block (one row) of a scalar result's Jacobian: shaped
+/// as the argument's tangent (`zero`, filled), or [`NoTangent`] for an argument with no
+/// differentiable part ([`GradNoTangent`], [`GradAsIs`]; chosen by autoref as [`Block`] is).
+#[doc(hidden)]
+pub struct Grad<T>(std::cell::Cell<Option<(Jacobian, T)>>);
+
+impl<T> Grad<T> {
+    /// Wraps the block of an argument and a zero tangent of it.
+    #[inline(always)]
+    pub fn new(j: Jacobian, zero: T) -> Self {
+        Grad(std::cell::Cell::new(Some((j, zero))))
+    }
+}
+
+/// The gradient of an argument with no differentiable part: `NoTangent`.
+#[doc(hidden)]
+pub trait GradNoTangent {
+    /// `NoTangent`.
+    fn grad(&self) -> NoTangent;
+}
+
+impl<T: crate::api::NonDifferentiable> GradNoTangent for Grad<T> {
+    #[inline(always)]
+    fn grad(&self) -> NoTangent {
+        NoTangent
+    }
+}
+
+/// The gradient of any other argument: its tangent, with the block's row as its components.
+#[doc(hidden)]
+pub trait GradAsIs<T> {
+    /// The tangent.
+    fn grad(&self) -> T;
+}
+
+impl<T: FlatTangent> GradAsIs<T> for &Grad<T> {
+    fn grad(&self) -> T {
+        let Some((j, mut t)) = self.0.take() else {
+            unreachable!("mooncake: a gradient taken twice")
+        };
+        for (c, v) in j.row(0).iter().enumerate() {
+            t.set_flat(c, *v);
+        }
+        t
+    }
+}
+
+/// A zero tangent of `p` (for [`Grad`]).
+#[doc(hidden)]
+#[inline]
+pub fn zero_tangent<P: Primal + ?Sized>(p: &P) -> P::Tangent {
+    p.zero_tangent()
+}
+
 /// `mode = reverse`: one reverse pass per output component (one, unseeded, for the value when
 /// there is none).
 #[doc(hidden)]

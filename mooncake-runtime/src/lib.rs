@@ -347,6 +347,51 @@ pub use mooncake_macros::value_and_pullback;
 #[doc(inline)]
 pub use mooncake_macros::value_and_jacobian;
 
+/// The value of a `#[differentiable]` function with a scalar result and its gradient, by
+/// forward mode: `(value, (g1, g2, ..))` shaped as [`value_and_gradient!`]'s (`Vec<f64>` for a
+/// slice, the `<Struct>Tangent` for a derived struct, [`NoTangent`] for an integer or a
+/// `Const(..)` argument). It runs `NAME_frule` once per input component (a `Dual` along each
+/// basis direction), so it costs about `n` forward passes where reverse mode costs one pass and
+/// its pullback: use it for functions of few inputs, or where reverse mode refuses a construct
+/// that forward mode takes. Arguments are written as in the call; `&mut` arguments are
+/// refused.
+///
+/// `value_and_gradient_forward!(f(..), chunk = N)` asks for `N` directions per pass. Today each
+/// pass carries one direction whatever `N` is (the result is the same; `N` must be at least
+/// one): batched tangents in the derived `NAME_frule` are not built yet (issue 16), and code
+/// written with `chunk` now will get them without a change.
+///
+/// ```
+/// use mooncake_runtime::prelude::*;
+///
+/// #[differentiable]
+/// fn energy(x: &[f64], k: f64, steps: usize) -> f64 {
+///     let mut e = 0.0;
+///     for _ in 0..steps {
+///         for v in x.iter() {
+///             e += 0.5 * k * v * v;
+///         }
+///     }
+///     e
+/// }
+///
+/// let x = vec![1.0, 2.0];
+/// let (e, (gx, gk, gs)) = value_and_gradient_forward!(energy(&x, 3.0, 2));
+/// assert_eq!(e, 15.0);
+/// assert_eq!(gx, vec![6.0, 12.0]); // 2 k x
+/// assert_eq!(gk, 5.0);
+/// assert_eq!(gs, NoTangent);
+/// let (_, (gx2, _, _)) = value_and_gradient!(energy(&x, 3.0, 2));
+/// assert_eq!(gx, gx2);
+/// let (_, (gx3, gk3, _)) = value_and_gradient_forward!(energy(&x, Const(3.0), 2), chunk = 4);
+/// assert_eq!((gx3, gk3), (gx, NoTangent));
+/// ```
+///
+/// # Panics
+/// If the result is not a scalar (use [`value_and_jacobian!`]), or `chunk` is zero.
+#[doc(inline)]
+pub use mooncake_macros::value_and_gradient_forward;
+
 /// The value, the gradient and a Hessian-vector product of a `#[differentiable]` function
 /// generic over `T: Float` with a scalar result: `(value, (g1, g2, ..), (hv1, hv2, ..))`, one
 /// gradient and one block of `H v` per argument, shaped as [`value_and_gradient!`]'s
@@ -533,7 +578,8 @@ pub mod prelude {
     pub use crate::tangent::{FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace};
     pub use mooncake_macros::{
         Tangent, check_rule, differentiable, frule, mooncake_overlay, rrule, test_rule,
-        value_and_derivative, value_and_gradient, value_and_jacobian, value_and_pullback,
+        value_and_derivative, value_and_gradient, value_and_gradient_forward, value_and_jacobian,
+        value_and_pullback,
     };
     pub use mooncake_macros::{from_rrule, zero_adjoint};
     pub use mooncake_macros::{hessian, hvp};
