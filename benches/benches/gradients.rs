@@ -444,8 +444,15 @@ fn ode(c: &mut Criterion) {
     };
     let d = fwd();
     check_forward(name, (d.primal, d.tangent), hand, &[&vp[..], &vu[..]].concat());
+    let (fv, (fp, fu, _)) = value_and_gradient_forward!(ode_euler(&p, &u0, steps));
+    check(name, "derived forward gradient", (fv, &[fp, fu].concat()), hand);
     let mut group = c.benchmark_group(name);
     group.bench_function("primal", |bn| bn.iter(|| ode_euler(black_box(&p), &u0, steps)));
+    // The whole gradient by forward mode: six passes of one direction each (batched tangents,
+    // one pass of six, are not built yet).
+    group.bench_function("derived_forward_gradient", |bn| {
+        bn.iter(|| value_and_gradient_forward!(ode_euler(&*black_box(&p), &u0, steps)))
+    });
     group.bench_function("derived_reverse", |bn| {
         bn.iter(|| value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps)))
     });
