@@ -284,3 +284,35 @@ fn force_norm(x: &[f64], stiffness: f64) -> f64 {
 fn inner_functions_in_other_modules() {
     test_rule!(force_norm(&[0.0, 1.3, 2.1, 3.9], 2.0));
 }
+
+/// A nested gradient in a method of a `#[differentiable] impl` block, its constants in fields.
+#[derive(Tangent, Clone, Debug, PartialEq)]
+struct Relaxation {
+    k: f64,
+    dt: f64,
+}
+
+#[differentiable]
+impl Relaxation {
+    fn run(&self, x0: &[f64]) -> f64 {
+        let mut x = x0.to_vec();
+        for _ in 0..3 {
+            let (_, (g, _)) = value_and_gradient!(potential(&x, self.k));
+            for i in 0..x.len() {
+                x[i] -= self.dt * g[i];
+            }
+        }
+        potential(&x, self.k)
+    }
+}
+
+#[differentiable]
+fn relax(r: &Relaxation, x0: &[f64]) -> f64 {
+    r.run(x0)
+}
+
+#[test]
+fn nested_gradients_in_methods() {
+    let r = Relaxation { k: 0.7, dt: 0.05 };
+    test_rule!(relax(&r, &[0.3, -0.7, 1.1]));
+}
