@@ -2217,6 +2217,36 @@ impl Lower<'_> {
     }
 
     /// `dbg!(e)`: the value of `e`, printed by the forward pass as `dbg!` prints it.
+    /// The path a nested `value_and_gradient!` (or, with `derivative`, `value_and_derivative!`)
+    /// of `call` calls (`f__nested_gradient`), or the refusal of a callee that is not a path or
+    /// of a `&mut` argument.
+    fn nested_call_path(
+        &mut self,
+        call: &syn::ExprCall,
+        derivative: bool,
+    ) -> Result<syn::Path, Operand> {
+        let func = match &*call.func {
+            Expr::Path(p) if p.qself.is_none() => super::nested_ad::call_path(&p.path, derivative),
+            _ => None,
+        };
+        let Some(func) = func else {
+            return Err(self.refuse(&call.func, "expected a call of a function named by a path"));
+        };
+        let mac = if derivative { "value_and_derivative" } else { "value_and_gradient" };
+        for arg in &call.args {
+            if let Expr::Reference(r) = arg
+                && r.mutability.is_some()
+            {
+                let message = format!(
+                    "`{mac}!` does not take `&mut` arguments inside a #[differentiable] \
+                     function: pass the value as `&x`"
+                );
+                return Err(self.refuse(arg, &message));
+            }
+        }
+        Ok(func)
+    }
+
     /// `value_and_gradient!(f(a, b))` in a differentiated body: a call of
     /// `f__nested_gradient(a, b)`, whose rules `#[differentiable]` emitted beside `f` (see
     /// `nested_ad`). A `Const(e)` argument is passed as `e` and its gradient replaced by
@@ -2240,25 +2270,13 @@ impl Lower<'_> {
                 return unit();
             }
         };
-        let func = match &*call.func {
-            Expr::Path(p) if p.qself.is_none() => super::nested_ad::call_path(&p.path, false),
-            _ => None,
-        };
-        let Some(func) = func else {
-            return self.refuse(&call.func, "expected a call of a function named by a path");
+        let func = match self.nested_call_path(&call, false) {
+            Ok(f) => f,
+            Err(refused) => return refused,
         };
         let mut consts = Vec::new();
         let mut args = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::new();
         for arg in &call.args {
-            if let Expr::Reference(r) = arg
-                && r.mutability.is_some()
-            {
-                return self.refuse(
-                    arg,
-                    "`value_and_gradient!` does not take `&mut` arguments inside a \
-                     #[differentiable] function: pass the value as `&x`",
-                );
-            }
             let (is_const, arg) = crate::api::constant(arg);
             consts.push(is_const);
             args.push(arg);
@@ -2324,26 +2342,11 @@ impl Lower<'_> {
                 );
             }
         };
-        let func = match &*call.func {
-            Expr::Path(p) if p.qself.is_none() => super::nested_ad::call_path(&p.path, true),
-            _ => None,
+        let func = match self.nested_call_path(&call, true) {
+            Ok(f) => f,
+            Err(refused) => return refused,
         };
-        let Some(func) = func else {
-            return self.refuse(&call.func, "expected a call of a function named by a path");
-        };
-        let mut args = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::new();
-        for arg in &call.args {
-            if let Expr::Reference(r) = arg
-                && r.mutability.is_some()
-            {
-                return self.refuse(
-                    arg,
-                    "`value_and_derivative!` does not take `&mut` arguments inside a \
-                     #[differentiable] function: pass the value as `&x`",
-                );
-            }
-            args.push(arg.clone());
-        }
+        let mut args: syn::punctuated::Punctuated<Expr, syn::Token![,]> = call.args.clone();
         for t in tangents {
             let no_tangent = matches!(&t, Expr::Path(p) if p.qself.is_none()
                 && p.path.segments.last().is_some_and(|s| s.ident == "NoTangent"));

@@ -64,6 +64,56 @@ enum Arg {
     Value(syn::Type),
 }
 
+impl Arg {
+    /// The parameter's type (`&[f64]`, `f64`, ..).
+    fn ty(&self) -> syn::Type {
+        match self {
+            Arg::Ref(inner) => syn::parse_quote!(&#inner),
+            Arg::Value(ty) => ty.clone(),
+        }
+    }
+
+    /// The gradient's (and the tangent's) type: `<X as Primal>::Tangent` of the referent or
+    /// value `X`.
+    fn tangent(&self) -> syn::Type {
+        let rt = rt();
+        match self {
+            Arg::Ref(ty) | Arg::Value(ty) => syn::parse_quote!(<#ty as #rt::Primal>::Tangent),
+        }
+    }
+}
+
+/// `k` hygienic names `{prefix}0, {prefix}1, ..`.
+fn ids(prefix: &str, k: usize) -> Vec<syn::Ident> {
+    (0..k).map(|i| format_ident!("{}{}", prefix, i, span = Span::mixed_site())).collect()
+}
+
+/// Each argument in a call of the function: `&*x` for a reference, `x` for a value (with
+/// `field` after the name: `.primal` of a `Dual`).
+fn call_args(args: &[Arg], x: &[syn::Ident], field: &TokenStream) -> Vec<TokenStream> {
+    args.iter()
+        .zip(x)
+        .map(|(arg, x)| match arg {
+            Arg::Ref(_) => quote!(&*#x #field),
+            Arg::Value(_) => quote!(#x #field),
+        })
+        .collect()
+}
+
+/// A chain rule's copies of its arguments (`s = a.to_owned()` / `a.clone()`), and the reads of
+/// them in its pullback (`s: &X = s.borrow()` for a reference).
+fn saved(args: &[Arg], a: &[syn::Ident], s: &[syn::Ident]) -> (TokenStream, TokenStream) {
+    let saves = args.iter().zip(a).zip(s).map(|((arg, a), s)| match arg {
+        Arg::Ref(_) => quote!(let #s = ::std::borrow::ToOwned::to_owned(#a);),
+        Arg::Value(_) => quote!(let #s = ::core::clone::Clone::clone(&#a);),
+    });
+    let reads = args.iter().zip(s).map(|(arg, s)| match arg {
+        Arg::Ref(inner) => quote!(let #s: &#inner = ::core::borrow::Borrow::borrow(&#s);),
+        Arg::Value(_) => quote!(),
+    });
+    (quote!(#(#saves)*), quote!(#(#reads)*))
+}
+
 /// `ty` with the float parameter `t` replaced by `f64`, if it is one of the kinds the nested
 /// rules cover: `T`, an integer, `Vec<T>`, `[T; N]`, or `&` of a slice, `Vec` or array of `T`.
 fn argument(ty: &syn::Type, t: &syn::Ident) -> Option<Arg> {
@@ -186,23 +236,10 @@ fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStre
     let frule = format_ident!("{}_frule", name);
     let chain = format_ident!("{}_chainrule", name);
     let n = args.len();
-    let ids = |p: &str| -> Vec<syn::Ident> {
-        (0..n).map(|k| format_ident!("{}{}", p, k, span = site)).collect()
-    };
-    let (a, g, h, d, s) = (ids("__a"), ids("__g"), ids("__h"), ids("__d"), ids("__s"));
-    let types: Vec<TokenStream> = args
-        .iter()
-        .map(|arg| match arg {
-            Arg::Ref(inner) => quote!(&#inner),
-            Arg::Value(ty) => quote!(#ty),
-        })
-        .collect();
-    let grads: Vec<TokenStream> = args
-        .iter()
-        .map(|arg| match arg {
-            Arg::Ref(ty) | Arg::Value(ty) => quote!(<#ty as #rt::Primal>::Tangent),
-        })
-        .collect();
+    let (a, g, h, d, s) =
+        (ids("__a", n), ids("__g", n), ids("__h", n), ids("__d", n), ids("__s", n));
+    let types: Vec<syn::Type> = args.iter().map(Arg::ty).collect();
+    let grads: Vec<syn::Type> = args.iter().map(Arg::tangent).collect();
     let out = quote!((f64, (#(#grads,)*)));
     let (v, dv, vb, y) = (
         syn::Ident::new("__v", site),
@@ -211,16 +248,7 @@ fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStre
         syn::Ident::new("__y", site),
     );
     // The primal.
-    let by_arg = |x: &[syn::Ident], field: TokenStream| -> Vec<TokenStream> {
-        args.iter()
-            .zip(x)
-            .map(|(arg, x)| match arg {
-                Arg::Ref(_) => quote!(&*#x #field),
-                Arg::Value(_) => quote!(#x #field),
-            })
-            .collect()
-    };
-    let primal_args = by_arg(&a, quote!());
+    let primal_args = call_args(args, &a, &quote!());
     let params = quote!(#(#a: #types),*);
     let primal = quote_spanned!(span=>
         #allow
@@ -229,16 +257,12 @@ fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStre
         }
     );
     // Forward over reverse.
-    let dual_params = args.iter().zip(&a).map(|(arg, a)| {
-        let ty: syn::Type = match arg {
-            Arg::Ref(inner) => syn::parse_quote!(&#inner),
-            Arg::Value(ty) => ty.clone(),
-        };
-        let dty = super::dual_type(&ty);
+    let dual_params = types.iter().zip(&a).map(|(ty, a)| {
+        let dty = super::dual_type(ty);
         quote!(#a: #dty)
     });
     let dual_out = super::dual_type(&syn::parse_quote!(#out));
-    let fwd_args = by_arg(&a, quote!(.primal));
+    let fwd_args = call_args(args, &a, &quote!(.primal));
     let frule_item = quote_spanned!(span=>
         #allow
         #vis fn #frule(#(#dual_params),*) -> #dual_out {
@@ -249,22 +273,15 @@ fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStre
         }
     );
     // Reverse: a chain rule whose pullback is a Hessian-vector product along the cotangent.
-    let saves = args.iter().zip(&a).zip(&s).map(|((arg, a), s)| match arg {
-        Arg::Ref(_) => quote!(let #s = ::std::borrow::ToOwned::to_owned(#a);),
-        Arg::Value(_) => quote!(let #s = ::core::clone::Clone::clone(&#a);),
-    });
-    let reads = args.iter().zip(&s).map(|(arg, s)| match arg {
-        Arg::Ref(inner) => quote!(let #s: &#inner = ::core::borrow::Borrow::borrow(&#s);),
-        Arg::Value(_) => quote!(),
-    });
-    let back_args = by_arg(&s, quote!());
+    let (saves, reads) = saved(args, &a, &s);
+    let back_args = call_args(args, &s, &quote!());
     let chain_item = quote_spanned!(span=>
         #allow
         #vis fn #chain(#params) -> (#out, impl ::core::ops::FnOnce(#out) -> (#(#grads,)*) + use<>) {
-            #(#saves)*
+            #saves
             let #y = ::mooncake_runtime::value_and_gradient!(#f(#(#primal_args),*));
             (#y, move |(#vb, (#(#d,)*))| {
-                #(#reads)*
+                #reads
                 let (_, (#(#g,)*), (#(#h,)*)) =
                     ::mooncake_runtime::hvp!(#f(#(#back_args),*), (#(#d,)*));
                 (#(#rt::nested::combine(#vb, #g, 1.0, #h),)*)
@@ -290,33 +307,10 @@ fn derivative_rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -
     let frule = format_ident!("{}_frule", name);
     let chain = format_ident!("{}_chainrule", name);
     let n = args.len();
-    let ids = |p: &str| -> Vec<syn::Ident> {
-        (0..n).map(|k| format_ident!("{}{}", p, k, span = site)).collect()
-    };
     let (a, t, g, h, s, st) =
-        (ids("__a"), ids("__t"), ids("__g"), ids("__h"), ids("__s"), ids("__st"));
-    let types: Vec<syn::Type> = args
-        .iter()
-        .map(|arg| match arg {
-            Arg::Ref(inner) => syn::parse_quote!(&#inner),
-            Arg::Value(ty) => ty.clone(),
-        })
-        .collect();
-    let tangent_types: Vec<syn::Type> = args
-        .iter()
-        .map(|arg| match arg {
-            Arg::Ref(ty) | Arg::Value(ty) => syn::parse_quote!(<#ty as #rt::Primal>::Tangent),
-        })
-        .collect();
-    let by_arg = |x: &[syn::Ident], field: TokenStream| -> Vec<TokenStream> {
-        args.iter()
-            .zip(x)
-            .map(|(arg, x)| match arg {
-                Arg::Ref(_) => quote!(&*#x #field),
-                Arg::Value(_) => quote!(#x #field),
-            })
-            .collect()
-    };
+        (ids("__a", n), ids("__t", n), ids("__g", n), ids("__h", n), ids("__s", n), ids("__st", n));
+    let types: Vec<syn::Type> = args.iter().map(Arg::ty).collect();
+    let tangent_types: Vec<syn::Type> = args.iter().map(Arg::tangent).collect();
     let (v, dv, y, yb, ydb) = (
         syn::Ident::new("__v", site),
         syn::Ident::new("__dv", site),
@@ -325,7 +319,7 @@ fn derivative_rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -
         syn::Ident::new("__ydb", site),
     );
     let params = quote!(#(#a: #types,)* #(#t: #tangent_types),*);
-    let primal_args = by_arg(&a, quote!());
+    let primal_args = call_args(args, &a, &quote!());
     let primal = quote_spanned!(span=>
         #allow
         #vis fn #name(#params) -> (f64, f64) {
@@ -338,7 +332,7 @@ fn derivative_rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -
     });
     let out: syn::Type = syn::parse_quote!((f64, f64));
     let dual_out = super::dual_type(&out);
-    let fwd_args = by_arg(&a, quote!(.primal));
+    let fwd_args = call_args(args, &a, &quote!(.primal));
     let value_args: Vec<TokenStream> = args
         .iter()
         .zip(&a)
@@ -363,25 +357,18 @@ fn derivative_rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -
             #rt::Dual::new((#v, __yd), (#dv, #y))
         }
     );
-    let saves = args.iter().zip(&a).zip(&s).map(|((arg, a), s)| match arg {
-        Arg::Ref(_) => quote!(let #s = ::std::borrow::ToOwned::to_owned(#a);),
-        Arg::Value(_) => quote!(let #s = ::core::clone::Clone::clone(&#a);),
-    });
-    let reads = args.iter().zip(&s).map(|(arg, s)| match arg {
-        Arg::Ref(inner) => quote!(let #s: &#inner = ::core::borrow::Borrow::borrow(&#s);),
-        Arg::Value(_) => quote!(),
-    });
-    let back_args = by_arg(&s, quote!());
+    let (saves, reads) = saved(args, &a, &s);
+    let back_args = call_args(args, &s, &quote!());
     let chain_item = quote_spanned!(span=>
         #allow
         #vis fn #chain(#params)
             -> ((f64, f64), impl ::core::ops::FnOnce((f64, f64)) -> (#(#tangent_types,)* #(#tangent_types,)*) + use<>)
         {
-            #(#saves)*
+            #saves
             #(let #st = ::core::clone::Clone::clone(&#t);)*
             let #y = ::mooncake_runtime::value_and_derivative!(#f(#(#primal_args),*), (#(#t,)*));
             (#y, move |(#yb, #ydb)| {
-                #(#reads)*
+                #reads
                 let (_, (#(#g,)*), (#(#h,)*)) =
                     ::mooncake_runtime::hvp!(#f(#(#back_args),*), (#(#st,)*));
                 (
