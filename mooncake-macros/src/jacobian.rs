@@ -216,19 +216,9 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
         };
         if *is_const {
             outs.push(quote!(#rt::NoTangent));
-        } else if input.gradient.is_some() {
-            outs.push(quote_spanned!(span=> {
-                #[allow(unused_imports)]
-                use #rt::jac::{GradAsIs as _, GradNoTangent as _};
-                (&#rt::jac::Grad::new(
-                    #rt::jac::next_block(&mut #blocks),
-                    #rt::jac::zero_tangent(&#a),
-                ))
-                    .grad()
-            }));
         } else {
             r_rows.push(quote_spanned!(span=> #rt::jac::push_row(&mut #rows[#b], &#grad);));
-            outs.push(quote_spanned!(span=> {
+            let block = quote_spanned!(span=> {
                 #[allow(unused_imports)]
                 use #rt::jac::{BlockAsIs as _, BlockNoTangent as _};
                 (&#rt::jac::Block::new(
@@ -236,7 +226,13 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
                     #rt::jac::tangent_marker(&#a),
                 ))
                     .block()
-            }));
+            });
+            // A gradient (`value_and_gradient_forward!`): the block's row as the tangent.
+            outs.push(if input.gradient.is_some() {
+                quote_spanned!(span=> #rt::jac::gradient(#block, &#a))
+            } else {
+                block
+            });
         }
     }
 

@@ -543,58 +543,44 @@ pub fn check_chunk(call: &str, n: usize) -> usize {
     n
 }
 
-/// The gradient of an argument from its block (one row) of a scalar result's Jacobian: shaped
-/// as the argument's tangent (`zero`, filled), or [`NoTangent`] for an argument with no
-/// differentiable part ([`GradNoTangent`], [`GradAsIs`]; chosen by autoref as [`Block`] is).
+/// The gradient of argument `p` from what [`Block`] gave for it: its tangent, with the one row
+/// of its block (a scalar result's Jacobian) as the components, or [`NoTangent`] for an argument
+/// with no differentiable part (`value_and_gradient_forward!`).
 #[doc(hidden)]
-pub struct Grad<T>(std::cell::Cell<Option<(Jacobian, T)>>);
-
-impl<T> Grad<T> {
-    /// Wraps the block of an argument and a zero tangent of it.
-    #[inline(always)]
-    pub fn new(j: Jacobian, zero: T) -> Self {
-        Grad(std::cell::Cell::new(Some((j, zero))))
-    }
+pub trait IntoGradient<P: ?Sized> {
+    /// The gradient's type.
+    type Out;
+    /// The gradient.
+    fn into_gradient(self, p: &P) -> Self::Out;
 }
 
-/// The gradient of an argument with no differentiable part: `NoTangent`.
-#[doc(hidden)]
-pub trait GradNoTangent {
-    /// `NoTangent`.
-    fn grad(&self) -> NoTangent;
-}
-
-impl<T: crate::api::NonDifferentiable> GradNoTangent for Grad<T> {
+impl<P: ?Sized> IntoGradient<P> for NoTangent {
+    type Out = NoTangent;
     #[inline(always)]
-    fn grad(&self) -> NoTangent {
+    fn into_gradient(self, _: &P) -> NoTangent {
         NoTangent
     }
 }
 
-/// The gradient of any other argument: its tangent, with the block's row as its components.
-#[doc(hidden)]
-pub trait GradAsIs<T> {
-    /// The tangent.
-    fn grad(&self) -> T;
-}
-
-impl<T: FlatTangent> GradAsIs<T> for &Grad<T> {
-    fn grad(&self) -> T {
-        let Some((j, mut t)) = self.0.take() else {
-            unreachable!("mooncake: a gradient taken twice")
-        };
-        for (c, v) in j.row(0).iter().enumerate() {
+impl<P: Primal + ?Sized> IntoGradient<P> for Jacobian
+where
+    P::Tangent: FlatTangent,
+{
+    type Out = P::Tangent;
+    fn into_gradient(self, p: &P) -> P::Tangent {
+        let mut t = p.zero_tangent();
+        for (c, v) in self.row(0).iter().enumerate() {
             t.set_flat(c, *v);
         }
         t
     }
 }
 
-/// A zero tangent of `p` (for [`Grad`]).
+/// [`IntoGradient::into_gradient`] as a function.
 #[doc(hidden)]
 #[inline]
-pub fn zero_tangent<P: Primal + ?Sized>(p: &P) -> P::Tangent {
-    p.zero_tangent()
+pub fn gradient<P: ?Sized, B: IntoGradient<P>>(block: B, p: &P) -> B::Out {
+    block.into_gradient(p)
 }
 
 /// `mode = reverse`: one reverse pass per output component (one, unseeded, for the value when

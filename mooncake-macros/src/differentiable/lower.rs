@@ -2216,7 +2216,6 @@ impl Lower<'_> {
         mac
     }
 
-    /// `dbg!(e)`: the value of `e`, printed by the forward pass as `dbg!` prints it.
     /// The path a nested `value_and_gradient!` (or, with `derivative`, `value_and_derivative!`)
     /// of `call` calls (`f__nested_gradient`), or the refusal of a callee that is not a path or
     /// of a `&mut` argument.
@@ -2282,12 +2281,7 @@ impl Lower<'_> {
             args.push(arg);
         }
         let span = call.span();
-        let inner = syn::ExprCall {
-            attrs: Vec::new(),
-            func: Box::new(syn::parse_quote_spanned!(span=> #func)),
-            paren_token: call.paren_token,
-            args,
-        };
+        let inner = nested_call(&func, &call, args);
         if !consts.contains(&true) {
             return self.lower_call(&inner);
         }
@@ -2356,15 +2350,10 @@ impl Lower<'_> {
                 t
             });
         }
-        let inner = syn::ExprCall {
-            attrs: Vec::new(),
-            func: Box::new(syn::parse_quote_spanned!(call.span()=> #func)),
-            paren_token: call.paren_token,
-            args,
-        };
-        self.lower_call(&inner)
+        self.lower_call(&nested_call(&func, &call, args))
     }
 
+    /// `dbg!(e)`: the value of `e`, printed by the forward pass as `dbg!` prints it.
     fn lower_dbg(&mut self, mac: &syn::Macro) -> Operand {
         let span = mac.span();
         let Ok(e) = mac.parse_body::<Expr>() else {
@@ -3773,5 +3762,20 @@ fn is_float_literal(e: &syn::Expr) -> bool {
         syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => is_float_literal(&u.expr),
         syn::Expr::Paren(p) => is_float_literal(&p.expr),
         _ => false,
+    }
+}
+
+/// The call `func(args)` standing for the nested macro's `call` (its span and parentheses).
+fn nested_call(
+    func: &syn::Path,
+    call: &syn::ExprCall,
+    args: syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+) -> syn::ExprCall {
+    let span = call.span();
+    syn::ExprCall {
+        attrs: Vec::new(),
+        func: Box::new(syn::parse_quote_spanned!(span=> #func)),
+        paren_token: call.paren_token,
+        args,
     }
 }

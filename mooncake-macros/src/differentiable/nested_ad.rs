@@ -10,10 +10,13 @@
 //! * `f__nested_gradient_rrule`: `from_rrule!` of a chain rule whose pullback runs one `hvp!`
 //!   along the gradient's cotangent, on copies of the arguments taken by the forward pass.
 //!
+//! and `f__nested_derivative(x, s, n, tx, ts, tn)` (`value_and_derivative!`) with its two rules
+//! ([`derivative_rules`]).
+//!
 //! A function that does not qualify (not generic over one `T: Float`, an argument of another
-//! kind, a result that is not `T`) gets stubs under the rules' names whose bound fails at the
-//! call with a message. The lowering turns `value_and_gradient!(f(..))` in a body into a call
-//! of `f__nested_gradient` ([`call_path`]).
+//! kind, a result that is not `T`) gets the runtime's refusing stubs imported under the rules'
+//! names (one `use` item), whose bound fails at the call with a message. The lowering turns
+//! `value_and_gradient!(f(..))` in a body into a call of `f__nested_gradient` ([`call_path`]).
 
 use super::codegen::rt;
 use proc_macro2::{Span, TokenStream};
