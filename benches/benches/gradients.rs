@@ -446,12 +446,17 @@ fn ode(c: &mut Criterion) {
     check_forward(name, (d.primal, d.tangent), hand, &[&vp[..], &vu[..]].concat());
     let (fv, (fp, fu, _)) = value_and_gradient_forward!(ode_euler(&p, &u0, steps));
     check(name, "derived forward gradient", (fv, &[fp, fu].concat()), hand);
+    let (bv, (bp, bu, _)) = value_and_gradient_forward!(ode_euler(&p, &u0, steps), chunk = 6);
+    check(name, "derived forward gradient, chunk = 6", (bv, &[bp, bu].concat()), hand);
     let mut group = c.benchmark_group(name);
     group.bench_function("primal", |bn| bn.iter(|| ode_euler(black_box(&p), &u0, steps)));
-    // The whole gradient by forward mode: six passes of one direction each (batched tangents,
-    // one pass of six, are not built yet).
+    // The whole gradient by forward mode: six passes of one direction each, and one batched
+    // pass carrying all six (`chunk = 6`, the derived rule's batched form).
     group.bench_function("derived_forward_gradient", |bn| {
         bn.iter(|| value_and_gradient_forward!(ode_euler(&*black_box(&p), &u0, steps)))
+    });
+    group.bench_function("derived_forward_gradient_chunk6", |bn| {
+        bn.iter(|| value_and_gradient_forward!(ode_euler(&*black_box(&p), &u0, steps), chunk = 6))
     });
     group.bench_function("derived_reverse", |bn| {
         bn.iter(|| value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps)))

@@ -269,29 +269,85 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
             };
         )
     };
+    // `chunk = N`: the batched entry `NAME__lanes` (a stub where the function has none), `N`
+    // directions per pass.
+    let lanes = match &input.gradient {
+        Some(Some(n)) => lanes_path(func).map(|path| {
+            let n_const = format_ident!("__N", span = site);
+            let consts = args.iter().map(|(c, _)| c);
+            let values = (0..args.len()).map(|k| {
+                let a = format_ident!("__a{}", k, span = site);
+                // Bound first, so that the call coerces it (`&Vec<f64>` to `&[f64]`).
+                quote!({ let __v = ::core::clone::Clone::clone(&#a); __v })
+            });
+            let lanes = quote!(
+                let __offsets = #rt::jac::lanes_offsets(&__dims, [#(#consts),*]);
+                let __lanes = |__first: usize| #path(#(#values,)* __first, &__offsets);
+            );
+            (quote_spanned!(n.span()=> const #n_const: usize = #n;), n_const, lanes)
+        }),
+        _ => None,
+    };
     let chunk = match &input.gradient {
         Some(Some(n)) => {
+            let n = match &lanes {
+                Some((_, n_const, _)) => quote!(#n_const),
+                None => quote!(#n),
+            };
             quote_spanned!(n.span()=> let _: usize = #rt::jac::check_chunk(#name, #n);)
         }
         _ => quote!(),
     };
+    let (n_item, lanes) = match lanes {
+        Some((item, n_const, closure)) => (item, Some((n_const, closure))),
+        None => (quote!(), None),
+    };
+    let lanes_closure = lanes.as_ref().map(|(_, c)| c.clone());
+    let lanes_drive = lanes.as_ref().map(|(n_const, _)| {
+        quote!(
+            #rt::jac::forward_gradient_lanes::<#n_const, _, _, _>(#name, &__dims, __fwd, __lanes)
+        )
+    });
     let drive = match input.mode {
+        _ if lanes_drive.is_some() => lanes_drive.unwrap_or_default(),
         _ if input.gradient.is_some() => quote!(#rt::jac::forward_gradient(#name, &__dims, __fwd)),
         Mode::Auto => quote!(#rt::jac::auto(#name, &__dims, __fwd, __rev)),
         Mode::Forward => quote!(#rt::jac::forward(#name, &__dims, __fwd)),
         Mode::Reverse => quote!(#rt::jac::reverse(#name, &__dims, __rev)),
     };
     Ok(quote!({
+        #n_item
         #chunk
         #(#binds)*
         let __dims: [usize; #block] = [#(#dims),*];
         #fwd
         #rev
+        #lanes_closure
         let (__value, #blocks) = #drive;
         #[allow(unused_mut, unused_variables)]
         let mut #blocks = ::core::iter::IntoIterator::into_iter(#blocks);
         (__value, (#(#outs,)*))
     }))
+}
+
+/// `m::f` to `m::f__lanes`, the batched entry `#[differentiable]` emits beside a free function
+/// (or its stub); `None` for a path that names an associated function (`Type::f`, `Self::f`,
+/// read by the capital letter of the segment before the last) or gives generic arguments,
+/// which run one direction per pass.
+fn lanes_path(func: &Expr) -> Option<syn::Path> {
+    let Expr::Path(p) = func else { return None };
+    let mut path = p.path.clone();
+    let n = path.segments.len();
+    let typed = path.segments.iter().take(n.saturating_sub(1)).any(|s| {
+        s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase())
+            || !s.arguments.is_none()
+    });
+    let last = path.segments.last_mut()?;
+    if typed || p.qself.is_some() || !last.arguments.is_none() {
+        return None;
+    }
+    last.ident = format_ident!("{}__lanes", last.ident, span = last.ident.span());
+    Some(path)
 }
 
 #[cfg(test)]

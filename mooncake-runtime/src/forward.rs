@@ -7,10 +7,13 @@
 use crate::dual::{Dual, NoTangent};
 use crate::element::{Element, SumElement};
 use crate::float::Float;
+use crate::lanes::{Directions, Lanes};
 pub use crate::keys::{BufferKey, FloatKey, IntKey, method_key};
 use crate::rules::buffer::{self, ReadBuffer, WriteBuffer};
 use crate::rules::scalar::{self, CastRule};
 use crate::tangent::Primal;
+
+pub mod lanes;
 
 /// A constant: its tangent is zero.
 ///
@@ -237,12 +240,16 @@ pub trait MethodFrule<const M: u64, K> {
 }
 
 /// A dual of a float, by value or behind a reference: what float methods accept as receiver.
+/// Its tangent carries one direction (`Dual<F, F>`) or several ([`Lanes`]).
 pub trait FloatDual<F: Float> {
+    /// The tangent type.
+    type Dirs: Directions<F>;
     /// The dual's value.
-    fn value(&self) -> Dual<F, F>;
+    fn value(&self) -> Dual<F, Self::Dirs>;
 }
 
 impl<F: Float> FloatDual<F> for Dual<F, F> {
+    type Dirs = F;
     #[inline(always)]
     fn value(&self) -> Dual<F, F> {
         *self
@@ -250,6 +257,7 @@ impl<F: Float> FloatDual<F> for Dual<F, F> {
 }
 
 impl<F: Float> FloatDual<F> for Dual<&F, &F> {
+    type Dirs = F;
     #[inline(always)]
     fn value(&self) -> Dual<F, F> {
         Dual::new(*self.primal, *self.tangent)
@@ -257,8 +265,25 @@ impl<F: Float> FloatDual<F> for Dual<&F, &F> {
 }
 
 impl<F: Float> FloatDual<F> for Dual<&mut F, &mut F> {
+    type Dirs = F;
     #[inline(always)]
     fn value(&self) -> Dual<F, F> {
+        Dual::new(*self.primal, *self.tangent)
+    }
+}
+
+impl<F: Float, const N: usize> FloatDual<F> for Dual<F, Lanes<F, N>> {
+    type Dirs = Lanes<F, N>;
+    #[inline(always)]
+    fn value(&self) -> Dual<F, Lanes<F, N>> {
+        *self
+    }
+}
+
+impl<F: Float, const N: usize> FloatDual<F> for Dual<&F, &Lanes<F, N>> {
+    type Dirs = Lanes<F, N>;
+    #[inline(always)]
+    fn value(&self) -> Dual<F, Lanes<F, N>> {
         Dual::new(*self.primal, *self.tangent)
     }
 }
@@ -267,33 +292,33 @@ macro_rules! float_methods {
     (unary: $($name:ident => $rule:ident),*) => {$(
         #[diagnostic::do_not_recommend]
         impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
-            type Receiver = Dual<F, F>;
-            type Rule = fn(Dual<F, F>) -> Dual<F, F>;
+            type Receiver = Dual<F, D::Dirs>;
+            type Rule = fn(Dual<F, D::Dirs>) -> Dual<F, D::Dirs>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-                (self.value(), scalar::$rule::<F>)
+                (self.value(), scalar::$rule::<F, D::Dirs>)
             }
         }
     )*};
     (binary: $($name:ident => $rule:ident),*) => {$(
         #[diagnostic::do_not_recommend]
         impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
-            type Receiver = Dual<F, F>;
-            type Rule = fn(Dual<F, F>, Dual<F, F>) -> Dual<F, F>;
+            type Receiver = Dual<F, D::Dirs>;
+            type Rule = fn(Dual<F, D::Dirs>, Dual<F, D::Dirs>) -> Dual<F, D::Dirs>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-                (self.value(), scalar::$rule::<F>)
+                (self.value(), scalar::$rule::<F, D::Dirs>)
             }
         }
     )*};
     (ternary: $($name:ident => $rule:ident),*) => {$(
         #[diagnostic::do_not_recommend]
         impl<'b, F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &'b mut D {
-            type Receiver = Dual<F, F>;
-            type Rule = fn(Dual<F, F>, Dual<F, F>, Dual<F, F>) -> Dual<F, F>;
+            type Receiver = Dual<F, D::Dirs>;
+            type Rule = fn(Dual<F, D::Dirs>, Dual<F, D::Dirs>, Dual<F, D::Dirs>) -> Dual<F, D::Dirs>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-                (self.value(), scalar::$rule::<F>)
+                (self.value(), scalar::$rule::<F, D::Dirs>)
             }
         }
     )*};
@@ -317,21 +342,21 @@ float_methods!(ternary: mul_add => mul_add_frule, clamp => clamp_frule);
 
 #[diagnostic::do_not_recommend]
 impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key("powi") }, FloatKey<F>> for &mut D {
-    type Receiver = Dual<F, F>;
-    type Rule = fn(Dual<F, F>, Dual<i32, NoTangent>) -> Dual<F, F>;
+    type Receiver = Dual<F, D::Dirs>;
+    type Rule = fn(Dual<F, D::Dirs>, Dual<i32, NoTangent>) -> Dual<F, D::Dirs>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (self.value(), scalar::powi_frule::<F>)
+        (self.value(), scalar::powi_frule::<F, D::Dirs>)
     }
 }
 
 #[diagnostic::do_not_recommend]
 impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key("sin_cos") }, FloatKey<F>> for &mut D {
-    type Receiver = Dual<F, F>;
-    type Rule = fn(Dual<F, F>) -> Dual<(F, F), (F, F)>;
+    type Receiver = Dual<F, D::Dirs>;
+    type Rule = fn(Dual<F, D::Dirs>) -> Dual<(F, F), (D::Dirs, D::Dirs)>;
     #[inline(always)]
     fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (self.value(), scalar::sin_cos_frule::<F>)
+        (self.value(), scalar::sin_cos_frule::<F, D::Dirs>)
     }
 }
 
@@ -709,8 +734,8 @@ macro_rules! float_predicates {
     ($($name:ident),*) => {$(
         #[diagnostic::do_not_recommend]
         impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &mut D {
-            type Receiver = Dual<F, F>;
-            type Rule = fn(Dual<F, F>) -> Dual<bool, NoTangent>;
+            type Receiver = Dual<F, D::Dirs>;
+            type Rule = fn(Dual<F, D::Dirs>) -> Dual<bool, NoTangent>;
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
                 (self.value(), |x| Dual::new(x.primal.$name(), NoTangent))

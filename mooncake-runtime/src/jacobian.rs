@@ -729,3 +729,67 @@ impl<T> BlockAsIs for &Block<T> {
 pub fn tangent_marker<P: Primal + ?Sized>(_: &P) -> std::marker::PhantomData<fn() -> P::Tangent> {
     std::marker::PhantomData
 }
+
+/// The offsets of each argument's components among the gradient's directions, for the batched
+/// entry (`usize::MAX` for a constant, which has none): `dims` holds the widths of the
+/// arguments that are not constants, in order.
+#[doc(hidden)]
+pub fn lanes_offsets<const K: usize>(dims: &[usize], consts: [bool; K]) -> [usize; K] {
+    let mut next = 0;
+    let mut dims = dims.iter();
+    consts.map(|c| {
+        if c {
+            usize::MAX
+        } else {
+            let at = next;
+            next += dims.next().copied().unwrap_or(0);
+            at
+        }
+    })
+}
+
+/// `value_and_gradient_forward!(f(..), chunk = N)`: the gradient of a scalar result from
+/// `ceil(n / N)` passes of the batched entry `lanes` (`NAME__lanes`, called with the first
+/// direction of each pass), each carrying `N` directions; or, where the function has no batched
+/// rule ([`Unbatched`](crate::lanes::Unbatched)), from `fwd`, one direction per pass
+/// ([`forward_gradient`]).
+#[doc(hidden)]
+pub fn forward_gradient_lanes<const N: usize, Y, T: FlatTangent, R>(
+    call: &str,
+    dims: &[usize],
+    fwd: impl FnMut(Option<(usize, usize)>) -> (Y, T),
+    mut lanes: impl FnMut(usize) -> R,
+) -> (Y, Vec<Jacobian>)
+where
+    R: crate::lanes::LanesOutcome<N, Value = Y>,
+{
+    if !R::BATCHED {
+        return forward_gradient(call, dims, fwd);
+    }
+    check_chunk(call, N);
+    let n: usize = dims.iter().sum();
+    let mut blocks: Vec<Jacobian> = dims.iter().map(|&d| Jacobian::zeros(1, d)).collect();
+    // The block of direction `d`, and the first direction of that block.
+    let (mut b, mut start) = (0, 0);
+    let mut first = 0;
+    loop {
+        let Some((y, t)) = lanes(first).split() else {
+            unreachable!("mooncake: a batched rule that did not run")
+        };
+        for (k, v) in t.into_iter().enumerate() {
+            let d = first + k;
+            if d >= n {
+                break;
+            }
+            while d >= start + dims[b] {
+                start += dims[b];
+                b += 1;
+            }
+            blocks[b].set(0, d - start, v);
+        }
+        first += N;
+        if first >= n {
+            return (y, blocks);
+        }
+    }
+}

@@ -43,6 +43,7 @@ pub mod fwd;
 pub mod hessian;
 mod impls;
 pub mod jacobian;
+pub mod lanes;
 pub mod keys;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
@@ -599,6 +600,7 @@ pub mod __private {
     pub use crate::forward as fwd;
     pub use crate::hessian as hess;
     pub use crate::jacobian as jac;
+    pub use crate::lanes;
     pub use crate::nested;
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;

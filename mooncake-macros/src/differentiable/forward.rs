@@ -48,6 +48,9 @@ pub(crate) struct Forward<'a> {
     pub(crate) names: &'a Names,
     /// Insert run-time checks that every float the rule computes is finite.
     pub(crate) debug: bool,
+    /// The batched form (`batched.rs`): constants, casts and empty buffers carry `__N`
+    /// directions (`fwd::lanes`).
+    pub(crate) lanes: bool,
     locals: &'a [LocalDecl],
     /// Locals known to hold shared references (arguments declared `&T`, and locals assigned a
     /// shared borrow): a method called on a field of one is given a shared receiver.
@@ -101,6 +104,7 @@ impl<'a> Forward<'a> {
         Forward {
             names,
             debug: false,
+            lanes: false,
             locals: &body.locals,
             shared_ref,
             mut_ref,
@@ -148,7 +152,11 @@ impl<'a> Forward<'a> {
             }
             Operand::Const(c) => {
                 let c = self.names.substitute_primals(c.clone());
-                quote_spanned!(span=> #rt::fwd::constant(#c))
+                if self.lanes {
+                    quote_spanned!(span=> #rt::fwd::lanes::constant::<_, __N>(#c))
+                } else {
+                    quote_spanned!(span=> #rt::fwd::constant(#c))
+                }
             }
         }
     }
@@ -333,7 +341,11 @@ impl<'a> Forward<'a> {
             }
             Rvalue::Cast(a, ty) => {
                 let a = op(a);
-                quote_spanned!(span=> #rt::fwd::cast::<_, #ty>(#a))
+                if self.lanes {
+                    quote_spanned!(span=> #rt::fwd::lanes::cast::<_, #ty, __N>(#a))
+                } else {
+                    quote_spanned!(span=> #rt::fwd::cast::<_, #ty>(#a))
+                }
             }
             Rvalue::Call { func, args } => self.call(func, args, span),
             Rvalue::Method { receiver, method, args } => {
@@ -445,6 +457,9 @@ impl<'a> Forward<'a> {
             return self.method_call(Receiver::Value(first), method, &args[1..], span);
         }
         match segs.as_slice() {
+            ["Vec", "new"] | ["std", "vec", "Vec", "new"] if self.lanes => {
+                return quote_spanned!(span=> #rt::fwd::lanes::vec_new::<_, __N>());
+            }
             ["Vec", "new"] | ["std", "vec", "Vec", "new"] => {
                 return quote_spanned!(span=> #rt::fwd::vec_new());
             }
@@ -452,7 +467,23 @@ impl<'a> Forward<'a> {
                 if args.len() == 1 =>
             {
                 let n = self.operand(&args[0], span);
+                if self.lanes {
+                    return quote_spanned!(span=> #rt::fwd::lanes::vec_with_capacity::<_, __N>(#n));
+                }
                 return quote_spanned!(span=> #rt::fwd::vec_with_capacity(#n));
+            }
+            // `T::from_f64(x)` in generic code (lowered to the runtime's `float_from_f64::<T>`).
+            [.., "float_from_f64"] if self.lanes && args.len() == 1 => {
+                let x = self.operand(&args[0], span);
+                let last = func.segments.last().map(|s| &s.arguments);
+                let ty = match last {
+                    Some(syn::PathArguments::AngleBracketed(a)) => {
+                        let a = &a.args;
+                        quote!(#a)
+                    }
+                    _ => quote!(_),
+                };
+                return quote_spanned!(span=> #rt::fwd::lanes::float_from_f64_frule::<#ty, __N>(#x));
             }
             _ => {}
         }

@@ -6,6 +6,7 @@
 //! [`structure`] (control-flow graph to structured Rust) -> [`forward`] (the statement-wise
 //! transform) -> [`codegen`] (tokens).
 
+mod batched;
 mod chains;
 pub(crate) mod codegen;
 pub(crate) mod errors;
@@ -157,11 +158,22 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
     };
-    let (mut rules, _, _) = rules_of(&parts, args, &mut errors);
+    let (mut rules, _, _, batched) = rules_of(&parts, args, &mut errors);
     // The rules of `value_and_gradient!` of this function inside other differentiated code
-    // (refusing stubs where it does not qualify); not for methods.
-    if !args.forward_only && func.sig.receiver().is_none() {
-        rules.extend(nested_ad::items(&func.vis, &func.sig, &float_params(&func.sig.generics)));
+    // (refusing stubs where it does not qualify), and the batched entry's stub where the
+    // function has no batched rule; not for methods.
+    if func.sig.receiver().is_none() && !is_associated(&parts) {
+        let lanes_stub = !batched && !args.reverse_only;
+        if args.forward_only {
+            rules.extend(batched::stub(&func.vis, &func.sig, lanes_stub));
+        } else {
+            rules.extend(nested_ad::items(
+                &func.vis,
+                &func.sig,
+                &float_params(&func.sig.generics),
+                lanes_stub,
+            ));
+        }
     }
     match errors.finish() {
         Ok(()) => quote!(#func #rules),
@@ -215,7 +227,10 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
     };
-    let (rules, _, _) = rules_of(&parts, &args, &mut errors);
+    let (mut rules, _, _, batched) = rules_of(&parts, &args, &mut errors);
+    if !batched && func.sig.receiver().is_none() && !args.reverse_only {
+        rules.extend(batched::stub(&func.vis, &func.sig, true));
+    }
     // The original must exist with this signature (non-generic functions: a generic one has no
     // single function-pointer type to check against).
     let check = if func.sig.generics.params.is_empty() {
@@ -277,7 +292,7 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                     })
                     .collect(),
             };
-            let (r, sig, derived_rrule) = rules_of(&parts, args, &mut errors);
+            let (r, sig, derived_rrule, _) = rules_of(&parts, args, &mut errors);
             rules.push(r);
             if let Some(sig) = sig {
                 dispatch.push(method_dispatch(&imp, &f.sig, &sig));
@@ -307,30 +322,30 @@ fn rules_of(
     parts: &FnParts<'_>,
     args: &parse::Args,
     errors: &mut Errors,
-) -> (TokenStream, Option<parse::Sig>, bool) {
+) -> (TokenStream, Option<parse::Sig>, bool, bool) {
     let before = errors.has_errors();
     let sig = parse::signature(parts.sig, errors);
     let lsig = lower::Signature::of(&parts.sig.ident, &sig);
     let failed_signature = errors.has_errors() && !before;
     if failed_signature {
-        return (stubs(parts, &sig), None, false);
+        return (stubs(parts, &sig), None, false, false);
     }
     let mut local = Errors::new();
     let body = lower::lower(&lsig, parts.block, &mut local);
     if !float_params(&parts.sig.generics).is_empty() {
         nested_ad::refuse_in_generic(&body, &mut local);
     }
-    let mut derived_rrule = false;
+    let (mut derived_rrule, mut batched) = (false, false);
     let rules = if local.has_errors() {
         None
     } else {
-        generate(parts, &sig, &body, args, &mut local, &mut derived_rrule)
+        generate(parts, &sig, &body, args, &mut local, &mut derived_rrule, &mut batched)
     };
     let failed = local.has_errors();
     errors.absorb(local);
     match rules {
-        Some(r) if !failed => (r, Some(sig), derived_rrule),
-        _ => (stubs(parts, &sig), Some(sig), false),
+        Some(r) if !failed => (r, Some(sig), derived_rrule, batched),
+        _ => (stubs(parts, &sig), Some(sig), false, false),
     }
 }
 
@@ -666,6 +681,7 @@ fn generate(
     args: &parse::Args,
     errors: &mut Errors,
     derived_rrule: &mut bool,
+    batched_entry: &mut bool,
 ) -> Option<TokenStream> {
     let problems = verify::verify(body);
     if !problems.is_empty() {
@@ -800,7 +816,13 @@ fn generate(
             "`forward_only` and `reverse_only` exclude each other; give at most one",
         );
     }
-    let frule = if args.reverse_only { quote!(#rrule) } else { quote!(#frule #rrule) };
+    let lanes = if !args.reverse_only && batched::qualifies(func, sig, body) {
+        *batched_entry = true;
+        batched::items(func, sig, body, &structured, &names, args.debug)
+    } else {
+        quote!()
+    };
+    let frule = if args.reverse_only { quote!(#rrule) } else { quote!(#frule #rrule #lanes) };
     if args.dump_ir
         || std::env::var("MOONCAKE_DUMP_IR").is_ok_and(|v| v == "1" || func.sig.ident == v)
     {

@@ -187,17 +187,24 @@ fn qualifying(sig: &syn::Signature, float_params: &[syn::Ident]) -> Option<Vec<A
 
 /// The items emitted beside the free function `sig` (with visibility `vis`): the nested rules
 /// if it qualifies, else the refusing stubs.
+/// With `lanes_stub`, also the stub of the batched entry (`batched::stub`), in the same `use`
+/// item as the refusing stubs where there is one.
 pub(crate) fn items(
     vis: &syn::Visibility,
     sig: &syn::Signature,
     float_params: &[syn::Ident],
+    lanes_stub: bool,
 ) -> TokenStream {
     match qualifying(sig, float_params) {
         // (A function of no arguments has no gradient to take; its stubs' bound would name no
         // parameter, and fail where they are defined.)
-        _ if sig.inputs.is_empty() => TokenStream::new(),
-        Some(args) => rules(vis, sig, &args),
-        None => stubs(vis, sig),
+        _ if sig.inputs.is_empty() => super::batched::stub(vis, sig, lanes_stub),
+        Some(args) => {
+            let mut items = rules(vis, sig, &args);
+            items.extend(super::batched::stub(vis, sig, lanes_stub));
+            items
+        }
+        None => stubs(vis, sig, lanes_stub),
     }
 }
 
@@ -208,12 +215,14 @@ fn allow() -> TokenStream {
 /// The runtime's refusing stubs (`nested::refused::aN`, of the arity of each rule) imported
 /// under the rules' names: one `use` item, a few tokens (this is emitted for every free
 /// function, so its cost is that of every expansion).
-fn stubs(vis: &syn::Visibility, sig: &syn::Signature) -> TokenStream {
+fn stubs(vis: &syn::Visibility, sig: &syn::Signature, lanes_stub: bool) -> TokenStream {
     let span = sig.ident.span();
     let n = sig.inputs.len();
     if n > 12 {
-        return TokenStream::new();
+        return super::batched::stub(vis, sig, lanes_stub);
     }
+    let lanes = lanes_stub.then(|| super::batched::stub_import(sig)).flatten();
+    let lanes = lanes.map(|l| quote!(, #l));
     let (g, d) = (format_ident!("a{}", n, span = span), format_ident!("a{}", 2 * n, span = span));
     let name =
         |suffix: &str, rule: &str| format_ident!("{}{}_{}", sig.ident, suffix, rule, span = span);
@@ -222,8 +231,8 @@ fn stubs(vis: &syn::Visibility, sig: &syn::Signature) -> TokenStream {
     quote_spanned!(span=>
         #[doc(hidden)]
         #[allow(unused_imports)]
-        #vis use ::mooncake_runtime::__private::nested::refused::{
-            #g as #gf, #g as #gr, #d as #df, #d as #dr
+        #vis use ::mooncake_runtime::__private::{
+            nested::refused::{#g as #gf, #g as #gr, #d as #df, #d as #dr} #lanes
         };
     )
 }

@@ -39,6 +39,7 @@
 
 use crate::dual::{CoDual, Dual, NoFData, NoRData, NoTangent};
 use crate::float::Float;
+use crate::lanes::Directions;
 use crate::shared::SharedCell;
 use crate::tangent::Primal;
 
@@ -58,6 +59,17 @@ macro_rules! scale {
     };
 }
 
+/// `t.scale(d)`: `scale!` applied to a tangent of any [`Directions`] type (one direction or
+/// several), in every direction.
+macro_rules! scale_dir {
+    (; $d:expr, $t:expr) => {
+        $t.scale($d)
+    };
+    (guarded; $d:expr, $t:expr) => {
+        $t.scale_guarded($d)
+    };
+}
+
 /// Unary rules `y = f(x)`: `|x| primal => |y| dy/dx`. With `[guarded]` after the names, the
 /// derivative is applied by [`guarded_scale`]. The forward tangent is `dy/dx * dx`, the
 /// pullback maps `ȳ` to `(dy/dx * ȳ,)`.
@@ -72,12 +84,12 @@ macro_rules! unary_rules {
         #[doc = ""]
         $(#[$doc])*
         #[inline]
-        pub fn $frule<T: Float>(x: Dual<T, T>) -> Dual<T, T> {
+        pub fn $frule<T: Float, D: Directions<T>>(x: Dual<T, D>) -> Dual<T, D> {
             let $x = x.primal;
             let y: T = $primal;
             let $y = y;
             let d: T = $deriv;
-            Dual::new(y, scale!($($mode)?; d, x.tangent))
+            Dual::new(y, scale_dir!($($mode)?; d, x.tangent))
         }
 
         #[doc = concat!("Reverse-mode rule of `", stringify!($primal), "`: the pullback maps `ȳ` to `((",
@@ -111,9 +123,9 @@ macro_rules! zero_derivative_rules {
         #[doc = ""]
         $(#[$doc])*
         #[inline]
-        pub fn $frule<T: Float>(x: Dual<T, T>) -> Dual<T, T> {
+        pub fn $frule<T: Float, D: Directions<T>>(x: Dual<T, D>) -> Dual<T, D> {
             let $x = x.primal;
-            Dual::new($primal, T::ZERO)
+            Dual::new($primal, D::zero())
         }
 
         #[doc = concat!("Reverse-mode rule of `", stringify!($primal),
@@ -146,12 +158,12 @@ macro_rules! binary_rules {
         #[doc = ""]
         $(#[$doc])*
         #[inline]
-        pub fn $frule<T: Float>(a: Dual<T, T>, b: Dual<T, T>) -> Dual<T, T> {
+        pub fn $frule<T: Float, D: Directions<T>>(a: Dual<T, D>, b: Dual<T, D>) -> Dual<T, D> {
             let ($a, $b) = (a.primal, b.primal);
             let y: T = $primal;
             let $y = y;
             let (da, db): (T, T) = $partials;
-            Dual::new(y, scale!($($mode)?; da, a.tangent) + scale!($($mode)?; db, b.tangent))
+            Dual::new(y, scale_dir!($($mode)?; da, a.tangent).plus(scale_dir!($($mode)?; db, b.tangent)))
         }
 
         #[doc = concat!("Reverse-mode rule of `", stringify!($primal),
@@ -235,7 +247,7 @@ macro_rules! select_rules {
         #[doc = ""]
         $(#[$doc])*
         #[inline]
-        pub fn $frule<T: Float>(a: Dual<T, T>, b: Dual<T, T>) -> Dual<T, T> {
+        pub fn $frule<T: Float, D: Directions<T>>(a: Dual<T, D>, b: Dual<T, D>) -> Dual<T, D> {
             let ($a, $b) = (a.primal, b.primal);
             let y: T = $primal;
             let tangent = if $first { a.tangent } else { b.tangent };
@@ -270,7 +282,7 @@ macro_rules! comparison_rules {
         #[doc = concat!("Forward-mode rule of the comparison `", stringify!($primal),
             "`: a `bool`, with tangent [`NoTangent`]. Reverse mode: [`", stringify!($rrule), "`].")]
         #[inline]
-        pub fn $frule<T: Float>(a: Dual<T, T>, b: Dual<T, T>) -> Dual<bool, NoTangent> {
+        pub fn $frule<T: Float, D: Directions<T>>(a: Dual<T, D>, b: Dual<T, D>) -> Dual<bool, NoTangent> {
             let ($a, $b) = (a.primal, b.primal);
             Dual::new($primal, NoTangent)
         }
@@ -461,9 +473,9 @@ zero_derivative_rules! {
 /// The forward-mode rule of `x.sin_cos()`: `(sin x, cos x)` with tangent `(cos x · dx, -sin x · dx)`.
 /// Reverse mode: [`sin_cos_rrule`].
 #[inline]
-pub fn sin_cos_frule<T: Float>(x: Dual<T, T>) -> Dual<(T, T), (T, T)> {
+pub fn sin_cos_frule<T: Float, D: Directions<T>>(x: Dual<T, D>) -> Dual<(T, T), (D, D)> {
     let (s, c) = (x.primal.sin(), x.primal.cos());
-    Dual::new((s, c), (c * x.tangent, -s * x.tangent))
+    Dual::new((s, c), (x.tangent.scale(c), x.tangent.scale(-s)))
 }
 
 /// The reverse-mode rule of `x.sin_cos()` (the fdata of a pair is a pair of [`NoFData`]): the
@@ -579,9 +591,13 @@ select_rules! {
 /// The forward-mode rule of `x.mul_add(a, b) = x a + b` (one rounding): the tangent is
 /// `a · x' + x · a' + b'`. Reverse mode: [`mul_add_rrule`].
 #[inline]
-pub fn mul_add_frule<T: Float>(x: Dual<T, T>, a: Dual<T, T>, b: Dual<T, T>) -> Dual<T, T> {
+pub fn mul_add_frule<T: Float, D: Directions<T>>(
+    x: Dual<T, D>,
+    a: Dual<T, D>,
+    b: Dual<T, D>,
+) -> Dual<T, D> {
     let y = x.primal.mul_add(a.primal, b.primal);
-    let tangent = a.primal * x.tangent + x.primal * a.tangent + b.tangent;
+    let tangent = x.tangent.scale(a.primal).plus(a.tangent.scale(x.primal)).plus(b.tangent);
     Dual::new(y, tangent)
 }
 
@@ -616,7 +632,11 @@ fn clamp_selects<T: Float>(x: T, lo: T, hi: T) -> u8 {
 /// `x == hi`), where the derivative is not defined, it goes to `x` (as ChainRules). Like the
 /// primal, panics if `lo > hi` or either bound is NaN. Reverse mode: [`clamp_rrule`].
 #[inline]
-pub fn clamp_frule<T: Float>(x: Dual<T, T>, lo: Dual<T, T>, hi: Dual<T, T>) -> Dual<T, T> {
+pub fn clamp_frule<T: Float, D: Directions<T>>(
+    x: Dual<T, D>,
+    lo: Dual<T, D>,
+    hi: Dual<T, D>,
+) -> Dual<T, D> {
     let y = x.primal.clamp(lo.primal, hi.primal);
     let tangent = match clamp_selects(x.primal, lo.primal, hi.primal) {
         0 => x.tangent,
@@ -665,9 +685,12 @@ fn powi_derivative<T: Float>(x: T, n: i32) -> T {
 /// `n > 1`, `±inf` for `n < 0`. The exponent is an integer: no tangent. Reverse mode:
 /// [`powi_rrule`].
 #[inline]
-pub fn powi_frule<T: Float>(x: Dual<T, T>, n: Dual<i32, NoTangent>) -> Dual<T, T> {
+pub fn powi_frule<T: Float, D: Directions<T>>(
+    x: Dual<T, D>,
+    n: Dual<i32, NoTangent>,
+) -> Dual<T, D> {
     let y = x.primal.powi(n.primal);
-    Dual::new(y, powi_derivative(x.primal, n.primal) * x.tangent)
+    Dual::new(y, x.tangent.scale(powi_derivative(x.primal, n.primal)))
 }
 
 /// The reverse-mode rule of `x.powi(n)`: the pullback maps `ȳ` to `(n x^(n-1) ȳ, NoRData)`, with

@@ -1,0 +1,312 @@
+//! The batched form of a derived forward rule: `NAME__lanes`, which
+//! `value_and_gradient_forward!(f(..), chunk = N)` calls to carry `N` directions per pass
+//! (issue 16; the runtime's `lanes` module).
+//!
+//! For a free function whose arguments are numbers and buffers of numbers and whose body uses
+//! only what has batched rules (arithmetic, float methods, `len`, casts, loads and stores,
+//! control flow, locals of those types), it emits
+//!
+//! ```text
+//! fn f__lanes<'a, T: Float, const __N: usize>(x: &'a [T], s: T, n: usize,
+//!     __first: usize, __offsets: &[usize]) -> Dual<T, Lanes<T, __N>> {
+//!     fn __rule<..>(x: Dual<&[T], &[Lanes<T, __N>]>, ..) -> Dual<T, Lanes<T, __N>> { .. }
+//!     // each argument's tangent seeded with directions __first .. __first + __N
+//!     __rule(Dual::new(x, ..), ..)
+//! }
+//! ```
+//!
+//! where `__rule`'s body is the same forward code as `f_frule`'s (the same IR, the same
+//! transform: [`Forward`] with `lanes` set changes only how constants, casts and empty buffers
+//! are made), so the batched rule is not a second derivation. Every other free function gets the
+//! runtime's stub `lanes::unbatched::aK` under that name instead, which tells the API to run one
+//! direction per pass.
+
+use super::codegen::{self, Names, rt};
+use super::forward::Forward;
+use super::ir::{Body, Local, Rvalue, StatementKind, TerminatorKind};
+use super::structure::Node;
+use super::{FnParts, local_declarations, parse};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+/// The suffix of the batched entry's name.
+pub(crate) const SUFFIX: &str = "__lanes";
+
+/// Methods with batched rules: the float methods (whose rules are generic over the tangent's
+/// directions), the integer methods (whose tangents are none) and `len`.
+const METHODS: &[&str] = &[
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "exp", "exp2", "exp_m1", "ln", "ln_1p", "log", "log2", "log10", "sqrt",
+    "cbrt", "powi", "powf", "hypot", "abs", "signum", "mul_add", "recip", "min", "max", "clamp",
+    "to_degrees", "to_radians", "floor", "ceil", "round", "trunc", "fract", "sin_cos", "is_nan",
+    "is_finite", "is_infinite", "is_sign_positive", "is_sign_negative", "pow", "len",
+];
+
+const INTS: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
+    "char",
+];
+
+/// What a type is, as far as batched tangents go.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scalar {
+    Float,
+    Int,
+}
+
+fn scalar(ty: &syn::Type, floats: &[syn::Ident]) -> Option<Scalar> {
+    match ty {
+        syn::Type::Paren(p) => scalar(&p.elem, floats),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let id = p.path.get_ident()?;
+            if id == "f64" || id == "f32" || floats.iter().any(|f| f == id) {
+                Some(Scalar::Float)
+            } else if INTS.iter().any(|i| id == i) {
+                Some(Scalar::Int)
+            } else {
+                None
+            }
+        }
+        syn::Type::Tuple(t) if t.elems.is_empty() => Some(Scalar::Int),
+        _ => None,
+    }
+}
+
+/// A buffer of numbers (`Vec<E>`, `[E]`, `[E; K]`), or a number.
+fn batched_value(ty: &syn::Type, floats: &[syn::Ident]) -> bool {
+    match ty {
+        syn::Type::Paren(p) => batched_value(&p.elem, floats),
+        syn::Type::Array(a) => scalar(&a.elem, floats).is_some(),
+        syn::Type::Slice(s) => scalar(&s.elem, floats).is_some(),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            if scalar(ty, floats).is_some() {
+                return true;
+            }
+            let Some(last) = p.path.segments.last() else { return false };
+            let is_vec = last.ident == "Vec"
+                && (p.path.segments.len() == 1
+                    || p.path.segments.iter().map(|s| s.ident.to_string()).eq(["std", "vec", "Vec"]));
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) if is_vec && a.args.len() == 1 => {
+                    matches!(&a.args[0], syn::GenericArgument::Type(e) if scalar(e, floats).is_some())
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether a value of type `ty` can be an argument or a local of the batched rule: a number, a
+/// buffer of numbers, or a shared reference to one.
+fn batched_type(ty: &syn::Type, floats: &[syn::Ident]) -> bool {
+    match ty {
+        syn::Type::Reference(r) if r.mutability.is_none() => batched_value(&r.elem, floats),
+        syn::Type::Reference(_) => false,
+        ty => !matches!(ty, syn::Type::Slice(_)) && batched_value(ty, floats),
+    }
+}
+
+/// The type of a `Dual` of a value of type `ty` in the batched rule.
+fn lanes_dual_type(ty: &syn::Type) -> Option<TokenStream> {
+    let rt = rt();
+    Some(match ty {
+        syn::Type::Reference(r) => {
+            let (lt, inner) = (&r.lifetime, &r.elem);
+            quote!(#rt::Dual<&#lt #inner, &#lt <#inner as #rt::lanes::LanesPrimal<__N>>::LanesRef>)
+        }
+        syn::Type::Paren(p) => return lanes_dual_type(&p.elem),
+        ty => quote!(#rt::Dual<#ty, <#ty as #rt::lanes::LanesPrimal<__N>>::Lanes>),
+    })
+}
+
+/// Whether the function has a batched form: a free function (not a method), generic at most
+/// over `T: Float` parameters, lifetimes and constants, with arguments and result that
+/// [`batched_type`] accepts (the result a float), and a body whose every statement has a batched
+/// rule (see [`METHODS`]; no calls but `T::from_f64` and the `Vec` constructors, no struct
+/// literals, no locals declared with other types).
+pub(crate) fn qualifies(func: &FnParts<'_>, sig: &parse::Sig, body: &Body) -> bool {
+    if func.in_impl || super::is_associated(func) {
+        return false;
+    }
+    let floats = super::float_params(&func.sig.generics);
+    let generics_ok = func.sig.generics.params.iter().all(|p| match p {
+        syn::GenericParam::Type(t) => floats.contains(&t.ident),
+        _ => true,
+    });
+    generics_ok
+        && sig.args.iter().all(|a| batched_type(&a.ty, &floats))
+        && scalar(&sig.ret, &floats) == Some(Scalar::Float)
+        && body.locals.iter().all(|l| l.ty.as_ref().is_none_or(|t| batched_type(t, &floats)))
+        && body.blocks.iter().all(|b| {
+            b.statements.iter().all(|s| match &s.kind {
+                StatementKind::Assign(_, rv) => batched_rvalue(rv),
+                StatementKind::Check(_) => true,
+            })
+        })
+}
+
+fn batched_rvalue(rv: &Rvalue) -> bool {
+    match rv {
+        Rvalue::Use(_)
+        | Rvalue::Binary(..)
+        | Rvalue::Unary(..)
+        | Rvalue::Tuple(_)
+        | Rvalue::Array(_)
+        | Rvalue::Repeat(..)
+        | Rvalue::VecList(_)
+        | Rvalue::VecRepeat(..)
+        | Rvalue::Matches(..) => true,
+        Rvalue::Cast(_, ty) => scalar(ty, &[]).is_some(),
+        Rvalue::Method { method, .. } => METHODS.iter().any(|m| method == m),
+        Rvalue::Call { func, .. } => {
+            let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
+            let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            match segs.as_slice() {
+                ["Vec", "new" | "with_capacity"] | ["std", "vec", "Vec", "new" | "with_capacity"] => {
+                    true
+                }
+                [.., "float_from_f64"] => true,
+                [ty, m] if *ty == "f64" || *ty == "f32" => METHODS.contains(m),
+                _ => false,
+            }
+        }
+        Rvalue::Struct { .. } | Rvalue::Convert(..) => false,
+    }
+}
+
+/// The batched entry `NAME__lanes` with its rule (see the module's documentation).
+pub(crate) fn items(
+    func: &FnParts<'_>,
+    sig: &parse::Sig,
+    body: &Body,
+    structured: &Node,
+    names: &Names,
+    debug: bool,
+) -> TokenStream {
+    let rt = rt();
+    let mut fwd = Forward::new(body, names);
+    fwd.debug = debug;
+    fwd.lanes = true;
+    let stmts = |b| fwd.block(body, b);
+    let exit = |b: super::ir::BlockId| {
+        let t = &body.blocks[b.index()].terminator;
+        match &t.kind {
+            TerminatorKind::Return => {
+                let r = names.local(Local::RETURN);
+                quote_spanned!(t.span=> return #r;)
+            }
+            TerminatorKind::Panic(tokens) => {
+                let tokens = names.substitute_primals(tokens.clone());
+                quote_spanned!(t.span=> #tokens;)
+            }
+            _ => quote!(),
+        }
+    };
+    let cond = |l: Local| {
+        let l = names.local(l);
+        quote!(#l.primal)
+    };
+    let code = codegen::emit(structured, names, &stmts, &exit, &cond);
+    let decls = local_declarations(body, names, lanes_dual_type);
+    let items = super::lower::body_items(func.block);
+    let primal = super::primal_path(func);
+    let allow = super::allow_attrs();
+    let ret_local = names.local(Local::RETURN);
+    let ret_ty = lanes_dual_type(&sig.ret).unwrap_or_default();
+
+    let span = func.sig.ident.span();
+    let site = Span::mixed_site();
+    let name = format_ident!("{}{}", func.sig.ident, SUFFIX, span = span);
+    let vis = func.vis;
+    let generics = &func.sig.generics;
+    let mut params: Vec<TokenStream> = generics.params.iter().map(|p| quote!(#p)).collect();
+    params.push(quote!(const __N: usize));
+    let where_clause = super::where_clause(generics, &[]);
+    // The rule: the forward code over `Dual`s with batched tangents.
+    let rule_params = sig.args.iter().enumerate().map(|(i, a)| {
+        let l = names.local(Local((i + 1) as u32));
+        let ty = lanes_dual_type(&a.ty).unwrap_or_default();
+        quote!(mut #l: #ty)
+    });
+    let rule = format_ident!("__rule", span = site);
+    // The entry: each argument's tangent seeded, then the rule.
+    let (first, offsets) = (format_ident!("__first", span = site), format_ident!("__offsets", span = site));
+    let mut entry_params = Vec::new();
+    let mut seeds = Vec::new();
+    let mut duals = Vec::new();
+    for (k, a) in sig.args.iter().enumerate() {
+        let (x, t) = (format_ident!("__x{}", k, span = site), format_ident!("__t{}", k, span = site));
+        let ty = &a.ty;
+        entry_params.push(quote!(#x: #ty));
+        let (inner, reference) = match ty {
+            syn::Type::Reference(r) => (&*r.elem, quote!(#x)),
+            ty => (ty, quote!(&#x)),
+        };
+        seeds.push(quote!(
+            let mut #t = <#inner as #rt::lanes::LanesPrimal<__N>>::zero_lanes(#reference);
+            #rt::lanes::seed_lanes::<#inner, __N>(#reference, &mut #t, #first, #offsets[#k]);
+        ));
+        duals.push(match ty {
+            syn::Type::Reference(_) => {
+                quote!(#rt::Dual::new(#x, <#inner as #rt::lanes::LanesPrimal<__N>>::lanes_ref(&#t)))
+            }
+            _ => quote!(#rt::Dual::new(#x, #t)),
+        });
+    }
+    let doc = format!(
+        "The batched forward-mode entry of [`{}`]: its derived forward rule carrying `__N` \
+         directions, the arguments' tangents seeded with directions `__first ..`; called by \
+         `value_and_gradient_forward!(.., chunk = N)`.",
+        func.sig.ident
+    );
+    quote_spanned!(span=>
+        #[doc = #doc]
+        #[doc(hidden)]
+        #allow
+        #vis fn #name<#(#params),*>(#(#entry_params,)* #first: usize, #offsets: &[usize]) -> #ret_ty
+            #where_clause
+        {
+            #allow
+            #[inline]
+            fn #rule<#(#params),*>(#(#rule_params),*) -> #ret_ty #where_clause {
+                let _ = #primal;
+                #items
+                let mut #ret_local: #ret_ty;
+                #decls
+                #code
+            }
+            #(#seeds)*
+            #rule(#(#duals),*)
+        }
+    )
+}
+
+/// The most arguments a function whose batched entry is a stub can have (the runtime's
+/// `lanes::unbatched::a0 ..= a14` take the arguments, `__first` and `__offsets`).
+const MAX_STUB_ARGS: usize = 12;
+
+/// `lanes::unbatched::aK as NAME__lanes`, the stub of a function without a batched rule, as the
+/// inside of a `use` of the runtime's private module; `None` past [`MAX_STUB_ARGS`].
+pub(crate) fn stub_import(sig: &syn::Signature) -> Option<TokenStream> {
+    let n = sig.inputs.len();
+    if n > MAX_STUB_ARGS {
+        return None;
+    }
+    let span = sig.ident.span();
+    let stub = format_ident!("a{}", n + 2, span = span);
+    let name = format_ident!("{}{}", sig.ident, SUFFIX, span = span);
+    Some(quote_spanned!(span=> lanes::unbatched::#stub as #name))
+}
+
+/// The stub of the batched entry as a `use` item of its own (nothing without `wanted`).
+pub(crate) fn stub(vis: &syn::Visibility, sig: &syn::Signature, wanted: bool) -> TokenStream {
+    match stub_import(sig) {
+        Some(import) if wanted => quote_spanned!(sig.ident.span()=>
+            #[doc(hidden)]
+            #[allow(unused_imports)]
+            #vis use ::mooncake_runtime::__private::#import;
+        ),
+        _ => TokenStream::new(),
+    }
+}
