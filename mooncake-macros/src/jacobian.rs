@@ -339,8 +339,7 @@ fn lanes_path(func: &Expr) -> Option<syn::Path> {
     let mut path = p.path.clone();
     let n = path.segments.len();
     let typed = path.segments.iter().take(n.saturating_sub(1)).any(|s| {
-        s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase())
-            || !s.arguments.is_none()
+        s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase()) || !s.arguments.is_none()
     });
     let last = path.segments.last_mut()?;
     if typed || p.qself.is_some() || !last.arguments.is_none() {

@@ -7,8 +7,8 @@
 use crate::dual::{Dual, NoTangent};
 use crate::element::{Element, SumElement};
 use crate::float::Float;
-use crate::lanes::{Directions, Lanes};
 pub use crate::keys::{BufferKey, FloatKey, IntKey, method_key};
+use crate::lanes::{Directions, Lanes};
 use crate::rules::buffer::{self, ReadBuffer, WriteBuffer};
 use crate::rules::scalar::{self, CastRule};
 use crate::tangent::Primal;
@@ -281,6 +281,14 @@ impl<F: Float, const N: usize> FloatDual<F> for Dual<F, Lanes<F, N>> {
 }
 
 impl<F: Float, const N: usize> FloatDual<F> for Dual<&F, &Lanes<F, N>> {
+    type Dirs = Lanes<F, N>;
+    #[inline(always)]
+    fn value(&self) -> Dual<F, Lanes<F, N>> {
+        Dual::new(*self.primal, *self.tangent)
+    }
+}
+
+impl<F: Float, const N: usize> FloatDual<F> for Dual<&mut F, &mut Lanes<F, N>> {
     type Dirs = Lanes<F, N>;
     #[inline(always)]
     fn value(&self) -> Dual<F, Lanes<F, N>> {

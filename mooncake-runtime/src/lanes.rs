@@ -213,6 +213,35 @@ macro_rules! no_lanes {
 
 no_lanes!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ());
 
+macro_rules! tuple_lanes {
+    ($(($($t:ident $i:tt),*))*) => {$(
+        impl<$($t: LanesPrimal<N>,)* const N: usize> LanesPrimal<N> for ($($t,)*) {
+            type Lanes = ($($t::Lanes,)*);
+            type LanesRef = ($($t::Lanes,)*);
+            fn zero_lanes(&self) -> Self::Lanes {
+                ($(self.$i.zero_lanes(),)*)
+            }
+            fn lanes_ref(t: &Self::Lanes) -> &Self::LanesRef {
+                t
+            }
+            fn components(&self) -> usize {
+                0 $(+ self.$i.components())*
+            }
+            fn seed(_: &mut Self::Lanes, _: usize, _: usize, _: f64) {
+                // Tuples are never arguments of a batched rule, only its constants.
+            }
+        }
+    )*};
+}
+
+tuple_lanes! {
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+}
+
 impl<T: LanesPrimal<N>, const N: usize> LanesPrimal<N> for [T] {
     type Lanes = Vec<T::Lanes>;
     type LanesRef = [T::Lanes];

@@ -43,8 +43,8 @@ pub mod fwd;
 pub mod hessian;
 mod impls;
 pub mod jacobian;
-pub mod lanes;
 pub mod keys;
+pub mod lanes;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
 #[cfg(feature = "ndarray")]

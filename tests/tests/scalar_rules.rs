@@ -121,12 +121,12 @@ macro_rules! unary {
                 let _ = $x;
                 $deriv
             },
-            f64_frule: $frule::<f64>,
+            f64_frule: $frule::<f64, f64>,
             f64_rrule: |x, dy| {
                 let (y, pb) = $rrule::<f64>(CoDual::new(x, NoFData));
                 (y.primal, pb(dy).0)
             },
-            f32_frule: $frule::<f32>,
+            f32_frule: $frule::<f32, f32>,
             f32_rrule: |x, dy| {
                 let (y, pb) = $rrule::<f32>(CoDual::new(x, NoFData));
                 (y.primal, pb(dy).0)
@@ -752,13 +752,13 @@ macro_rules! binary {
                 let _ = ($a, $b);
                 $deriv
             },
-            f64_frule: $frule::<f64>,
+            f64_frule: $frule::<f64, f64>,
             f64_rrule: |a, b, dy| {
                 let (y, pb) = $rrule::<f64>(CoDual::new(a, NoFData), CoDual::new(b, NoFData));
                 let (da, db) = pb(dy);
                 (y.primal, da, db)
             },
-            f32_frule: $frule::<f32>,
+            f32_frule: $frule::<f32, f32>,
             f32_rrule: |a, b, dy| {
                 let (y, pb) = $rrule::<f32>(CoDual::new(a, NoFData), CoDual::new(b, NoFData));
                 let (da, db) = pb(dy);
@@ -1496,7 +1496,7 @@ fn comparisons_have_no_derivative() {
         ($f:ident, $r:ident, $p:expr) => {
             (
                 stringify!($f),
-                $f::<f64> as F,
+                $f::<f64, f64> as F,
                 (|a, b| {
                     let (y, pb) = $r(CoDual::new(a, NoFData), CoDual::new(b, NoFData));
                     let CoDual { primal, fdata: NoFData } = y;

@@ -35,11 +35,54 @@ pub(crate) const SUFFIX: &str = "__lanes";
 /// Methods with batched rules: the float methods (whose rules are generic over the tangent's
 /// directions), the integer methods (whose tangents are none) and `len`.
 const METHODS: &[&str] = &[
-    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
-    "acosh", "atanh", "exp", "exp2", "exp_m1", "ln", "ln_1p", "log", "log2", "log10", "sqrt",
-    "cbrt", "powi", "powf", "hypot", "abs", "signum", "mul_add", "recip", "min", "max", "clamp",
-    "to_degrees", "to_radians", "floor", "ceil", "round", "trunc", "fract", "sin_cos", "is_nan",
-    "is_finite", "is_infinite", "is_sign_positive", "is_sign_negative", "pow", "len",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "ln",
+    "ln_1p",
+    "log",
+    "log2",
+    "log10",
+    "sqrt",
+    "cbrt",
+    "powi",
+    "powf",
+    "hypot",
+    "abs",
+    "signum",
+    "mul_add",
+    "recip",
+    "min",
+    "max",
+    "clamp",
+    "to_degrees",
+    "to_radians",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "sin_cos",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_positive",
+    "is_sign_negative",
+    "pow",
+    "len",
 ];
 
 const INTS: &[&str] = &[
@@ -85,7 +128,11 @@ fn batched_value(ty: &syn::Type, floats: &[syn::Ident]) -> bool {
             let Some(last) = p.path.segments.last() else { return false };
             let is_vec = last.ident == "Vec"
                 && (p.path.segments.len() == 1
-                    || p.path.segments.iter().map(|s| s.ident.to_string()).eq(["std", "vec", "Vec"]));
+                    || p.path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .eq(["std", "vec", "Vec"]));
             match &last.arguments {
                 syn::PathArguments::AngleBracketed(a) if is_vec && a.args.len() == 1 => {
                     matches!(&a.args[0], syn::GenericArgument::Type(e) if scalar(e, floats).is_some())
@@ -163,9 +210,8 @@ fn batched_rvalue(rv: &Rvalue) -> bool {
             let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
             let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
             match segs.as_slice() {
-                ["Vec", "new" | "with_capacity"] | ["std", "vec", "Vec", "new" | "with_capacity"] => {
-                    true
-                }
+                ["Vec", "new" | "with_capacity"]
+                | ["std", "vec", "Vec", "new" | "with_capacity"] => true,
                 [.., "float_from_f64"] => true,
                 [ty, m] if *ty == "f64" || *ty == "f32" => METHODS.contains(m),
                 _ => false,
@@ -231,12 +277,14 @@ pub(crate) fn items(
     });
     let rule = format_ident!("__rule", span = site);
     // The entry: each argument's tangent seeded, then the rule.
-    let (first, offsets) = (format_ident!("__first", span = site), format_ident!("__offsets", span = site));
+    let (first, offsets) =
+        (format_ident!("__first", span = site), format_ident!("__offsets", span = site));
     let mut entry_params = Vec::new();
     let mut seeds = Vec::new();
     let mut duals = Vec::new();
     for (k, a) in sig.args.iter().enumerate() {
-        let (x, t) = (format_ident!("__x{}", k, span = site), format_ident!("__t{}", k, span = site));
+        let (x, t) =
+            (format_ident!("__x{}", k, span = site), format_ident!("__t{}", k, span = site));
         let ty = &a.ty;
         entry_params.push(quote!(#x: #ty));
         let (inner, reference) = match ty {
@@ -263,6 +311,7 @@ pub(crate) fn items(
     quote_spanned!(span=>
         #[doc = #doc]
         #[doc(hidden)]
+        #[allow(dead_code)]
         #allow
         #vis fn #name<#(#params),*>(#(#entry_params,)* #first: usize, #offsets: &[usize]) -> #ret_ty
             #where_clause

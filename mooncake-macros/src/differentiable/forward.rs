@@ -153,7 +153,12 @@ impl<'a> Forward<'a> {
             Operand::Const(c) => {
                 let c = self.names.substitute_primals(c.clone());
                 if self.lanes {
-                    quote_spanned!(span=> #rt::fwd::lanes::constant::<_, __N>(#c))
+                    quote_spanned!(span=> {
+                        #[allow(unused_imports)]
+                        use #rt::fwd::lanes::{LanesConstant as _, LanesConstantOther as _};
+                        (&#rt::fwd::lanes::LanesConst::new(#c))
+                            .lanes_constant(#rt::fwd::lanes::Chunk::<__N>)
+                    })
                 } else {
                     quote_spanned!(span=> #rt::fwd::constant(#c))
                 }
@@ -314,6 +319,12 @@ impl<'a> Forward<'a> {
             Rvalue::Binary(bin, a, b) => {
                 let (a, b) = (op(a), op(b));
                 let f = match bin {
+                    // A batched rule's arithmetic (see the runtime's `fwd::lanes::Arith`).
+                    BinOp::Add if self.lanes => quote!(#rt::fwd::lanes::add),
+                    BinOp::Sub if self.lanes => quote!(#rt::fwd::lanes::sub),
+                    BinOp::Mul if self.lanes => quote!(#rt::fwd::lanes::mul),
+                    BinOp::Div if self.lanes => quote!(#rt::fwd::lanes::div),
+                    BinOp::Rem if self.lanes => quote!(#rt::fwd::lanes::rem),
                     BinOp::Add => quote!(::core::ops::Add::add),
                     BinOp::Sub => quote!(::core::ops::Sub::sub),
                     BinOp::Mul => quote!(::core::ops::Mul::mul),
@@ -330,6 +341,10 @@ impl<'a> Forward<'a> {
                     }
                 };
                 quote_spanned!(span=> #f(#a, #b))
+            }
+            Rvalue::Unary(UnOp::Neg, a) if self.lanes => {
+                let a = op(a);
+                quote_spanned!(span=> #rt::fwd::lanes::neg(#a))
             }
             Rvalue::Unary(UnOp::Neg, a) => {
                 let a = op(a);
@@ -452,7 +467,20 @@ impl<'a> Forward<'a> {
             && (*ty == "f64" || *ty == "f32")
             && !args.is_empty()
         {
-            let first = self.operand(&args[0], span);
+            // A literal receiver takes the path's type, as in Rust (`f64::atan(0.5)`): the
+            // method's dispatch needs it known.
+            let first = match &args[0] {
+                Operand::Const(c) => {
+                    let c = self.names.substitute_primals(c.clone());
+                    let ty = &func.segments[0].ident;
+                    if self.lanes {
+                        quote_spanned!(span=> #rt::fwd::lanes::constant::<#ty, __N>(#c))
+                    } else {
+                        quote_spanned!(span=> #rt::fwd::constant::<#ty>(#c))
+                    }
+                }
+                a => self.operand(a, span),
+            };
             let method = &func.segments[1].ident;
             return self.method_call(Receiver::Value(first), method, &args[1..], span);
         }

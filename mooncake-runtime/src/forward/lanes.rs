@@ -24,6 +24,59 @@ pub fn constant<P: LanesPrimal<N>, const N: usize>(p: P) -> Dual<P, P::Lanes> {
     Dual::new(p, t)
 }
 
+/// The marker of the number of directions a batched rule carries, passed where a method must
+/// know it ([`LanesConstant::lanes_constant`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Chunk<const N: usize>;
+
+/// A constant of a batched rule, of any type: see [`LanesConstant`].
+pub struct LanesConst<P>(std::cell::Cell<Option<P>>);
+
+impl<P> LanesConst<P> {
+    /// Wraps the constant.
+    #[inline(always)]
+    pub fn new(p: P) -> Self {
+        LanesConst(std::cell::Cell::new(Some(p)))
+    }
+    #[inline(always)]
+    fn take(&self) -> P {
+        match self.0.take() {
+            Some(p) => p,
+            None => unreachable!("mooncake: a constant taken twice"),
+        }
+    }
+}
+
+/// A constant of a type with batched tangents (numbers, buffers and tuples of them) gets zero
+/// lanes ([`constant`]); any other (an enum's variant, a string), through
+/// [`LanesConstantOther`], its ordinary zero tangent. Generated code calls
+/// `(&LanesConst::new(c)).lanes_constant(Chunk::<N>)`, so that rustc picks the first that
+/// applies (autoref).
+pub trait LanesConstant<P: LanesPrimal<N>, const N: usize> {
+    /// The constant with zero lanes.
+    fn lanes_constant(&self, n: Chunk<N>) -> Dual<P, P::Lanes>;
+}
+
+impl<P: LanesPrimal<N>, const N: usize> LanesConstant<P, N> for LanesConst<P> {
+    #[inline(always)]
+    fn lanes_constant(&self, _: Chunk<N>) -> Dual<P, P::Lanes> {
+        constant::<P, N>(self.take())
+    }
+}
+
+/// See [`LanesConstant`].
+pub trait LanesConstantOther<P: crate::tangent::Primal, const N: usize> {
+    /// The constant with its zero tangent.
+    fn lanes_constant(&self, n: Chunk<N>) -> Dual<P, P::Tangent>;
+}
+
+impl<P: crate::tangent::Primal, const N: usize> LanesConstantOther<P, N> for &LanesConst<P> {
+    #[inline(always)]
+    fn lanes_constant(&self, _: Chunk<N>) -> Dual<P, P::Tangent> {
+        crate::forward::constant(self.take())
+    }
+}
+
 /// `Vec::new()` with batched tangents.
 #[inline(always)]
 pub fn vec_new<E: LanesPrimal<N>, const N: usize>() -> Dual<Vec<E>, Vec<E::Lanes>> {
@@ -110,68 +163,188 @@ lanes_casts!(float_int: f32, f64
 lanes_casts!(int_int: i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize
     => [i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize]);
 
-// Operators on duals of floats with batched tangents, by value or behind references, through
-// the scalar rules (generic over the tangent's directions).
-macro_rules! lanes_binops {
-    ($($trait:ident $method:ident $rule:ident),*) => {$(
-        impl<T: Float, const N: usize> std::ops::$trait for Dual<T, Lanes<T, N>> {
+// Arithmetic in a batched rule goes through [`Arith`] and [`Negate`] rather than the operator
+// traits: an operator impl on `Dual<T, Lanes<T, N>>` would make `0.5 + 0.5` in an ordinary
+// forward rule ambiguous (its tangent type is still a projection of an uninferred float type
+// there, so two impls could apply), and a batched rule has no `Dual<T, T>` for the same
+// reason in reverse.
+
+/// `a + b`, `a - b`, `a * b`, `a / b`, `a % b` in a batched rule: duals of a float with batched
+/// tangents (by value or behind references, through the scalar rules), or of an integer.
+pub trait Arith<Rhs> {
+    /// The result.
+    type Output;
+    /// `self + rhs`.
+    fn add(self, rhs: Rhs) -> Self::Output;
+    /// `self - rhs`.
+    fn sub(self, rhs: Rhs) -> Self::Output;
+    /// `self * rhs`.
+    fn mul(self, rhs: Rhs) -> Self::Output;
+    /// `self / rhs`.
+    fn div(self, rhs: Rhs) -> Self::Output;
+    /// `self % rhs`.
+    fn rem(self, rhs: Rhs) -> Self::Output;
+}
+
+/// `-a` in a batched rule.
+pub trait Negate {
+    /// The result.
+    type Output;
+    /// `-self`.
+    fn neg(self) -> Self::Output;
+}
+
+/// `a + b` in a batched rule.
+#[inline(always)]
+pub fn add<A: Arith<B>, B>(a: A, b: B) -> A::Output {
+    a.add(b)
+}
+/// `a - b` in a batched rule.
+#[inline(always)]
+pub fn sub<A: Arith<B>, B>(a: A, b: B) -> A::Output {
+    a.sub(b)
+}
+/// `a * b` in a batched rule.
+#[inline(always)]
+pub fn mul<A: Arith<B>, B>(a: A, b: B) -> A::Output {
+    a.mul(b)
+}
+/// `a / b` in a batched rule.
+#[inline(always)]
+pub fn div<A: Arith<B>, B>(a: A, b: B) -> A::Output {
+    a.div(b)
+}
+/// `a % b` in a batched rule.
+#[inline(always)]
+pub fn rem<A: Arith<B>, B>(a: A, b: B) -> A::Output {
+    a.rem(b)
+}
+/// `-a` in a batched rule.
+#[inline(always)]
+pub fn neg<A: Negate>(a: A) -> A::Output {
+    a.neg()
+}
+
+macro_rules! float_arith {
+    ($(impl<$($lt:lifetime),*> $lhs:ty, $rhs:ty => |$a:ident, $b:ident| ($x:expr, $y:expr);)*) => {$(
+        impl<$($lt,)* T: Float, const N: usize> Arith<$rhs> for $lhs {
             type Output = Dual<T, Lanes<T, N>>;
             #[inline(always)]
-            fn $method(self, rhs: Self) -> Self {
-                scalar::$rule(self, rhs)
+            fn add(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                scalar::add_frule($x, $y)
             }
-        }
-        impl<'a, T: Float, const N: usize> std::ops::$trait<Dual<&'a T, &'a Lanes<T, N>>>
-            for Dual<T, Lanes<T, N>>
-        {
-            type Output = Dual<T, Lanes<T, N>>;
             #[inline(always)]
-            fn $method(self, rhs: Dual<&'a T, &'a Lanes<T, N>>) -> Self {
-                scalar::$rule(self, Dual::new(*rhs.primal, *rhs.tangent))
+            fn sub(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                scalar::sub_frule($x, $y)
             }
-        }
-        impl<'a, T: Float, const N: usize> std::ops::$trait<Dual<T, Lanes<T, N>>>
-            for Dual<&'a T, &'a Lanes<T, N>>
-        {
-            type Output = Dual<T, Lanes<T, N>>;
             #[inline(always)]
-            fn $method(self, rhs: Dual<T, Lanes<T, N>>) -> Dual<T, Lanes<T, N>> {
-                scalar::$rule(Dual::new(*self.primal, *self.tangent), rhs)
+            fn mul(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                scalar::mul_frule($x, $y)
             }
-        }
-        impl<'a, 'b, T: Float, const N: usize> std::ops::$trait<Dual<&'b T, &'b Lanes<T, N>>>
-            for Dual<&'a T, &'a Lanes<T, N>>
-        {
-            type Output = Dual<T, Lanes<T, N>>;
             #[inline(always)]
-            fn $method(self, rhs: Dual<&'b T, &'b Lanes<T, N>>) -> Dual<T, Lanes<T, N>> {
-                scalar::$rule(
-                    Dual::new(*self.primal, *self.tangent),
-                    Dual::new(*rhs.primal, *rhs.tangent),
-                )
+            fn div(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                scalar::div_frule($x, $y)
+            }
+            #[inline(always)]
+            fn rem(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                scalar::rem_frule($x, $y)
             }
         }
     )*};
 }
 
-lanes_binops!(Add add add_frule, Sub sub sub_frule, Mul mul mul_frule, Div div div_frule,
-    Rem rem rem_frule);
+float_arith! {
+    impl<> Dual<T, Lanes<T, N>>, Dual<T, Lanes<T, N>> => |a, b| (a, b);
+    impl<'b> Dual<T, Lanes<T, N>>, Dual<&'b T, &'b Lanes<T, N>> =>
+        |a, b| (a, Dual::new(*b.primal, *b.tangent));
+    impl<'a> Dual<&'a T, &'a Lanes<T, N>>, Dual<T, Lanes<T, N>> =>
+        |a, b| (Dual::new(*a.primal, *a.tangent), b);
+    impl<'a, 'b> Dual<&'a T, &'a Lanes<T, N>>, Dual<&'b T, &'b Lanes<T, N>> =>
+        |a, b| (Dual::new(*a.primal, *a.tangent), Dual::new(*b.primal, *b.tangent));
+}
 
-impl<T: Float, const N: usize> std::ops::Neg for Dual<T, Lanes<T, N>> {
+impl<T: Float, const N: usize> Negate for Dual<T, Lanes<T, N>> {
     type Output = Dual<T, Lanes<T, N>>;
     #[inline(always)]
-    fn neg(self) -> Self {
+    fn neg(self) -> Self::Output {
         scalar::neg_frule(self)
     }
 }
 
-impl<T: Float, const N: usize> std::ops::Neg for Dual<&T, &Lanes<T, N>> {
+impl<T: Float, const N: usize> Negate for Dual<&T, &Lanes<T, N>> {
     type Output = Dual<T, Lanes<T, N>>;
     #[inline(always)]
-    fn neg(self) -> Dual<T, Lanes<T, N>> {
+    fn neg(self) -> Self::Output {
         scalar::neg_frule(Dual::new(*self.primal, *self.tangent))
     }
 }
+
+macro_rules! int_arith {
+    ($($t:ty),*) => {$(
+        int_arith!(@one $t, Dual<$t, NoTangent>, Dual<$t, NoTangent>, |a, b| (a.primal, b.primal));
+        int_arith!(@one $t, Dual<$t, NoTangent>, Dual<&'b $t, &'b NoTangent>, |a, b| (a.primal, *b.primal), 'b);
+        int_arith!(@one $t, Dual<&'a $t, &'a NoTangent>, Dual<$t, NoTangent>, |a, b| (*a.primal, b.primal), 'a);
+        int_arith!(@one $t, Dual<&'a $t, &'a NoTangent>, Dual<&'b $t, &'b NoTangent>, |a, b| (*a.primal, *b.primal), 'a, 'b);
+    )*};
+    (@one $t:ty, $lhs:ty, $rhs:ty, |$a:ident, $b:ident| ($x:expr, $y:expr) $(, $lt:lifetime)*) => {
+        impl<$($lt),*> Arith<$rhs> for $lhs {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn add(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                Dual::new($x + $y, NoTangent)
+            }
+            #[inline(always)]
+            fn sub(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                Dual::new($x - $y, NoTangent)
+            }
+            #[inline(always)]
+            fn mul(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                Dual::new($x * $y, NoTangent)
+            }
+            #[inline(always)]
+            fn div(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                Dual::new($x / $y, NoTangent)
+            }
+            #[inline(always)]
+            fn rem(self, rhs: $rhs) -> Self::Output {
+                let ($a, $b) = (self, rhs);
+                Dual::new($x % $y, NoTangent)
+            }
+        }
+    };
+}
+
+int_arith!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+macro_rules! int_negate {
+    ($($t:ty),*) => {$(
+        impl Negate for Dual<$t, NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn neg(self) -> Self::Output {
+                Dual::new(-self.primal, NoTangent)
+            }
+        }
+        impl Negate for Dual<&$t, &NoTangent> {
+            type Output = Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn neg(self) -> Self::Output {
+                Dual::new(-*self.primal, NoTangent)
+            }
+        }
+    )*};
+}
+
+int_negate!(i8, i16, i32, i64, i128, isize);
 
 #[cfg(test)]
 mod tests {
@@ -181,15 +354,16 @@ mod tests {
     fn operators_apply_each_rule_in_every_direction() {
         let x = Dual::new(2.0_f64, Lanes([1.0, 0.0, 3.0]));
         let y = Dual::new(5.0_f64, Lanes([0.0, 1.0, -1.0]));
-        let p = x * y;
+        let p = mul(x, y);
         assert_eq!(p.primal, 10.0);
         assert_eq!(p.tangent, Lanes([5.0, 2.0, 13.0]));
-        let q = x / y;
+        let q = div(x, y);
         for k in 0..3 {
             let (dx, dy) = (x.tangent.0[k], y.tangent.0[k]);
             assert!((q.tangent.0[k] - (dx / 5.0 - 2.0 * dy / 25.0)).abs() < 1e-15);
         }
-        let n = -(&x.primal, &x.tangent).into_dual();
+        let n = neg((&x.primal, &x.tangent).into_dual());
+        assert_eq!(add(Dual::new(2_usize, NoTangent), Dual::new(3, NoTangent)).primal, 5);
         assert_eq!(n.tangent, Lanes([-1.0, 0.0, -3.0]));
         let c = cast::<usize, f64, 3>(Dual::new(4, NoTangent));
         assert_eq!(c.tangent, Lanes([0.0; 3]));
