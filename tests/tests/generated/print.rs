@@ -750,8 +750,30 @@ pub fn batch_module(prog: &Program, rep: &Repairs) -> String {
     let fns = p.items(0);
     let (lets, call) = p.call(1);
     let types = p.type_defs(0);
+    // A scalar result of arguments that are not `&mut`: the batched forward gradient
+    // (`chunk = 3`) against one direction per pass, which must agree to the bit.
+    let entry = &prog.funcs[0];
+    let batched = if entry.ret == Ty::F64
+        && !entry.params.iter().any(|p| {
+            matches!(p.ty, Ty::SliceMut | Ty::VecMut | Ty::ArrMut | Ty::F64Mut | Ty::PMut | Ty::SMut)
+        }) {
+        // Arguments by value are cloned (`check_rule!` and the first gradient used them).
+        let inner = call.split(", seed").next().unwrap_or_default();
+        let inner = inner.strip_prefix("f(").and_then(|c| c.strip_suffix(')')).unwrap_or_default();
+        let cloned: Vec<String> = inner
+            .split(", ")
+            .filter(|a| !a.is_empty())
+            .map(|a| if a.starts_with('&') { a.to_string() } else { format!("{a}.clone()") })
+            .collect();
+        let args = format!("f({})", cloned.join(", "));
+        format!(
+            "    let one = value_and_gradient_forward!({args});\n    let three = value_and_gradient_forward!({args}, chunk = 3);\n    if format!(\"{{one:?}}\") != format!(\"{{three:?}}\") {{\n        return Err(format!(\"batched forward gradient {{three:?}} against one direction per pass {{one:?}}\"));\n    }}\n"
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "use mooncake_runtime::prelude::*;\n\n{types}{fns}/// Checks `f` in both modes.\npub fn check() -> Result<(), String> {{\n{lets}    check_rule!({call}).map_err(|e| e.to_string())\n}}\n"
+        "use mooncake_runtime::prelude::*;\n\n{types}{fns}/// Checks `f` in both modes.\npub fn check() -> Result<(), String> {{\n{lets}    check_rule!({call}).map_err(|e| e.to_string())?;\n{batched}    Ok(())\n}}\n"
     )
 }
 
