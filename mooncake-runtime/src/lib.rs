@@ -357,10 +357,17 @@ pub use mooncake_macros::value_and_jacobian;
 /// that forward mode takes. Arguments are written as in the call; `&mut` arguments are
 /// refused.
 ///
-/// `value_and_gradient_forward!(f(..), chunk = N)` asks for `N` directions per pass. Today each
-/// pass carries one direction whatever `N` is (the result is the same; `N` must be at least
-/// one): batched tangents in the derived `NAME_frule` are not built yet (issue 16), and code
-/// written with `chunk` now will get them without a change.
+/// `value_and_gradient_forward!(f(..), chunk = N)` carries `N` directions per pass (`N` a
+/// constant expression, at least one): each float's tangent is a [`Lanes<T, N>`](lanes::Lanes),
+/// so the primal, the control flow and every partial derivative are computed once per pass,
+/// and a gradient of `n` inputs takes `ceil(n / N)` passes of the derived forward rule's batched
+/// form (`NAME__lanes`, emitted beside the function) instead of `n`. The result is the same as
+/// with one direction per pass, to the bit. A function has a batched form when it is a free
+/// function whose arguments are numbers, buffers of numbers or shared references to them, whose
+/// result is a float, and whose body calls no other function (arithmetic, float and integer
+/// methods, `len`, casts, indexing, loops and branches, local buffers and arrays); for any other
+/// function `chunk` runs one direction per pass, with the same result. `NAME__lanes` must be in
+/// scope where the function is named, as `NAME_frule` must (a glob import brings both).
 ///
 /// ```
 /// use mooncake_runtime::prelude::*;
@@ -384,6 +391,7 @@ pub use mooncake_macros::value_and_jacobian;
 /// assert_eq!(gs, NoTangent);
 /// let (_, (gx2, _, _)) = value_and_gradient!(energy(&x, 3.0, 2));
 /// assert_eq!(gx, gx2);
+/// // Both components of x in one pass:
 /// let (_, (gx3, gk3, _)) = value_and_gradient_forward!(energy(&x, Const(3.0), 2), chunk = 4);
 /// assert_eq!((gx3, gk3), (gx, NoTangent));
 /// ```

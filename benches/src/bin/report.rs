@@ -351,6 +351,56 @@ fn hvp(dir: &Path) -> String {
     s
 }
 
+/// The forward-mode gradients subsection (issue 16): `ode_euler_1000`'s six-input gradient by
+/// one-direction passes and by one batched pass (`chunk = 6`), against num-dual's
+/// `DualSVec64<6>` and the hand-written reverse gradient of the same group.
+fn forward_gradients(dir: &Path) -> String {
+    let name = "ode_euler_1000";
+    let m = |e: &str| median(dir, name, e);
+    let (primal, one, passes, batched, nd, hand) = (
+        m("primal"),
+        m("derived_forward"),
+        m("derived_forward_gradient"),
+        m("derived_forward_gradient_chunk6"),
+        m("num_dual"),
+        m("hand_gradient"),
+    );
+    let r = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
+    let mut s = String::new();
+    let _ = writeln!(s, "### Forward-mode gradients\n");
+    let _ = writeln!(
+        s,
+        "`value_and_gradient_forward!` of `ode_euler_1000` (6 inputs): six passes of the derived \
+         forward rule carrying one direction each, and one pass of its batched form carrying all \
+         six (`chunk = 6`, `Lanes<f64, 6>` tangents), against num-dual's `DualSVec64<6>` (one \
+         pass, all six directions) and the hand-written reverse gradient. Target (issue 16): \
+         batched faster than num-dual. ✓ met, ✗ missed.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| problem | primal | one direction | 6 passes | 1 batched pass (`chunk = 6`) | num-dual `DualSVec64<6>` | hand-written reverse | num-dual / batched | 6 passes / batched | batched / hand | target |"
+    );
+    let _ =
+        writeln!(s, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    let target = r(nd, batched).map(|x| if x > 1.0 { "✓ faster" } else { "✗ faster" });
+    let _ = writeln!(
+        s,
+        "| `{name}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        opt(primal, time),
+        opt(one, time),
+        opt(passes, time),
+        opt(batched, time),
+        opt(nd, time),
+        opt(hand, time),
+        opt(r(nd, batched), ratio),
+        opt(r(passes, batched), ratio),
+        opt(r(batched, hand), ratio),
+        target.unwrap_or("–"),
+    );
+    let _ = writeln!(s);
+    s
+}
+
 /// The problems written with a linear-algebra crate's matrices (issue 15): the criterion group
 /// (also the problem of `benches/callgrind.sh`) and what it computes.
 const LINALG_PROBLEMS: [(&str, &str); 4] = [
@@ -511,6 +561,7 @@ fn generate(dir: &Path, previous: &str) -> String {
     }
     let _ = writeln!(s, "\nTargets met: {met}; missed: {missed}.\n");
     let _ = write!(s, "{}", hvp(dir));
+    let _ = write!(s, "{}", forward_gradients(dir));
     let _ = write!(s, "{}", linalg(dir));
     let _ = write!(s, "{}", callgrind(previous));
     let _ = writeln!(s, "### Expansion of `#[differentiable]`\n");

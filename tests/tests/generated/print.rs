@@ -755,7 +755,10 @@ pub fn batch_module(prog: &Program, rep: &Repairs) -> String {
     let entry = &prog.funcs[0];
     let batched = if entry.ret == Ty::F64
         && !entry.params.iter().any(|p| {
-            matches!(p.ty, Ty::SliceMut | Ty::VecMut | Ty::ArrMut | Ty::F64Mut | Ty::PMut | Ty::SMut)
+            matches!(
+                p.ty,
+                Ty::SliceMut | Ty::VecMut | Ty::ArrMut | Ty::F64Mut | Ty::PMut | Ty::SMut
+            )
         }) {
         // Arguments by value are cloned (`check_rule!` and the first gradient used them).
         let inner = call.split(", seed").next().unwrap_or_default();
