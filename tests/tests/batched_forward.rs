@@ -2,7 +2,7 @@
 //! forward rule carrying `N` directions per pass (`NAME__lanes`), checked against reverse mode,
 //! against central finite differences and against the one-direction forward rule; functions
 //! without a batched rule (a struct argument, a call of another function, a buffer grown by
-//! `push`) fall back to one direction per pass and give the same gradients.
+//! `extend_from_slice`) fall back to one direction per pass and give the same gradients.
 
 #![allow(clippy::needless_range_loop)]
 
@@ -221,11 +221,9 @@ fn calls_another(p: &[f64], u0: &[f64]) -> f64 {
 }
 
 #[differentiable]
-fn grows(x: &[f64]) -> f64 {
-    let mut v = Vec::new();
-    for i in 0..x.len() {
-        v.push(x[i] * x[i]);
-    }
+fn extends(x: &[f64]) -> f64 {
+    let mut v = vec![1.0];
+    v.extend_from_slice(x);
     let mut s = 0.0;
     for i in 0..v.len() {
         s += v[i].sin();
@@ -250,8 +248,40 @@ fn functions_without_a_batched_rule_run_one_direction_per_pass() {
     same(&gu, &ru, 1e-12, "u0");
     let _: Unbatched<f64> = calls_another__lanes(&p, &u0, 0, &[0, 4]);
 
-    let (_, (rx,)) = value_and_gradient!(grows(&x));
-    let (_, (gx,)) = value_and_gradient_forward!(grows(&x), chunk = 2);
+    let (_, (rx,)) = value_and_gradient!(extends(&x));
+    let (_, (gx,)) = value_and_gradient_forward!(extends(&x), chunk = 2);
     same(&gx, &rx, 1e-12, "x");
-    let _: Unbatched<f64> = grows__lanes(&x, 0, &[0]);
+    let _: Unbatched<f64> = extends__lanes(&x, 0, &[0]);
+}
+
+/// Buffer methods with batched rules: `iter().sum()` (of floats and of integers), `to_vec`,
+/// `push`, `fill`, `swap`, `reverse`.
+#[differentiable]
+fn buffers(x: &[f64], w: Vec<f64>, idx: &[usize]) -> f64 {
+    let mut v = x.to_vec();
+    v.swap(0, 2);
+    v.reverse();
+    let mut grown = Vec::new();
+    for i in 0..v.len() {
+        grown.push(v[i] * w[i % w.len()]);
+    }
+    let mut scratch = vec![0.0; 3];
+    scratch.fill(x[1]);
+    let total: usize = idx.iter().sum();
+    grown.iter().sum::<f64>() * scratch[2] + (total as f64) * x.iter().sum::<f64>()
+}
+
+#[test]
+fn buffer_methods_in_batched_rules() {
+    let (x, w, idx) = (vec![0.4, -1.1, 2.3, 0.7], vec![1.5, -0.5], vec![1_usize, 2]);
+    let (yr, (rx, rw, _)) = value_and_gradient!(buffers(&x, w.clone(), &idx));
+    let (y1, one) = value_and_gradient_forward!(buffers(&x, w.clone(), &idx));
+    let (y, (gx, gw, gi)) = value_and_gradient_forward!(buffers(&x, w.clone(), &idx), chunk = 4);
+    assert_eq!((y, y1), (yr, yr));
+    assert_eq!(gi, NoTangent);
+    assert_eq!((&gx, &gw), (&one.0, &one.1));
+    same(&gx, &rx, 1e-12, "x");
+    same(&gw, &rw, 1e-12, "w");
+    let d: Dual<f64, Lanes<f64, 2>> = buffers__lanes(&x, w, &idx, 0, &[0, 4, usize::MAX]);
+    assert_eq!(d.primal, yr);
 }

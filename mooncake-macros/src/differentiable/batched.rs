@@ -3,7 +3,8 @@
 //! (issue 16; the runtime's `lanes` module).
 //!
 //! For a free function whose arguments are numbers and buffers of numbers and whose body uses
-//! only what has batched rules (arithmetic, float methods, `len`, casts, loads and stores,
+//! only what has batched rules (arithmetic, float methods, `len`, `iter().sum()`, `to_vec`,
+//! `push`, `fill`, `swap`, `reverse`, casts, loads and stores,
 //! control flow, locals of those types), it emits
 //!
 //! ```text
@@ -84,6 +85,10 @@ const METHODS: &[&str] = &[
     "pow",
     "len",
 ];
+
+/// Buffer methods with batched rules (`fwd::lanes`, dispatched under `__lanes_` and the name).
+pub(crate) const LANES_BUFFER_METHODS: &[&str] =
+    &["__iter_sum", "to_vec", "push", "fill", "swap", "reverse"];
 
 const INTS: &[&str] = &[
     "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
@@ -205,7 +210,9 @@ fn batched_rvalue(rv: &Rvalue) -> bool {
         | Rvalue::VecRepeat(..)
         | Rvalue::Matches(..) => true,
         Rvalue::Cast(_, ty) => scalar(ty, &[]).is_some(),
-        Rvalue::Method { method, .. } => METHODS.iter().any(|m| method == m),
+        Rvalue::Method { method, .. } => {
+            METHODS.iter().chain(LANES_BUFFER_METHODS).any(|m| method == m)
+        }
         Rvalue::Call { func, .. } => {
             let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
             let segs: Vec<&str> = segs.iter().map(String::as_str).collect();

@@ -236,7 +236,13 @@ impl<'a> Forward<'a> {
         span: Span,
     ) -> TokenStream {
         let rt = rt();
-        let key = method_key(&method.to_string());
+        // A batched rule's buffer methods have rules of their own (`fwd::lanes`).
+        let name = method.to_string();
+        let key = if self.lanes && super::batched::LANES_BUFFER_METHODS.contains(&name.as_str()) {
+            method_key(&format!("__lanes_{name}"))
+        } else {
+            method_key(&name)
+        };
         // The arguments are evaluated before the receiver is borrowed, as Rust's two-phase
         // borrows allow (`v.push(v[0])`): each is read into a variable of its own, then
         // re-wrapped at the call so that coercions still apply.

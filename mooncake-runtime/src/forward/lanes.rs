@@ -6,8 +6,12 @@
 //! same functions, which ignore tangents.
 
 use crate::dual::{Dual, NoTangent};
+use crate::element::SumElement;
 use crate::float::Float;
+use crate::forward::MethodFrule;
+use crate::keys::{BufferKey, method_key};
 use crate::lanes::{Directions, Lanes, LanesPrimal};
+use crate::rules::buffer::{ReadBuffer, WriteBuffer};
 use crate::rules::scalar;
 
 /// A constant with `N` zero directions.
@@ -345,6 +349,144 @@ macro_rules! int_negate {
 }
 
 int_negate!(i8, i16, i32, i64, i128, isize);
+
+// Buffer methods in a batched rule: a buffer of floats has batched tangents (`[Lanes<T, N>]`),
+// which the ordinary buffer rules (typed by `E::Tangent`) do not take. Generated code names
+// them by the method's name with `__lanes_` before it (`Forward::method_call`); each impl is
+// generic over the elements' tangent type `L`, so that it also serves buffers of integers,
+// whose tangents are `NoTangent`.
+
+/// The sum of batched tangents, in the order and from the `-0.0` that `iter().sum()` of one
+/// direction uses, lane by lane.
+#[inline(always)]
+fn sum_of_lanes<T: Float, L: Directions<T>>(t: &[L]) -> L {
+    let mut acc = L::zero();
+    for k in 0..L::LANES {
+        acc.set_lane(k, -T::ZERO);
+    }
+    t.iter().fold(acc, |a, b| a.plus(*b))
+}
+
+/// `x.iter().sum()` of floats.
+#[diagnostic::do_not_recommend]
+impl<'b, E: Float, const N: usize, P: ReadBuffer<E>, T: ReadBuffer<Lanes<E, N>>>
+    MethodFrule<{ method_key("__lanes___iter_sum") }, BufferKey<Lanes<E, N>>>
+    for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b P, &'b T>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<E, Lanes<E, N>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), |x| {
+            Dual::new(
+                x.primal.with_slice(<E as SumElement>::sum),
+                x.tangent.with_slice(sum_of_lanes::<E, _>),
+            )
+        })
+    }
+}
+
+/// `x.iter().sum()` of integers.
+#[diagnostic::do_not_recommend]
+impl<'b, E: SumElement<Tangent = NoTangent>, P: ReadBuffer<E>, T: ReadBuffer<NoTangent>>
+    MethodFrule<{ method_key("__lanes___iter_sum") }, BufferKey<E>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b P, &'b T>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<E, NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), |x| {
+            Dual::new(x.primal.with_slice(E::sum), NoTangent)
+        })
+    }
+}
+
+/// `x.to_vec()`.
+#[diagnostic::do_not_recommend]
+impl<'b, E: Clone, L: Clone, P: ReadBuffer<E>, T: ReadBuffer<L>>
+    MethodFrule<{ method_key("__lanes_to_vec") }, BufferKey<(E, L)>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b P, &'b T>;
+    type Rule = fn(Dual<&'b P, &'b T>) -> Dual<Vec<E>, Vec<L>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&self.primal, &self.tangent), |x| {
+            Dual::new(x.primal.with_slice(<[E]>::to_vec), x.tangent.with_slice(<[L]>::to_vec))
+        })
+    }
+}
+
+/// `v.push(x)` of a `Vec` the rule holds.
+#[diagnostic::do_not_recommend]
+impl<'b, E, L> MethodFrule<{ method_key("__lanes_push") }, BufferKey<(E, L)>>
+    for &'b mut Dual<Vec<E>, Vec<L>>
+{
+    type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<L>>;
+    type Rule = fn(Dual<&'b mut Vec<E>, &'b mut Vec<L>>, Dual<E, L>) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&mut self.primal, &mut self.tangent), |v, x| {
+            v.primal.push(x.primal);
+            v.tangent.push(x.tangent);
+            Dual::new((), NoTangent)
+        })
+    }
+}
+
+/// `v.fill(x)`.
+#[diagnostic::do_not_recommend]
+impl<'b, E: Clone, L: Clone, P: WriteBuffer<E>, T: WriteBuffer<L>>
+    MethodFrule<{ method_key("__lanes_fill") }, BufferKey<(E, L)>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b mut P, &'b mut T>;
+    type Rule = fn(Dual<&'b mut P, &'b mut T>, Dual<E, L>) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&mut self.primal, &mut self.tangent), |v, x| {
+            v.primal.with_slice_mut(|s| s.fill(x.primal.clone()));
+            v.tangent.with_slice_mut(|s| s.fill(x.tangent.clone()));
+            Dual::new((), NoTangent)
+        })
+    }
+}
+
+/// `v.swap(a, b)`.
+#[diagnostic::do_not_recommend]
+impl<'b, E, L, P: WriteBuffer<E>, T: WriteBuffer<L>>
+    MethodFrule<{ method_key("__lanes_swap") }, BufferKey<(E, L)>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b mut P, &'b mut T>;
+    type Rule = fn(
+        Dual<&'b mut P, &'b mut T>,
+        Dual<usize, NoTangent>,
+        Dual<usize, NoTangent>,
+    ) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&mut self.primal, &mut self.tangent), |v, a, b| {
+            v.primal.with_slice_mut(|s| s.swap(a.primal, b.primal));
+            v.tangent.with_slice_mut(|s| s.swap(a.primal, b.primal));
+            Dual::new((), NoTangent)
+        })
+    }
+}
+
+/// `v.reverse()`.
+#[diagnostic::do_not_recommend]
+impl<'b, E, L, P: WriteBuffer<E>, T: WriteBuffer<L>>
+    MethodFrule<{ method_key("__lanes_reverse") }, BufferKey<(E, L)>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b mut P, &'b mut T>;
+    type Rule = fn(Dual<&'b mut P, &'b mut T>) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (Dual::new(&mut self.primal, &mut self.tangent), |v| {
+            v.primal.with_slice_mut(<[E]>::reverse);
+            v.tangent.with_slice_mut(<[L]>::reverse);
+            Dual::new((), NoTangent)
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {
