@@ -4,7 +4,7 @@
 //! without a batched rule (a struct argument, a call of another function, a buffer grown by
 //! `extend_from_slice`) fall back to one direction per pass and give the same gradients.
 
-#![allow(clippy::needless_range_loop)]
+#![allow(clippy::needless_range_loop, clippy::useless_vec)] // the code as users write it
 
 use mooncake_runtime::lanes::{Lanes, Unbatched};
 use mooncake_runtime::prelude::*;
