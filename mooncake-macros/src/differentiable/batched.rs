@@ -24,7 +24,7 @@
 
 use super::codegen::{self, Names, rt};
 use super::forward::Forward;
-use super::ir::{Body, Local, Rvalue, StatementKind, TerminatorKind};
+use super::ir::{Body, Local, NUMBER_METHODS, Rvalue, StatementKind};
 use super::structure::Node;
 use super::{FnParts, local_declarations, parse};
 use proc_macro2::{Span, TokenStream};
@@ -33,58 +33,9 @@ use quote::{format_ident, quote, quote_spanned};
 /// The suffix of the batched entry's name.
 pub(crate) const SUFFIX: &str = "__lanes";
 
-/// Methods with batched rules: the float methods (whose rules are generic over the tangent's
-/// directions), the integer methods (whose tangents are none) and `len`.
-const METHODS: &[&str] = &[
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "exp",
-    "exp2",
-    "exp_m1",
-    "ln",
-    "ln_1p",
-    "log",
-    "log2",
-    "log10",
-    "sqrt",
-    "cbrt",
-    "powi",
-    "powf",
-    "hypot",
-    "abs",
-    "signum",
-    "mul_add",
-    "recip",
-    "min",
-    "max",
-    "clamp",
-    "to_degrees",
-    "to_radians",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fract",
-    "sin_cos",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_positive",
-    "is_sign_negative",
-    "pow",
-    "len",
-];
+/// Methods with batched rules besides the numbers' ([`NUMBER_METHODS`], whose float rules are
+/// generic over the tangent's directions and whose integer rules have no tangent).
+const OTHER_METHODS: &[&str] = &["sin_cos", "len"];
 
 /// Buffer methods with batched rules (`fwd::lanes`, dispatched under `__lanes_` and the name).
 pub(crate) const LANES_BUFFER_METHODS: &[&str] =
@@ -175,7 +126,7 @@ fn lanes_dual_type(ty: &syn::Type) -> Option<TokenStream> {
 /// Whether the function has a batched form: a free function (not a method), generic at most
 /// over `T: Float` parameters, lifetimes and constants, with arguments and result that
 /// [`batched_type`] accepts (the result a float), and a body whose every statement has a batched
-/// rule (see [`METHODS`]; no calls but `T::from_f64` and the `Vec` constructors, no struct
+/// rule (see [`NUMBER_METHODS`], [`OTHER_METHODS`], [`LANES_BUFFER_METHODS`]; no calls but `T::from_f64` and the `Vec` constructors, no struct
 /// literals, no locals declared with other types).
 pub(crate) fn qualifies(func: &FnParts<'_>, sig: &parse::Sig, body: &Body) -> bool {
     if func.in_impl || super::is_associated(func) {
@@ -210,9 +161,11 @@ fn batched_rvalue(rv: &Rvalue) -> bool {
         | Rvalue::VecRepeat(..)
         | Rvalue::Matches(..) => true,
         Rvalue::Cast(_, ty) => scalar(ty, &[]).is_some(),
-        Rvalue::Method { method, .. } => {
-            METHODS.iter().chain(LANES_BUFFER_METHODS).any(|m| method == m)
-        }
+        Rvalue::Method { method, .. } => NUMBER_METHODS
+            .iter()
+            .chain(OTHER_METHODS)
+            .chain(LANES_BUFFER_METHODS)
+            .any(|m| method == m),
         Rvalue::Call { func, .. } => {
             let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
             let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
@@ -220,7 +173,9 @@ fn batched_rvalue(rv: &Rvalue) -> bool {
                 ["Vec", "new" | "with_capacity"]
                 | ["std", "vec", "Vec", "new" | "with_capacity"] => true,
                 [.., "float_from_f64"] => true,
-                [ty, m] if *ty == "f64" || *ty == "f32" => METHODS.contains(m),
+                [ty, m] if *ty == "f64" || *ty == "f32" => {
+                    NUMBER_METHODS.contains(m) || OTHER_METHODS.contains(m)
+                }
                 _ => false,
             }
         }
@@ -242,24 +197,8 @@ pub(crate) fn items(
     fwd.debug = debug;
     fwd.lanes = true;
     let stmts = |b| fwd.block(body, b);
-    let exit = |b: super::ir::BlockId| {
-        let t = &body.blocks[b.index()].terminator;
-        match &t.kind {
-            TerminatorKind::Return => {
-                let r = names.local(Local::RETURN);
-                quote_spanned!(t.span=> return #r;)
-            }
-            TerminatorKind::Panic(tokens) => {
-                let tokens = names.substitute_primals(tokens.clone());
-                quote_spanned!(t.span=> #tokens;)
-            }
-            _ => quote!(),
-        }
-    };
-    let cond = |l: Local| {
-        let l = names.local(l);
-        quote!(#l.primal)
-    };
+    let exit = |b| super::forward_exit(body, names, b);
+    let cond = |l| super::forward_cond(names, l);
     let code = codegen::emit(structured, names, &stmts, &exit, &cond);
     let decls = local_declarations(body, names, lanes_dual_type);
     let items = super::lower::body_items(func.block);

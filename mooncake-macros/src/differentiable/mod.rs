@@ -674,6 +674,29 @@ fn frule_signature(func: &FnParts<'_>, sig: &parse::Sig, names: &Names) -> Token
     )
 }
 
+/// The forward rule's code where block `b` leaves the function: `return` of the result, or the
+/// panic as written (its names read as primals).
+fn forward_exit(body: &Body, names: &Names, b: BlockId) -> TokenStream {
+    let t = &body.blocks[b.index()].terminator;
+    match &t.kind {
+        TerminatorKind::Return => {
+            let r = names.local(Local::RETURN);
+            quote_spanned!(t.span=> return #r;)
+        }
+        TerminatorKind::Panic(tokens) => {
+            let tokens = names.substitute_primals(tokens.clone());
+            quote_spanned!(t.span=> #tokens;)
+        }
+        _ => quote!(),
+    }
+}
+
+/// The forward rule's test of the `bool` local `l`: its primal.
+fn forward_cond(names: &Names, l: Local) -> TokenStream {
+    let l = names.local(l);
+    quote!(#l.primal)
+}
+
 fn generate(
     func: &FnParts<'_>,
     sig: &parse::Sig,
@@ -710,24 +733,8 @@ fn generate(
         })
     };
     let stmts = |b: BlockId| fwd.block(body, b);
-    let exit = |b: BlockId| {
-        let t = &body.blocks[b.index()].terminator;
-        match &t.kind {
-            TerminatorKind::Return => {
-                let r = names.local(Local::RETURN);
-                quote_spanned!(t.span=> return #r;)
-            }
-            TerminatorKind::Panic(tokens) => {
-                let tokens = names.substitute_primals(tokens.clone());
-                quote_spanned!(t.span=> #tokens;)
-            }
-            _ => quote!(),
-        }
-    };
-    let cond = |l: Local| {
-        let l = names.local(l);
-        quote!(#l.primal)
-    };
+    let exit = |b| forward_exit(body, &names, b);
+    let cond = |l| forward_cond(&names, l);
     let code = codegen::emit(&structured, &names, &stmts, &exit, &cond);
     let signature = frule_signature(func, sig, &names);
     let allow = allow_attrs();
