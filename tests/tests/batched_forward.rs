@@ -285,3 +285,26 @@ fn buffer_methods_in_batched_rules() {
     let d: Dual<f64, Lanes<f64, 2>> = buffers__lanes(&x, w, &idx, 0, &[0, 4, usize::MAX]);
     assert_eq!(d.primal, yr);
 }
+
+/// `#[differentiable(debug)]` checks batched rules too: every direction's tangent.
+#[differentiable(debug)]
+fn root_sum(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i].sqrt();
+    }
+    s
+}
+
+#[test]
+fn debug_checks_every_direction() {
+    let x = vec![4.0, 1.0, 9.0];
+    let (_, (g,)) = value_and_gradient_forward!(root_sum(&x), chunk = 2);
+    same(&g, &[0.25, 0.5, 1.0 / 6.0], 1e-15, "x");
+    // d sqrt(x)/dx at 0 is infinite: the batched rule panics, as the ordinary one does.
+    let zero = vec![4.0, 0.0];
+    let caught =
+        std::panic::catch_unwind(|| value_and_gradient_forward!(root_sum(&zero), chunk = 2));
+    let message = caught.expect_err("an infinite tangent").downcast::<String>().map(|m| *m);
+    assert!(message.is_ok_and(|m| m.contains("is not finite") && m.contains("tangents")));
+}

@@ -550,9 +550,10 @@ impl<'a> Forward<'a> {
                             Some(n) => format!("`{n}`"),
                             None => "an intermediate value".to_owned(),
                         };
+                        let module = if self.lanes { quote!(fwd::lanes) } else { quote!(fwd) };
                         quote_spanned!(span=> {
                             #[allow(unused_imports)]
-                            use #rt::fwd::{DebugCheck as _, DebugCheckFallback as _};
+                            use #rt::#module::{DebugCheck as _, DebugCheckFallback as _};
                             (&#l).mooncake_debug_check(#what, ::core::line!());
                         })
                     } else {

@@ -350,6 +350,29 @@ macro_rules! int_negate {
 
 int_negate!(i8, i16, i32, i64, i128, isize);
 
+/// The check `#[differentiable(debug)]` inserts after each assignment of a float dual in a
+/// batched rule: panics, naming the variable and the line, if the primal or a tangent in any
+/// direction is not finite (see [`super::DebugCheck`]; every other value takes
+/// [`DebugCheckFallback`]).
+pub trait DebugCheck {
+    /// Panics if the value or one of its tangents is not finite.
+    fn mooncake_debug_check(&self, what: &str, line: u32);
+}
+
+pub use super::DebugCheckFallback;
+
+impl<F: Float, const N: usize> DebugCheck for Dual<F, Lanes<F, N>> {
+    #[track_caller]
+    fn mooncake_debug_check(&self, what: &str, line: u32) {
+        if !self.primal.is_finite() || self.tangent.0.iter().any(|t| !t.is_finite()) {
+            panic!(
+                "#[differentiable(debug)]: {what} (line {line}) is not finite: value {}, tangents {:?}",
+                self.primal, self.tangent.0
+            );
+        }
+    }
+}
+
 // Buffer methods in a batched rule: a buffer of floats has batched tangents (`[Lanes<T, N>]`),
 // which the ordinary buffer rules (typed by `E::Tangent`) do not take. Generated code names
 // them by the method's name with `__lanes_` before it (`Forward::method_call`); each impl is
