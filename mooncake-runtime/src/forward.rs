@@ -8,7 +8,9 @@ use crate::dual::{Dual, NoTangent};
 use crate::element::{Element, SumElement};
 use crate::float::Float;
 pub use crate::keys::{BufferKey, FloatKey, IntKey, method_key};
-use crate::lanes::{Directions, Lanes};
+use crate::lanes::Directions;
+#[cfg(doc)]
+use crate::lanes::Lanes;
 use crate::rules::buffer::{self, ReadBuffer, WriteBuffer};
 use crate::rules::scalar::{self, CastRule};
 use crate::tangent::Primal;
@@ -240,7 +242,9 @@ pub trait MethodFrule<const M: u64, K> {
 }
 
 /// A dual of a float, by value or behind a reference: what float methods accept as receiver.
-/// Its tangent carries one direction (`Dual<F, F>`) or several ([`Lanes`]).
+/// (A batched rule's receivers, whose tangents are [`Lanes`], are `lanes::LanesFloatDual`s:
+/// impls of this trait for them would leave the float type of a literal receiver ambiguous
+/// here.)
 pub trait FloatDual<F: Float> {
     /// The tangent type.
     type Dirs: Directions<F>;
@@ -268,30 +272,6 @@ impl<F: Float> FloatDual<F> for Dual<&mut F, &mut F> {
     type Dirs = F;
     #[inline(always)]
     fn value(&self) -> Dual<F, F> {
-        Dual::new(*self.primal, *self.tangent)
-    }
-}
-
-impl<F: Float, const N: usize> FloatDual<F> for Dual<F, Lanes<F, N>> {
-    type Dirs = Lanes<F, N>;
-    #[inline(always)]
-    fn value(&self) -> Dual<F, Lanes<F, N>> {
-        *self
-    }
-}
-
-impl<F: Float, const N: usize> FloatDual<F> for Dual<&F, &Lanes<F, N>> {
-    type Dirs = Lanes<F, N>;
-    #[inline(always)]
-    fn value(&self) -> Dual<F, Lanes<F, N>> {
-        Dual::new(*self.primal, *self.tangent)
-    }
-}
-
-impl<F: Float, const N: usize> FloatDual<F> for Dual<&mut F, &mut Lanes<F, N>> {
-    type Dirs = Lanes<F, N>;
-    #[inline(always)]
-    fn value(&self) -> Dual<F, Lanes<F, N>> {
         Dual::new(*self.primal, *self.tangent)
     }
 }

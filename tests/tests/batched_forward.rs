@@ -308,3 +308,21 @@ fn debug_checks_every_direction() {
     let message = caught.expect_err("an infinite tangent").downcast::<String>().map(|m| *m);
     assert!(message.is_ok_and(|m| m.contains("is not finite") && m.contains("tangents")));
 }
+
+/// Literals whose float type only the method call tells (the generator's `b34`, `b35` in a
+/// batched rule).
+#[differentiable]
+fn literal_receivers(x: f64) -> f64 {
+    let c = f64::abs(if x > 0.0 { 1.5 } else { -2.5 });
+    let d = f64::atan2(0.5, f64::fract(0.5) * f64::fract(0.5) + 0.5);
+    x * c + d * x.sin()
+}
+
+#[test]
+fn literal_receivers_in_batched_rules() {
+    let (_, (r,)) = value_and_gradient!(literal_receivers(0.7));
+    let (_, (g,)) = value_and_gradient_forward!(literal_receivers(0.7), chunk = 2);
+    assert!(close(g, r, 1e-12));
+    let d: Dual<f64, Lanes<f64, 2>> = literal_receivers__lanes(0.7, 0, &[0]);
+    assert_eq!(d.tangent.0[0], g);
+}

@@ -613,3 +613,49 @@ mod b33_int_local_method_after_loop {
         test_rule!(f(0.7));
     }
 }
+
+/// Found by the generator (seed 777, the session of batched forward mode): forward mode: "type
+/// annotations needed" for a float method on the result of a generic function called with a
+/// literal, once float methods had impls for batched receivers too (the float type of the
+/// literal could no longer be told from the impl).
+mod b34_float_method_on_literal_result {
+    use mooncake_runtime::prelude::*;
+
+    #[differentiable]
+    fn f(mut x0: Vec<f64>) -> Vec<f64> {
+        let a0 = f64::atan2(0.5, g1(0.5).powi(2) + 0.5);
+        x0
+    }
+
+    #[differentiable]
+    fn g1<T: Float>(x0: T) -> T {
+        x0
+    }
+
+    #[test]
+    fn regression() {
+        let a0 = vec![0.883];
+        test_rule!(f(a0), seed = 41590);
+    }
+}
+
+/// Found by the generator (seed 778): the same, for `f64::abs` of an `if` of literals.
+mod b35_float_method_on_literal_if {
+    use mooncake_runtime::prelude::*;
+
+    #[differentiable]
+    fn f(x0: f64) -> f64 {
+        let (a, b) = g1();
+        x0 * a + b
+    }
+
+    #[differentiable]
+    fn g1() -> (f64, f64) {
+        (0.5 + f64::abs(if true { 1.0 } else { 1.0 }), 0.5)
+    }
+
+    #[test]
+    fn regression() {
+        test_rule!(f(0.3), seed = 28966);
+    }
+}

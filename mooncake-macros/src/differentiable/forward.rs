@@ -274,8 +274,11 @@ impl<'a> Forward<'a> {
         let borrow = quote!(#receiver_name);
         // The trait path carries the method's span, so that a missing rule is reported at the
         // user's method call.
-        let trait_path =
-            quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::MethodFrule);
+        let trait_path = if self.lanes {
+            quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::lanes::LanesMethodFrule)
+        } else {
+            quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::MethodFrule)
+        };
         let _ = &rt;
         quote_spanned!(method.span()=> {
             #setup

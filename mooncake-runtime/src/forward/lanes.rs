@@ -9,7 +9,7 @@ use crate::dual::{Dual, NoTangent};
 use crate::element::SumElement;
 use crate::float::Float;
 use crate::forward::MethodFrule;
-use crate::keys::{BufferKey, method_key};
+use crate::keys::{BufferKey, FloatKey, IntKey, method_key};
 use crate::lanes::{Directions, Lanes, LanesPrimal};
 use crate::rules::buffer::{ReadBuffer, WriteBuffer};
 use crate::rules::scalar;
@@ -349,6 +349,144 @@ macro_rules! int_negate {
 }
 
 int_negate!(i8, i16, i32, i64, i128, isize);
+
+/// A batched rule's method calls: `LanesMethodFrule::<M, _>::method_frule(&mut x)`, as
+/// [`MethodFrule`] in an ordinary rule. The float methods have impls of their own for receivers
+/// whose tangents are [`Lanes`] ([`LanesFloatDual`]); integer and buffer methods are the
+/// ordinary rules' (`IntKey`, `BufferKey`, the batched buffer rules below included). The two
+/// traits are kept apart so that in each kind of rule a float receiver has exactly one impl
+/// family, which rustc needs to infer the type of a literal.
+#[diagnostic::on_unimplemented(
+    message = "no batched forward-mode rule for this method call on `{Self}`",
+    label = "this method has no batched rule"
+)]
+pub trait LanesMethodFrule<const M: u64, K> {
+    /// The receiver as the rule takes it.
+    type Receiver;
+    /// The rule: a function pointer taking the receiver, then the method's arguments.
+    type Rule;
+    /// The receiver, and the rule to call with it.
+    fn method_frule(self) -> (Self::Receiver, Self::Rule);
+}
+
+impl<const M: u64, I, R: MethodFrule<M, IntKey<I>>> LanesMethodFrule<M, IntKey<I>> for R {
+    type Receiver = R::Receiver;
+    type Rule = R::Rule;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        MethodFrule::method_frule(self)
+    }
+}
+
+impl<const M: u64, X, R: MethodFrule<M, BufferKey<X>>> LanesMethodFrule<M, BufferKey<X>> for R {
+    type Receiver = R::Receiver;
+    type Rule = R::Rule;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        MethodFrule::method_frule(self)
+    }
+}
+
+/// A dual of a float with batched tangents, by value or behind a reference: a float method's
+/// receiver in a batched rule.
+pub trait LanesFloatDual<F: Float> {
+    /// The tangent type.
+    type Dirs: Directions<F>;
+    /// The dual's value.
+    fn value(&self) -> Dual<F, Self::Dirs>;
+}
+
+impl<F: Float, const N: usize> LanesFloatDual<F> for Dual<F, Lanes<F, N>> {
+    type Dirs = Lanes<F, N>;
+    #[inline(always)]
+    fn value(&self) -> Dual<F, Lanes<F, N>> {
+        *self
+    }
+}
+
+impl<F: Float, const N: usize> LanesFloatDual<F> for Dual<&F, &Lanes<F, N>> {
+    type Dirs = Lanes<F, N>;
+    #[inline(always)]
+    fn value(&self) -> Dual<F, Lanes<F, N>> {
+        Dual::new(*self.primal, *self.tangent)
+    }
+}
+
+impl<F: Float, const N: usize> LanesFloatDual<F> for Dual<&mut F, &mut Lanes<F, N>> {
+    type Dirs = Lanes<F, N>;
+    #[inline(always)]
+    fn value(&self) -> Dual<F, Lanes<F, N>> {
+        Dual::new(*self.primal, *self.tangent)
+    }
+}
+
+macro_rules! lanes_float_methods {
+    ($($name:ident($($a:ident),*) -> $out:ty => $rule:expr;)*) => {$(
+        impl<F: Float, D: LanesFloatDual<F>>
+            LanesMethodFrule<{ method_key(stringify!($name)) }, FloatKey<F>> for &mut D
+        {
+            type Receiver = Dual<F, D::Dirs>;
+            type Rule = fn(Dual<F, D::Dirs> $(, lanes_float_methods!(@ty $a F D))*) -> $out;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (self.value(), $rule)
+            }
+        }
+    )*};
+    (@ty x $f:ident $d:ident) => { Dual<$f, $d::Dirs> };
+    (@ty n $f:ident $d:ident) => { Dual<i32, NoTangent> };
+}
+
+lanes_float_methods! {
+    sin() -> Dual<F, D::Dirs> => scalar::sin_frule;
+    cos() -> Dual<F, D::Dirs> => scalar::cos_frule;
+    tan() -> Dual<F, D::Dirs> => scalar::tan_frule;
+    asin() -> Dual<F, D::Dirs> => scalar::asin_frule;
+    acos() -> Dual<F, D::Dirs> => scalar::acos_frule;
+    atan() -> Dual<F, D::Dirs> => scalar::atan_frule;
+    sinh() -> Dual<F, D::Dirs> => scalar::sinh_frule;
+    cosh() -> Dual<F, D::Dirs> => scalar::cosh_frule;
+    tanh() -> Dual<F, D::Dirs> => scalar::tanh_frule;
+    asinh() -> Dual<F, D::Dirs> => scalar::asinh_frule;
+    acosh() -> Dual<F, D::Dirs> => scalar::acosh_frule;
+    atanh() -> Dual<F, D::Dirs> => scalar::atanh_frule;
+    exp() -> Dual<F, D::Dirs> => scalar::exp_frule;
+    exp2() -> Dual<F, D::Dirs> => scalar::exp2_frule;
+    exp_m1() -> Dual<F, D::Dirs> => scalar::exp_m1_frule;
+    ln() -> Dual<F, D::Dirs> => scalar::ln_frule;
+    ln_1p() -> Dual<F, D::Dirs> => scalar::ln_1p_frule;
+    log2() -> Dual<F, D::Dirs> => scalar::log2_frule;
+    log10() -> Dual<F, D::Dirs> => scalar::log10_frule;
+    sqrt() -> Dual<F, D::Dirs> => scalar::sqrt_frule;
+    cbrt() -> Dual<F, D::Dirs> => scalar::cbrt_frule;
+    abs() -> Dual<F, D::Dirs> => scalar::abs_frule;
+    signum() -> Dual<F, D::Dirs> => scalar::signum_frule;
+    recip() -> Dual<F, D::Dirs> => scalar::recip_frule;
+    to_degrees() -> Dual<F, D::Dirs> => scalar::to_degrees_frule;
+    to_radians() -> Dual<F, D::Dirs> => scalar::to_radians_frule;
+    floor() -> Dual<F, D::Dirs> => scalar::floor_frule;
+    ceil() -> Dual<F, D::Dirs> => scalar::ceil_frule;
+    round() -> Dual<F, D::Dirs> => scalar::round_frule;
+    trunc() -> Dual<F, D::Dirs> => scalar::trunc_frule;
+    fract() -> Dual<F, D::Dirs> => scalar::fract_frule;
+    atan2(x) -> Dual<F, D::Dirs> => scalar::atan2_frule;
+    hypot(x) -> Dual<F, D::Dirs> => scalar::hypot_frule;
+    powf(x) -> Dual<F, D::Dirs> => scalar::powf_frule;
+    log(x) -> Dual<F, D::Dirs> => scalar::log_frule;
+    min(x) -> Dual<F, D::Dirs> => scalar::min_frule;
+    max(x) -> Dual<F, D::Dirs> => scalar::max_frule;
+    mul_add(x, x) -> Dual<F, D::Dirs> => scalar::mul_add_frule;
+    clamp(x, x) -> Dual<F, D::Dirs> => scalar::clamp_frule;
+    powi(n) -> Dual<F, D::Dirs> => scalar::powi_frule;
+    sin_cos() -> Dual<(F, F), (D::Dirs, D::Dirs)> => scalar::sin_cos_frule;
+    is_nan() -> Dual<bool, NoTangent> => |x| Dual::new(x.primal.is_nan(), NoTangent);
+    is_finite() -> Dual<bool, NoTangent> => |x| Dual::new(x.primal.is_finite(), NoTangent);
+    is_infinite() -> Dual<bool, NoTangent> => |x| Dual::new(x.primal.is_infinite(), NoTangent);
+    is_sign_positive() -> Dual<bool, NoTangent> =>
+        |x| Dual::new(x.primal.is_sign_positive(), NoTangent);
+    is_sign_negative() -> Dual<bool, NoTangent> =>
+        |x| Dual::new(x.primal.is_sign_negative(), NoTangent);
+}
 
 /// The check `#[differentiable(debug)]` inserts after each assignment of a float dual in a
 /// batched rule: panics, naming the variable and the line, if the primal or a tangent in any
