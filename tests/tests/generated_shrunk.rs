@@ -14,6 +14,7 @@
     clippy::eq_op,
     clippy::explicit_counter_loop,
     clippy::identity_op,
+    clippy::if_same_then_else,
     unused_parens,
     unused_variables,
     unused_mut,
