@@ -317,7 +317,8 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
 
 /// The rules of one function: generated, or stubs with the right signature when the function
 /// has errors (so that the user sees the real errors, not one per call site). Also returns the
-/// parsed signature when it is usable, and whether a reverse rule was derived (not a stub).
+/// parsed signature when it is usable, whether a reverse rule was derived (not a stub), and
+/// whether the batched entry `NAME__lanes` was emitted (`batched.rs`).
 fn rules_of(
     parts: &FnParts<'_>,
     args: &parse::Args,
