@@ -49,13 +49,37 @@ fn parse_gradient(input: ParseStream<'_>) -> syn::Result<JacobianInput> {
             ));
         }
         input.parse::<Token![=]>().map_err(|e| syn::Error::new(e.span(), GRADIENT_USAGE))?;
-        chunk = Some(input.parse::<Expr>()?);
+        let n = input.parse::<Expr>()?;
+        if let Some(at) = runtime_value(&n) {
+            return Err(syn::Error::new_spanned(
+                at,
+                "`chunk = N` takes a constant (a literal or a `const`): the number of directions \
+                 a pass carries is the length of the tangents' arrays, fixed at compile time",
+            ));
+        }
+        chunk = Some(n);
         let _ = input.parse::<Option<Token![,]>>()?;
     }
     if !input.is_empty() {
         return Err(input.error(GRADIENT_USAGE));
     }
     Ok(JacobianInput { call, mode: Mode::Forward, gradient: Some(chunk) })
+}
+
+/// The part of a `chunk = N` expression that reads a value known only at run time, as far as
+/// syntax tells: a variable (a path in lower case), a field or a method call.
+fn runtime_value(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::Path(p) => {
+            let last = p.path.segments.last()?.ident.to_string();
+            last.chars().any(|c| c.is_lowercase()).then_some(e)
+        }
+        Expr::Field(_) | Expr::MethodCall(_) | Expr::Index(_) => Some(e),
+        Expr::Binary(b) => runtime_value(&b.left).or_else(|| runtime_value(&b.right)),
+        Expr::Paren(p) => runtime_value(&p.expr),
+        Expr::Group(g) => runtime_value(&g.expr),
+        _ => None,
+    }
 }
 
 /// The expansion of `value_and_gradient_forward!`.
