@@ -294,59 +294,59 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
         )
     };
     // `chunk = N`: the batched entry `NAME__lanes` (a stub where the function has none), `N`
-    // directions per pass.
-    let lanes = match &input.gradient {
-        Some(Some(n)) => lanes_path(func).map(|path| {
-            let n_const = format_ident!("__N", span = site);
+    // directions per pass; `N` is a constant, the lanes' length.
+    let n_const = format_ident!("__N", span = site);
+    let path = match &input.gradient {
+        Some(Some(_)) => lanes_path(func),
+        _ => None,
+    };
+    let chunk = match &input.gradient {
+        Some(Some(n)) if path.is_some() => quote_spanned!(n.span()=>
+            const #n_const: usize = #n;
+            let _: usize = #rt::jac::check_chunk(#name, #n_const);
+        ),
+        Some(Some(n)) => {
+            quote_spanned!(n.span()=> let _: usize = #rt::jac::check_chunk(#name, #n);)
+        }
+        _ => quote!(),
+    };
+    let (lanes, drive) = match path {
+        Some(path) => {
             let consts = args.iter().map(|(c, _)| c);
             let values = (0..args.len()).map(|k| {
                 let a = format_ident!("__a{}", k, span = site);
                 // Bound first, so that the call coerces it (`&Vec<f64>` to `&[f64]`).
                 quote!({ let __v = ::core::clone::Clone::clone(&#a); __v })
             });
-            let lanes = quote!(
-                let __offsets = #rt::jac::lanes_offsets(&__dims, [#(#consts),*]);
-                let __lanes = |__first: usize| #path(#(#values,)* __first, &__offsets);
-            );
-            (quote_spanned!(n.span()=> const #n_const: usize = #n;), n_const, lanes)
-        }),
-        _ => None,
-    };
-    let chunk = match &input.gradient {
-        Some(Some(n)) => {
-            let n = match &lanes {
-                Some((_, n_const, _)) => quote!(#n_const),
-                None => quote!(#n),
-            };
-            quote_spanned!(n.span()=> let _: usize = #rt::jac::check_chunk(#name, #n);)
+            (
+                quote!(
+                    let __offsets = #rt::jac::lanes_offsets(&__dims, [#(#consts),*]);
+                    let __lanes = |__first: usize| #path(#(#values,)* __first, &__offsets);
+                ),
+                quote!(#rt::jac::forward_gradient_lanes::<#n_const, _, _, _>(
+                    #name, &__dims, __fwd, __lanes
+                )),
+            )
         }
-        _ => quote!(),
-    };
-    let (n_item, lanes) = match lanes {
-        Some((item, n_const, closure)) => (item, Some((n_const, closure))),
-        None => (quote!(), None),
-    };
-    let lanes_closure = lanes.as_ref().map(|(_, c)| c.clone());
-    let lanes_drive = lanes.as_ref().map(|(n_const, _)| {
-        quote!(
-            #rt::jac::forward_gradient_lanes::<#n_const, _, _, _>(#name, &__dims, __fwd, __lanes)
-        )
-    });
-    let drive = match input.mode {
-        _ if lanes_drive.is_some() => lanes_drive.unwrap_or_default(),
-        _ if input.gradient.is_some() => quote!(#rt::jac::forward_gradient(#name, &__dims, __fwd)),
-        Mode::Auto => quote!(#rt::jac::auto(#name, &__dims, __fwd, __rev)),
-        Mode::Forward => quote!(#rt::jac::forward(#name, &__dims, __fwd)),
-        Mode::Reverse => quote!(#rt::jac::reverse(#name, &__dims, __rev)),
+        None => (
+            quote!(),
+            match input.mode {
+                _ if input.gradient.is_some() => {
+                    quote!(#rt::jac::forward_gradient(#name, &__dims, __fwd))
+                }
+                Mode::Auto => quote!(#rt::jac::auto(#name, &__dims, __fwd, __rev)),
+                Mode::Forward => quote!(#rt::jac::forward(#name, &__dims, __fwd)),
+                Mode::Reverse => quote!(#rt::jac::reverse(#name, &__dims, __rev)),
+            },
+        ),
     };
     Ok(quote!({
-        #n_item
         #chunk
         #(#binds)*
         let __dims: [usize; #block] = [#(#dims),*];
         #fwd
         #rev
-        #lanes_closure
+        #lanes
         let (__value, #blocks) = #drive;
         #[allow(unused_mut, unused_variables)]
         let mut #blocks = ::core::iter::IntoIterator::into_iter(#blocks);

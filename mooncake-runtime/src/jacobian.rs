@@ -495,10 +495,21 @@ fn reverse_rest<Y>(
 pub fn forward<Y, T: FlatTangent>(
     call: &str,
     dims: &[usize],
+    fwd: impl FnMut(Option<(usize, usize)>) -> (Y, T),
+) -> (Y, Vec<Jacobian>) {
+    forward_checked(call, dims, fwd, |_| ())
+}
+
+/// [`forward`], with `check` given the number of the result's components after the first pass.
+fn forward_checked<Y, T: FlatTangent>(
+    call: &str,
+    dims: &[usize],
     mut fwd: impl FnMut(Option<(usize, usize)>) -> (Y, T),
+    check: impl FnOnce(usize),
 ) -> (Y, Vec<Jacobian>) {
     let start = first_direction(dims);
     let (y, t) = fwd(start);
+    check(t.flat_len());
     let blocks = forward_rest(call, dims, &mut fwd, start, &t);
     (y, blocks)
 }
@@ -513,19 +524,16 @@ pub fn forward<Y, T: FlatTangent>(
 pub fn forward_gradient<Y, T: FlatTangent>(
     call: &str,
     dims: &[usize],
-    mut fwd: impl FnMut(Option<(usize, usize)>) -> (Y, T),
+    fwd: impl FnMut(Option<(usize, usize)>) -> (Y, T),
 ) -> (Y, Vec<Jacobian>) {
-    let start = first_direction(dims);
-    let (y, t) = fwd(start);
-    let m = t.flat_len();
-    assert!(
-        m == 1,
-        "mooncake: value_and_gradient_forward!({call}(..)): the result has {}; a gradient needs a \
-         scalar result (use value_and_jacobian! for a vector)",
-        components(m)
-    );
-    let blocks = forward_rest(call, dims, &mut fwd, start, &t);
-    (y, blocks)
+    forward_checked(call, dims, fwd, |m| {
+        assert!(
+            m == 1,
+            "mooncake: value_and_gradient_forward!({call}(..)): the result has {}; a gradient \
+             needs a scalar result (use value_and_jacobian! for a vector)",
+            components(m)
+        );
+    })
 }
 
 /// Checks the `chunk = N` of `value_and_gradient_forward!`: at least one direction per pass.
