@@ -16,16 +16,16 @@
 //! }
 //! ```
 //!
-//! where `__rule`'s body is the same forward code as `f_frule`'s (the same IR, the same
-//! transform: [`Forward`] with `lanes` set changes only how constants, casts and empty buffers
-//! are made), so the batched rule is not a second derivation. Every other free function gets the
+//! where `__rule`'s body is the tokens of `f_frule`'s body, cloned: [`super::forward::Forward`]
+//! writes what differs between the two rules (constants, casts, arithmetic, method dispatch,
+//! empty buffers) as names under `__fwd::`, which each rule imports from one of the runtime's
+//! two dialects (`fwd::dialect::one`, `fwd::dialect::lanes`). So the batched rule is not a
+//! second derivation, and its body is not generated twice. Every other free function gets the
 //! runtime's stub `lanes::unbatched::aK` under that name instead, which tells the API to run one
 //! direction per pass.
 
-use super::codegen::{self, Names, rt};
-use super::forward::Forward;
+use super::codegen::{Names, rt};
 use super::ir::{Body, Local, NUMBER_METHODS, Rvalue, StatementKind};
-use super::structure::Node;
 use super::{FnParts, local_declarations, parse};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -37,7 +37,8 @@ pub(crate) const SUFFIX: &str = "__lanes";
 /// generic over the tangent's directions and whose integer rules have no tangent).
 const OTHER_METHODS: &[&str] = &["sin_cos", "len"];
 
-/// Buffer methods with batched rules (`fwd::lanes`, dispatched under `__lanes_` and the name).
+/// Buffer methods with batched rules (`fwd::lanes`, dispatched in a batched rule under `__lanes_`
+/// and the name: `Forward::method_call` writes both keys, the dialect picks one).
 pub(crate) const LANES_BUFFER_METHODS: &[&str] =
     &["__iter_sum", "to_vec", "push", "fill", "swap", "reverse"];
 
@@ -172,7 +173,7 @@ fn batched_rvalue(rv: &Rvalue) -> bool {
             match segs.as_slice() {
                 ["Vec", "new" | "with_capacity"]
                 | ["std", "vec", "Vec", "new" | "with_capacity"] => true,
-                [.., "float_from_f64"] => true,
+                ["mooncake_runtime", "__private", "float_from_f64"] => true,
                 [ty, m] if *ty == "f64" || *ty == "f32" => {
                     NUMBER_METHODS.contains(m) || OTHER_METHODS.contains(m)
                 }
@@ -188,18 +189,10 @@ pub(crate) fn items(
     func: &FnParts<'_>,
     sig: &parse::Sig,
     body: &Body,
-    structured: &Node,
+    code: &TokenStream,
     names: &Names,
-    debug: bool,
 ) -> TokenStream {
     let rt = rt();
-    let mut fwd = Forward::new(body, names);
-    fwd.debug = debug;
-    fwd.lanes = true;
-    let stmts = |b| fwd.block(body, b);
-    let exit = |b| super::forward_exit(body, names, b);
-    let cond = |l| super::forward_cond(names, l);
-    let code = codegen::emit(structured, names, &stmts, &exit, &cond);
     let decls = local_declarations(body, names, lanes_dual_type);
     let items = super::lower::body_items(func.block);
     let primal = super::primal_path(func);
@@ -266,6 +259,11 @@ pub(crate) fn items(
             #[inline]
             fn #rule<#(#params),*>(#(#rule_params),*) -> #ret_ty #where_clause {
                 let _ = #primal;
+                // The dialect of `__N` directions (the runtime's `fwd::dialect`).
+                #[allow(unused_imports)]
+                use #rt::fwd::dialect::lanes::{
+                    self as __fwd, LanesConstant as _, LanesConstantOther as _,
+                };
                 #items
                 let mut #ret_local: #ret_ty;
                 #decls

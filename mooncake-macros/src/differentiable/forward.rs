@@ -48,9 +48,6 @@ pub(crate) struct Forward<'a> {
     pub(crate) names: &'a Names,
     /// Insert run-time checks that every float the rule computes is finite.
     pub(crate) debug: bool,
-    /// The batched form (`batched.rs`): constants, casts and empty buffers carry `__N`
-    /// directions (`fwd::lanes`).
-    pub(crate) lanes: bool,
     locals: &'a [LocalDecl],
     /// Locals known to hold shared references (arguments declared `&T`, and locals assigned a
     /// shared borrow): a method called on a field of one is given a shared receiver.
@@ -104,7 +101,6 @@ impl<'a> Forward<'a> {
         Forward {
             names,
             debug: false,
-            lanes: false,
             locals: &body.locals,
             shared_ref,
             mut_ref,
@@ -152,16 +148,9 @@ impl<'a> Forward<'a> {
             }
             Operand::Const(c) => {
                 let c = self.names.substitute_primals(c.clone());
-                if self.lanes {
-                    quote_spanned!(span=> {
-                        #[allow(unused_imports)]
-                        use #rt::fwd::lanes::{LanesConstant as _, LanesConstantOther as _};
-                        (&#rt::fwd::lanes::LanesConst::new(#c))
-                            .lanes_constant(#rt::fwd::lanes::Chunk::<__N>)
-                    })
-                } else {
-                    quote_spanned!(span=> #rt::fwd::constant(#c))
-                }
+                // Through the dialect's autoref (see `dialect`): a batched rule gives a number
+                // or a buffer zero lanes and any other constant its ordinary tangent.
+                quote_spanned!(span=> (&__fwd::Const::new(#c)).constant(__fwd::Chunk::<__N>))
             }
         }
     }
@@ -236,12 +225,15 @@ impl<'a> Forward<'a> {
         span: Span,
     ) -> TokenStream {
         let rt = rt();
-        // A batched rule's buffer methods have rules of their own (`fwd::lanes`).
+        // A batched rule's buffer methods have rules of their own (`fwd::lanes`), under a key
+        // of their own, which the dialect picks.
         let name = method.to_string();
-        let key = if self.lanes && super::batched::LANES_BUFFER_METHODS.contains(&name.as_str()) {
-            method_key(&format!("__lanes_{name}"))
+        let key = if super::batched::LANES_BUFFER_METHODS.contains(&name.as_str()) {
+            let (one, lanes) = (method_key(&name), method_key(&format!("__lanes_{name}")));
+            quote!({ __fwd::key(#one, #lanes) })
         } else {
-            method_key(&name)
+            let k = method_key(&name);
+            quote!(#k)
         };
         // The arguments are evaluated before the receiver is borrowed, as Rust's two-phase
         // borrows allow (`v.push(v[0])`): each is read into a variable of its own, then
@@ -274,11 +266,7 @@ impl<'a> Forward<'a> {
         let borrow = quote!(#receiver_name);
         // The trait path carries the method's span, so that a missing rule is reported at the
         // user's method call.
-        let trait_path = if self.lanes {
-            quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::lanes::LanesMethodFrule)
-        } else {
-            quote_spanned!(method.span()=> ::mooncake_runtime::__private::fwd::MethodFrule)
-        };
+        let trait_path = quote_spanned!(method.span()=> __fwd::MethodRule);
         let _ = &rt;
         quote_spanned!(method.span()=> {
             #setup
@@ -328,17 +316,12 @@ impl<'a> Forward<'a> {
             Rvalue::Binary(bin, a, b) => {
                 let (a, b) = (op(a), op(b));
                 let f = match bin {
-                    // A batched rule's arithmetic (see the runtime's `fwd::lanes::Arith`).
-                    BinOp::Add if self.lanes => quote!(#rt::fwd::lanes::add),
-                    BinOp::Sub if self.lanes => quote!(#rt::fwd::lanes::sub),
-                    BinOp::Mul if self.lanes => quote!(#rt::fwd::lanes::mul),
-                    BinOp::Div if self.lanes => quote!(#rt::fwd::lanes::div),
-                    BinOp::Rem if self.lanes => quote!(#rt::fwd::lanes::rem),
-                    BinOp::Add => quote!(::core::ops::Add::add),
-                    BinOp::Sub => quote!(::core::ops::Sub::sub),
-                    BinOp::Mul => quote!(::core::ops::Mul::mul),
-                    BinOp::Div => quote!(::core::ops::Div::div),
-                    BinOp::Rem => quote!(::core::ops::Rem::rem),
+                    // The dialect's arithmetic (a batched rule's: `fwd::lanes::Arith`).
+                    BinOp::Add => quote!(__fwd::add),
+                    BinOp::Sub => quote!(__fwd::sub),
+                    BinOp::Mul => quote!(__fwd::mul),
+                    BinOp::Div => quote!(__fwd::div),
+                    BinOp::Rem => quote!(__fwd::rem),
                     BinOp::BitAnd => quote!(::core::ops::BitAnd::bitand),
                     BinOp::BitOr => quote!(::core::ops::BitOr::bitor),
                     BinOp::BitXor => quote!(::core::ops::BitXor::bitxor),
@@ -351,13 +334,9 @@ impl<'a> Forward<'a> {
                 };
                 quote_spanned!(span=> #f(#a, #b))
             }
-            Rvalue::Unary(UnOp::Neg, a) if self.lanes => {
-                let a = op(a);
-                quote_spanned!(span=> #rt::fwd::lanes::neg(#a))
-            }
             Rvalue::Unary(UnOp::Neg, a) => {
                 let a = op(a);
-                quote_spanned!(span=> ::core::ops::Neg::neg(#a))
+                quote_spanned!(span=> __fwd::neg(#a))
             }
             Rvalue::Unary(UnOp::Not, a) => {
                 let a = op(a);
@@ -365,11 +344,7 @@ impl<'a> Forward<'a> {
             }
             Rvalue::Cast(a, ty) => {
                 let a = op(a);
-                if self.lanes {
-                    quote_spanned!(span=> #rt::fwd::lanes::cast::<_, #ty, __N>(#a))
-                } else {
-                    quote_spanned!(span=> #rt::fwd::cast::<_, #ty>(#a))
-                }
+                quote_spanned!(span=> __fwd::cast::<_, #ty, __N>(#a))
             }
             Rvalue::Call { func, args } => self.call(func, args, span),
             Rvalue::Method { receiver, method, args } => {
@@ -468,7 +443,6 @@ impl<'a> Forward<'a> {
     }
 
     fn call(&self, func: &syn::Path, args: &[Operand], span: Span) -> TokenStream {
-        let rt = rt();
         let segments: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
         let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
         // `f64::sin(x)`: the method on the first argument.
@@ -482,11 +456,7 @@ impl<'a> Forward<'a> {
                 Operand::Const(c) => {
                     let c = self.names.substitute_primals(c.clone());
                     let ty = &func.segments[0].ident;
-                    if self.lanes {
-                        quote_spanned!(span=> #rt::fwd::lanes::constant::<#ty, __N>(#c))
-                    } else {
-                        quote_spanned!(span=> #rt::fwd::constant::<#ty>(#c))
-                    }
+                    quote_spanned!(span=> __fwd::constant::<#ty, __N>(#c))
                 }
                 a => self.operand(a, span),
             };
@@ -494,23 +464,17 @@ impl<'a> Forward<'a> {
             return self.method_call(Receiver::Value(first), method, &args[1..], span);
         }
         match segs.as_slice() {
-            ["Vec", "new"] | ["std", "vec", "Vec", "new"] if self.lanes => {
-                return quote_spanned!(span=> #rt::fwd::lanes::vec_new::<_, __N>());
-            }
             ["Vec", "new"] | ["std", "vec", "Vec", "new"] => {
-                return quote_spanned!(span=> #rt::fwd::vec_new());
+                return quote_spanned!(span=> __fwd::vec_new::<_, __N>());
             }
             ["Vec", "with_capacity"] | ["std", "vec", "Vec", "with_capacity"]
                 if args.len() == 1 =>
             {
                 let n = self.operand(&args[0], span);
-                if self.lanes {
-                    return quote_spanned!(span=> #rt::fwd::lanes::vec_with_capacity::<_, __N>(#n));
-                }
-                return quote_spanned!(span=> #rt::fwd::vec_with_capacity(#n));
+                return quote_spanned!(span=> __fwd::vec_with_capacity::<_, __N>(#n));
             }
             // `T::from_f64(x)` in generic code (lowered to the runtime's `float_from_f64::<T>`).
-            [.., "float_from_f64"] if self.lanes && args.len() == 1 => {
+            ["mooncake_runtime", "__private", "float_from_f64"] if args.len() == 1 => {
                 let x = self.operand(&args[0], span);
                 let last = func.segments.last().map(|s| &s.arguments);
                 let ty = match last {
@@ -520,7 +484,7 @@ impl<'a> Forward<'a> {
                     }
                     _ => quote!(_),
                 };
-                return quote_spanned!(span=> #rt::fwd::lanes::float_from_f64_frule::<#ty, __N>(#x));
+                return quote_spanned!(span=> __fwd::float_from_f64_frule::<#ty, __N>(#x));
             }
             _ => {}
         }
@@ -553,10 +517,10 @@ impl<'a> Forward<'a> {
                             Some(n) => format!("`{n}`"),
                             None => "an intermediate value".to_owned(),
                         };
-                        let module = if self.lanes { quote!(fwd::lanes) } else { quote!(fwd) };
+                        let _ = &rt;
                         quote_spanned!(span=> {
                             #[allow(unused_imports)]
-                            use #rt::#module::{DebugCheck as _, DebugCheckFallback as _};
+                            use __fwd::{DebugCheck as _, DebugCheckFallback as _};
                             (&#l).mooncake_debug_check(#what, ::core::line!());
                         })
                     } else {

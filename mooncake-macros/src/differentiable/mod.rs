@@ -744,11 +744,17 @@ fn generate(
     let primal = primal_path(func);
     let items = lower::body_items(func.block);
     let owned_views = view_args(body, &names);
+    let rt = rt();
     let frule = quote!(
         #allow
         #[inline]
         #signature {
             let _ = #primal;
+            // The dialect of one direction (the runtime's `fwd::dialect`).
+            #[allow(unused_imports)]
+            use #rt::fwd::dialect::one as __fwd;
+            #[allow(dead_code)]
+            const __N: usize = 1;
             #owned_views
             #items
             let mut #ret_local: #ret_ty;
@@ -777,7 +783,6 @@ fn generate(
             // `NAME_rrule` is `NAME_rrule_wrt` with every argument's gradient wanted.
             let wrt_path = own_rule_path(func, "rrule_wrt");
             let arg_locals = (1..=sig.args.len()).map(|i| names.local(Local(i as u32)));
-            let rt = rt();
             let pullback = quote!(move |__ybar: #ret_rdata| { #pullback });
             // A rule that calls others hides its pullback's type (see
             // `Reverse::boxes_own_pullback`): in a box from a pool where it can have one (no
@@ -826,7 +831,7 @@ fn generate(
     }
     let lanes = if !args.reverse_only && batched::qualifies(func, sig, body) {
         *batched_entry = true;
-        batched::items(func, sig, body, &structured, &names, args.debug)
+        batched::items(func, sig, body, &code, &names)
     } else {
         quote!()
     };

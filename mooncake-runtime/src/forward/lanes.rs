@@ -1,9 +1,9 @@
-//! What the batched form of a derived forward rule (`NAME__frule_lanes`, see
-//! [`crate::lanes`]) calls besides the ordinary forward-mode support: constants, casts and
-//! empty buffers whose tangents carry `N` directions, and the operators on duals of a float
-//! with [`Lanes`] tangents. Float methods dispatch through [`super::MethodFrule`] as in the
-//! ordinary rule (its float impls take any [`super::FloatDual`]), and comparisons through the
-//! same functions, which ignore tangents.
+//! What the batched form of a derived forward rule (`NAME__lanes`, see [`crate::lanes`])
+//! calls besides the ordinary forward-mode support, through the dialect
+//! [`super::dialect::lanes`]: constants, casts and empty buffers whose tangents carry `N`
+//! directions, the operators on duals of a float with [`Lanes`] tangents, the dispatch of method
+//! calls ([`LanesMethodFrule`]) and the batched buffer rules. Comparisons go through the ordinary
+//! functions, which ignore tangents.
 
 use crate::dual::{Dual, NoTangent};
 use crate::element::SumElement;
@@ -29,7 +29,7 @@ pub fn constant<P: LanesPrimal<N>, const N: usize>(p: P) -> Dual<P, P::Lanes> {
 }
 
 /// The marker of the number of directions a batched rule carries, passed where a method must
-/// know it ([`LanesConstant::lanes_constant`]).
+/// know it ([`LanesConstant::constant`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Chunk<const N: usize>;
 
@@ -54,16 +54,16 @@ impl<P> LanesConst<P> {
 /// A constant of a type with batched tangents (numbers, buffers and tuples of them) gets zero
 /// lanes ([`constant`]); any other (an enum's variant, a string), through
 /// [`LanesConstantOther`], its ordinary zero tangent. Generated code calls
-/// `(&LanesConst::new(c)).lanes_constant(Chunk::<N>)`, so that rustc picks the first that
+/// `(&LanesConst::new(c)).constant(Chunk::<N>)`, so that rustc picks the first that
 /// applies (autoref).
 pub trait LanesConstant<P: LanesPrimal<N>, const N: usize> {
     /// The constant with zero lanes.
-    fn lanes_constant(&self, n: Chunk<N>) -> Dual<P, P::Lanes>;
+    fn constant(&self, n: Chunk<N>) -> Dual<P, P::Lanes>;
 }
 
 impl<P: LanesPrimal<N>, const N: usize> LanesConstant<P, N> for LanesConst<P> {
     #[inline(always)]
-    fn lanes_constant(&self, _: Chunk<N>) -> Dual<P, P::Lanes> {
+    fn constant(&self, _: Chunk<N>) -> Dual<P, P::Lanes> {
         constant::<P, N>(self.take())
     }
 }
@@ -71,12 +71,12 @@ impl<P: LanesPrimal<N>, const N: usize> LanesConstant<P, N> for LanesConst<P> {
 /// See [`LanesConstant`].
 pub trait LanesConstantOther<P: crate::tangent::Primal, const N: usize> {
     /// The constant with its zero tangent.
-    fn lanes_constant(&self, n: Chunk<N>) -> Dual<P, P::Tangent>;
+    fn constant(&self, n: Chunk<N>) -> Dual<P, P::Tangent>;
 }
 
 impl<P: crate::tangent::Primal, const N: usize> LanesConstantOther<P, N> for &LanesConst<P> {
     #[inline(always)]
-    fn lanes_constant(&self, _: Chunk<N>) -> Dual<P, P::Tangent> {
+    fn constant(&self, _: Chunk<N>) -> Dual<P, P::Tangent> {
         crate::forward::constant(self.take())
     }
 }

@@ -1,0 +1,143 @@
+//! The two dialects of a derived forward rule's body: one direction ([`one`], what `NAME_frule`
+//! runs) and `N` directions at once ([`lanes`], what the batched entry `NAME__lanes` runs).
+//!
+//! The macro writes a forward rule's body once. Where the two kinds of rule differ (constants,
+//! casts, empty buffers, `T::from_f64`, arithmetic, method dispatch, the debug checks) the body
+//! calls a name under `__fwd::`, and each rule begins by importing one of these modules under
+//! that name:
+//!
+//! ```text
+//! fn f_frule(..) { use ::mooncake_runtime::__private::fwd::dialect::one as __fwd;
+//!                  const __N: usize = 1; BODY }
+//! fn __rule<const __N: usize>(..) { use ::mooncake_runtime::__private::fwd::dialect::lanes as __fwd; BODY }
+//! ```
+//!
+//! so that the batched rule's body is the ordinary rule's tokens, cloned: it costs the macro no
+//! second derivation. Both modules export the same names with the same generic parameters (the
+//! number of directions last; [`one`]'s ignore it).
+
+/// One direction per pass: the dialect of `NAME_frule`, each name the ordinary forward rule's.
+pub mod one {
+    use crate::dual::{Dual, NoTangent};
+    use crate::element::Element;
+    use crate::float::Float;
+    use crate::rules::scalar::CastRule;
+    use crate::tangent::Primal;
+
+    pub use super::super::lanes::Chunk;
+    pub use crate::forward::{DebugCheck, DebugCheckFallback, MethodFrule as MethodRule};
+
+    /// A constant, given its zero tangent by [`Const::constant`] (the shape of the batched
+    /// dialect's constants, which pick an impl by autoref).
+    pub struct Const<P>(core::cell::Cell<Option<P>>);
+
+    impl<P> Const<P> {
+        /// Wraps the constant.
+        #[inline(always)]
+        pub fn new(p: P) -> Self {
+            Const(core::cell::Cell::new(Some(p)))
+        }
+    }
+
+    impl<P: Primal> Const<P> {
+        /// The constant with its zero tangent ([`crate::forward::constant`]).
+        #[inline(always)]
+        pub fn constant<const N: usize>(&self, _: Chunk<N>) -> Dual<P, P::Tangent> {
+            match self.0.take() {
+                Some(p) => crate::forward::constant(p),
+                None => unreachable!("mooncake: a constant taken twice"),
+            }
+        }
+    }
+
+    /// [`crate::forward::constant`] of a known type (a literal receiver, `f64::abs(0.5)`).
+    #[inline(always)]
+    pub fn constant<P: Primal, const N: usize>(p: P) -> Dual<P, P::Tangent> {
+        crate::forward::constant(p)
+    }
+
+    /// `x as B` ([`crate::forward::cast`]).
+    #[inline(always)]
+    pub fn cast<A: CastRule<B>, B: Primal, const N: usize>(
+        x: Dual<A, A::Tangent>,
+    ) -> Dual<B, B::Tangent> {
+        crate::forward::cast(x)
+    }
+
+    /// `Vec::new()` ([`crate::forward::vec_new`]).
+    #[inline(always)]
+    pub fn vec_new<E: Element, const N: usize>() -> Dual<Vec<E>, Vec<E::Tangent>> {
+        crate::forward::vec_new()
+    }
+
+    /// `Vec::with_capacity(n)` ([`crate::forward::vec_with_capacity`]).
+    #[inline(always)]
+    pub fn vec_with_capacity<E: Element, const N: usize>(
+        n: Dual<usize, NoTangent>,
+    ) -> Dual<Vec<E>, Vec<E::Tangent>> {
+        crate::forward::vec_with_capacity(n)
+    }
+
+    /// `T::from_f64(x)` ([`crate::rules::scalar::float_from_f64_frule`]).
+    #[inline(always)]
+    pub fn float_from_f64_frule<T: Float, const N: usize>(x: Dual<f64, f64>) -> Dual<T, T> {
+        crate::rules::scalar::float_from_f64_frule(x)
+    }
+
+    /// The key a buffer method is dispatched under: the ordinary rule's.
+    pub const fn key(one: u64, _lanes: u64) -> u64 {
+        one
+    }
+
+    /// `a.add(b)` through `core::ops::Add`.
+    #[inline(always)]
+    pub fn add<A: core::ops::Add<B>, B>(a: A, b: B) -> A::Output {
+        core::ops::Add::add(a, b)
+    }
+
+    /// `a.sub(b)` through `core::ops::Sub`.
+    #[inline(always)]
+    pub fn sub<A: core::ops::Sub<B>, B>(a: A, b: B) -> A::Output {
+        core::ops::Sub::sub(a, b)
+    }
+
+    /// `a.mul(b)` through `core::ops::Mul`.
+    #[inline(always)]
+    pub fn mul<A: core::ops::Mul<B>, B>(a: A, b: B) -> A::Output {
+        core::ops::Mul::mul(a, b)
+    }
+
+    /// `a.div(b)` through `core::ops::Div`.
+    #[inline(always)]
+    pub fn div<A: core::ops::Div<B>, B>(a: A, b: B) -> A::Output {
+        core::ops::Div::div(a, b)
+    }
+
+    /// `a.rem(b)` through `core::ops::Rem`.
+    #[inline(always)]
+    pub fn rem<A: core::ops::Rem<B>, B>(a: A, b: B) -> A::Output {
+        core::ops::Rem::rem(a, b)
+    }
+
+    /// `-a` through `core::ops::Neg`.
+    #[inline(always)]
+    pub fn neg<A: core::ops::Neg>(a: A) -> A::Output {
+        core::ops::Neg::neg(a)
+    }
+}
+
+/// `N` directions per pass: the dialect of the batched rule (the names of
+/// [`super::lanes`] under the names of [`one`]).
+pub mod lanes {
+    pub use super::super::lanes::{
+        Chunk, DebugCheck, DebugCheckFallback, LanesConst as Const, LanesConstant,
+        LanesConstantOther, LanesMethodFrule as MethodRule, add, cast, constant, div,
+        float_from_f64_frule, mul, neg, rem, sub, vec_new, vec_with_capacity,
+    };
+
+    /// The key a buffer method is dispatched under: its batched rule's (`__lanes_` and the
+    /// name).
+    pub const fn key(_one: u64, lanes: u64) -> u64 {
+        lanes
+    }
+}
