@@ -279,6 +279,24 @@ pub(crate) fn gradient_rule(
     Ok((rule_path(&call.func, "rrule_wrt")?, Some(quote!(#rt::rev::Wrt::<#mask>,))))
 }
 
+/// The rule a second-order macro (`hvp!`, `hessian!`) calls: always `NAME_rrule_wrt`, with the
+/// mask of the arguments that are not `Const(..)` (every bit when none is), since the rule it
+/// runs on dual numbers must be generic over the float: a function written over `f64` has a
+/// generic `NAME_rrule_wrt` (derived from its twin, `differentiable/twin.rs`) beside its
+/// `NAME_rrule` over `f64`.
+pub(crate) fn second_order_rule(
+    call: &syn::ExprCall,
+    args: &[(bool, Expr)],
+) -> syn::Result<(syn::Path, Option<TokenStream>)> {
+    match gradient_rule(call, args)? {
+        (rule, Some(mask)) => Ok((rule, Some(mask))),
+        (_, None) => {
+            let rt = quote!(::mooncake_runtime::__private);
+            Ok((rule_path(&call.func, "rrule_wrt")?, Some(quote!(#rt::rev::Wrt::<{ u64::MAX }>,))))
+        }
+    }
+}
+
 /// `value_and_gradient!(f(a, &b, &mut c))` and `value_and_pullback!(f(..), ybar)`.
 pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenStream {
     let input = match syn::parse::Parser::parse2(

@@ -9,7 +9,7 @@
 //! and every gradient split into its real and dual parts. As in the other API macros, the macro
 //! decides structure only and rustc the types.
 
-use crate::api::{constant, gradient_rule, parse_call};
+use crate::api::{constant, parse_call, second_order_rule};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::ParseStream;
@@ -161,7 +161,7 @@ fn expand_hvp(input: &HvpInput) -> syn::Result<TokenStream> {
     let n = call.args.len();
     let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
     refuse_mut(&args, "hvp")?;
-    let (rule, mask) = gradient_rule(call, &args)?;
+    let (rule, mask) = second_order_rule(call, &args)?;
     let cached = input.cache.is_some();
     let (y, r, c) = (
         format_ident!("__y", span = site),
@@ -413,7 +413,7 @@ fn expand_hessian(call: &syn::ExprCall) -> syn::Result<TokenStream> {
     let site = proc_macro2::Span::mixed_site();
     let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
     refuse_mut(&args, "hessian")?;
-    let (rule, mask) = gradient_rule(call, &args)?;
+    let (rule, mask) = second_order_rule(call, &args)?;
     let (y, r, j) = (
         format_ident!("__y", span = site),
         format_ident!("__r", span = site),
@@ -454,7 +454,7 @@ fn expand_hessian_cached(call: &syn::ExprCall, cache: &Expr) -> syn::Result<Toke
     let nargs = call.args.len();
     let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
     refuse_mut(&args, "hessian")?;
-    let (rule, mask) = gradient_rule(call, &args)?;
+    let (rule, mask) = second_order_rule(call, &args)?;
     let (y, r, j, c, off) = (
         format_ident!("__y", span = site),
         format_ident!("__r", span = site),

@@ -44,6 +44,13 @@ impl Errors {
         }
     }
 
+    /// Drops every error on purpose: for work the user did not ask for and never sees (the
+    /// lowering of a function's generic twin, `twin.rs`), whose failure only means "not done".
+    pub(crate) fn discard(mut self) {
+        self.consumed = true;
+        self.errors = None;
+    }
+
     /// Consumes the context: `Err` with every error as `compile_error!`s, or `Ok`.
     pub(crate) fn finish(mut self) -> Result<(), TokenStream> {
         self.consumed = true;

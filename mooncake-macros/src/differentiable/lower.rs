@@ -1467,13 +1467,14 @@ impl Lower<'_> {
                 .collect();
             return self.emit(Rvalue::Struct { path: func, fields }, span);
         }
-        // `T::from_f64(x)` of `T: Float` (generic code, a type parameter named by one letter, or
-        // `f64` / `f32`): the runtime's conversion, which has rules for any `T`.
+        // `T::from_f64(x)` of `T: Float` (generic code, a type parameter named by one letter, a
+        // twin's `__F`, or `f64` / `f32`): the runtime's conversion, which has rules for any `T`.
         let float_param = |s: &syn::PathSegment| {
             let name = s.ident.to_string();
             s.arguments.is_none()
                 && (name == "f64"
                     || name == "f32"
+                    || name == super::twin::PARAM
                     || (name.len() == 1 && name.starts_with(|c: char| c.is_ascii_uppercase())))
         };
         // The start of a chain's kept item (`chains::counted`): the default of its type, a

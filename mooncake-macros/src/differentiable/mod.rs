@@ -20,6 +20,7 @@ pub(crate) mod parse;
 pub(crate) mod reverse;
 mod slices;
 pub(crate) mod structure;
+mod twin;
 mod unroll;
 mod variants;
 pub(crate) mod verify;
@@ -762,24 +763,48 @@ fn generate(
             #code
         }
     );
-    let rbody = reverse::normalise(body);
-    let why =
-        reverse::unsupported_before_normalise(body).or_else(|| reverse::unsupported(&rbody, sig));
+    // The reverse rule is derived from the function's generic twin where it has one
+    // (`twin.rs`: generic over `__F: Float`, so that `hvp!` runs it on dual numbers), else from
+    // the function as written; `NAME_rrule` keeps the function's own signature either way.
+    let twin = if args.forward_only { None } else { twin::twin(func) };
+    let twin_parts = twin.as_ref().map(|t| FnParts {
+        vis: func.vis,
+        sig: &t.sig,
+        block: &t.block,
+        in_generic_impl: false,
+        in_impl: false,
+        impl_params: Vec::new(),
+        impl_type_params: Vec::new(),
+    });
+    let twin_src = twin_parts.as_ref().and_then(twin_source);
+    let plain_rbody;
+    let (rfunc, rsig, rstructured, rbody, why) = match (&twin_src, &twin_parts) {
+        (Some((tsig, tstructured, tnormal)), Some(parts)) => {
+            (parts, tsig, tstructured, tnormal, None)
+        }
+        _ => {
+            plain_rbody = reverse::normalise(body);
+            let why = reverse::unsupported_before_normalise(body)
+                .or_else(|| reverse::unsupported(&plain_rbody, sig));
+            (func, sig, &structured, &plain_rbody, why)
+        }
+    };
     let rrule = match why {
         _ if args.forward_only => quote!(),
         None => {
             *derived_rrule = true;
-            let rnames = Names::new(&rbody);
-            let mut rev = reverse::Reverse::new(&rbody, &rnames, &structured, args.recursive);
-            rev.ret_ty = codual_type(&sig.ret);
-            rev.pool_tapes = !func.in_generic_impl && static_params(&func.sig.generics);
-            rev.float_params = float_params(&func.sig.generics);
-            let (forward_pass, pullback, _) = rev.generate(&structured);
+            let rnames = Names::new(rbody);
+            let mut rev = reverse::Reverse::new(rbody, &rnames, rstructured, args.recursive);
+            rev.ret_ty = codual_type(&rsig.ret);
+            rev.pool_tapes = !rfunc.in_generic_impl && static_params(&rfunc.sig.generics);
+            rev.float_params = float_params(&rfunc.sig.generics);
+            let (forward_pass, pullback, _) = rev.generate(rstructured);
             let boxed = rev.boxes_own_pullback();
-            let (signature, wrapper) = rrule_signatures(func, sig, &names, boxed);
-            let ret_codual = codual_type(&sig.ret);
-            let ret_rdata = rdata_type(&sig.ret);
-            let rdecls = rdecls_of(&rbody);
+            let (signature, _) = rrule_signatures(rfunc, rsig, &names, boxed);
+            let (_, wrapper) = rrule_signatures(func, sig, &names, boxed);
+            let ret_codual = codual_type(&rsig.ret);
+            let ret_rdata = rdata_type(&rsig.ret);
+            let rdecls = rdecls_of(rbody);
             // `NAME_rrule` is `NAME_rrule_wrt` with every argument's gradient wanted.
             let wrt_path = own_rule_path(func, "rrule_wrt");
             let arg_locals = (1..=sig.args.len()).map(|i| names.local(Local(i as u32)));
@@ -845,6 +870,36 @@ fn generate(
         eprintln!("== forward rule (tokens)\n{frule}");
     }
     Some(frule)
+}
+
+/// The twin's signature, structured program and body normalised for reverse mode, if its
+/// lowering succeeds, every statement is covered by rules generic over `T: Float`
+/// ([`twin::covered`]) and reverse mode supports it; else `None` (the reverse rule is then
+/// derived from the function as written). Nothing about the twin reaches the user's errors.
+fn twin_source(parts: &FnParts<'_>) -> Option<(parse::Sig, structure::Node, Body)> {
+    let mut scratch = Errors::new();
+    let sig = parse::signature(parts.sig, &mut scratch);
+    if scratch.has_errors() {
+        scratch.discard();
+        return None;
+    }
+    let lsig = lower::Signature::of(&parts.sig.ident, &sig);
+    let mut body = lower::lower(&lsig, parts.block, &mut scratch);
+    twin::retype_float_constants(&mut body);
+    let ok = !scratch.has_errors() && twin::covered(&body) && verify::verify(&body).is_empty();
+    scratch.discard();
+    if !ok {
+        return None;
+    }
+    let structured = structure::structure(&body)?;
+    let rbody = reverse::normalise(&body);
+    if reverse::unsupported_before_normalise(&body)
+        .or_else(|| reverse::unsupported(&rbody, &sig))
+        .is_some()
+    {
+        return None;
+    }
+    Some((sig, structured, rbody))
 }
 
 /// `let mut __lN;` for every local that is assigned, typed where the user wrote a type.

@@ -1,0 +1,667 @@
+//! The generic twin of a function written over `f64`, from which its reverse rule is derived, so
+//! that the rule also runs on dual numbers (`T = Fwd<f64>`): `hvp!`, `hessian!` (issue 16).
+//!
+//! Forward over reverse runs the derived reverse rule on numbers that carry a tangent. A rule
+//! derived from a function generic over `T: Float` can (it is instantiated at `Fwd<f64>`); one
+//! derived from a function that writes `f64` cannot. For a function whose text lets the macro
+//! write the same function over a type parameter `__F: Float` with certainty, it does, and
+//! derives `NAME_rrule_wrt` from that twin: generic over `__F`, instantiated at `f64` by
+//! `NAME_rrule` (whose signature stays the function's own) and at `Fwd<f64>` by `hvp!`. The
+//! reverse rule is derived once, so the expansion grows only by the twin's lowering.
+//!
+//! The rewrite, on the syntax tree:
+//!
+//! * the type `f64` becomes `__F` wherever it is written (arguments, result, `let` annotations,
+//!   turbofish, closure parameters);
+//! * a float literal `2.5` becomes `__F::from_f64(2.5)` (a constant of `__F`: lowering knows
+//!   it), inside `vec![..]` too;
+//! * `e as f64` of an integer becomes `__F::from_f64(e as f64)`;
+//! * `f64::sqrt(x)` (a float method called through the type) becomes `(x).sqrt()`, and an
+//!   associated constant or `std::f64::consts::PI` becomes `__F::from_f64(..)` of it.
+//!
+//! It is attempted only where it cannot change what the function means: a free function, not
+//! generic (lifetimes aside), with arguments that are numbers, buffers of numbers or shared
+//! references to them, a result `f64`, no `f32` anywhere, no items or macros but `vec!` in the
+//! body, no float patterns, and every cast of an operand the text shows to be an integer (an
+//! integer argument, literal, `len()`, a counter of a range loop, arithmetic of those, a `let`
+//! of one; a name bound to anything else anywhere counts as unknown). Its lowering must then
+//! succeed and its statements be ones the generic rules cover (the checks of [`covered`]); any
+//! doubt, and the reverse rule is derived from the function as written, as before.
+
+use super::FnParts;
+use super::ir::{Body, NUMBER_METHODS, Operand, Rvalue, StatementKind};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use std::collections::{HashMap, HashSet};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::visit_mut::{self, VisitMut};
+
+/// The name of the twin's type parameter.
+pub(crate) const PARAM: &str = "__F";
+
+/// The integer types (the operand of a cast must be one of these).
+const INTS: &[&str] =
+    &["i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize"];
+
+/// Methods of an integer whose result is an integer of the same type.
+const INT_PRESERVING: &[&str] = &[
+    "min",
+    "max",
+    "abs",
+    "pow",
+    "saturating_sub",
+    "saturating_add",
+    "saturating_mul",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "rem_euclid",
+    "div_euclid",
+    "isqrt",
+];
+
+/// Methods whose result is a `usize` or `u32` whatever the receiver.
+const INT_RESULT: &[&str] = &["len", "count", "count_ones", "leading_zeros", "trailing_zeros"];
+
+/// The twin of a function: its signature and body over `__F`.
+pub(crate) struct Twin {
+    pub(crate) sig: syn::Signature,
+    pub(crate) block: syn::Block,
+}
+
+/// The twin of `func`, if its text allows one with certainty (see the module's documentation).
+pub(crate) fn twin(func: &FnParts<'_>) -> Option<Twin> {
+    let sig = func.sig;
+    if func.in_impl
+        || super::is_associated(func)
+        || sig.asyncness.is_some()
+        || sig.constness.is_some()
+        || sig.variadic.is_some()
+        || sig.generics.where_clause.is_some()
+        || sig.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
+    {
+        return None;
+    }
+    let mut any_float = false;
+    for input in &sig.inputs {
+        let syn::FnArg::Typed(t) = input else { return None };
+        if !matches!(&*t.pat, syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none()) {
+            return None;
+        }
+        any_float |= mentions_f64(&t.ty);
+        if !argument_type(&t.ty) {
+            return None;
+        }
+    }
+    match &sig.output {
+        syn::ReturnType::Type(_, t) if is_named(t, "f64") => {}
+        _ => return None,
+    }
+    if !any_float || mentions(func.block.to_token_stream(), &["f32", "Self"]) {
+        return None;
+    }
+    let (ints, bound) = int_names(sig, func.block);
+    let mut rewrite = Rewrite { ints: &ints, bound: &bound, ok: true };
+    let mut tsig = sig.clone();
+    rewrite.visit_signature_mut(&mut tsig);
+    let mut block = func.block.clone();
+    rewrite.visit_block_mut(&mut block);
+    if !rewrite.ok {
+        return None;
+    }
+    let param = format_ident!("{}", PARAM, span = Span::call_site());
+    tsig.generics.params.push(syn::parse_quote!(#param: ::mooncake_runtime::Float));
+    Some(Twin { sig: tsig, block })
+}
+
+/// Whether every statement of the twin's lowered body has a rule generic over `T: Float`: no
+/// calls but the `Vec` constructors, `T::from_f64` and float methods, methods among the
+/// numbers' and the buffers' that generic code uses, no struct literals, casts to integers.
+pub(crate) fn covered(body: &Body) -> bool {
+    const BUFFER_METHODS: &[&str] =
+        &["len", "__iter_sum", "to_vec", "push", "fill", "swap", "reverse", "sin_cos"];
+    body.blocks.iter().all(|b| {
+        b.statements.iter().all(|s| match &s.kind {
+            StatementKind::Check(_) => true,
+            StatementKind::Assign(_, rv) => match rv {
+                Rvalue::Use(_)
+                | Rvalue::Binary(..)
+                | Rvalue::Unary(..)
+                | Rvalue::Tuple(_)
+                | Rvalue::Array(_)
+                | Rvalue::Repeat(..)
+                | Rvalue::VecList(_)
+                | Rvalue::VecRepeat(..)
+                | Rvalue::Matches(..) => true,
+                // To an integer, or `e as f64` of an integer inside `__F::from_f64(..)`.
+                Rvalue::Cast(_, ty) => int_type(ty) || is_named(ty, "f64"),
+                Rvalue::Method { method, .. } => {
+                    NUMBER_METHODS.iter().chain(BUFFER_METHODS).any(|m| method == m)
+                }
+                Rvalue::Call { func, .. } => {
+                    let segs: Vec<String> =
+                        func.segments.iter().map(|s| s.ident.to_string()).collect();
+                    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+                    matches!(
+                        segs.as_slice(),
+                        ["Vec", "new" | "with_capacity"]
+                            | ["std", "vec", "Vec", "new" | "with_capacity"]
+                            | ["mooncake_runtime", "__private", "float_from_f64"]
+                    )
+                }
+                Rvalue::Struct { .. } | Rvalue::Convert(..) => false,
+            },
+        })
+    })
+}
+
+/// Gives the twin's float constants that lowering itself wrote (the `0.0` a chain's `sum()`
+/// starts from) the type `__F`: every float literal of the user's text was rewritten already,
+/// and every float in the twin is an `__F`.
+pub(crate) fn retype_float_constants(body: &mut Body) {
+    fn fix(op: &mut Operand) {
+        if let Operand::Const(c) = op
+            && let Ok(lit) = syn::parse2::<syn::LitFloat>(c.clone())
+        {
+            let span = lit.span();
+            let p = format_ident!("{}", PARAM, span = span);
+            *c = quote_spanned!(span=> <#p as ::mooncake_runtime::Float>::from_f64(#lit));
+        }
+    }
+    for b in &mut body.blocks {
+        for s in &mut b.statements {
+            let StatementKind::Assign(_, rv) = &mut s.kind else { continue };
+            match rv {
+                Rvalue::Use(o)
+                | Rvalue::Unary(_, o)
+                | Rvalue::Cast(o, _)
+                | Rvalue::Repeat(o, _) => fix(o),
+                Rvalue::Convert(_, o) => fix(o),
+                Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => {
+                    fix(a);
+                    fix(b);
+                }
+                Rvalue::Call { args, .. }
+                | Rvalue::Method { args, .. }
+                | Rvalue::Tuple(args)
+                | Rvalue::Array(args)
+                | Rvalue::VecList(args) => args.iter_mut().for_each(fix),
+                Rvalue::Struct { fields, .. } => fields.iter_mut().for_each(|(_, o)| fix(o)),
+                Rvalue::Matches(..) => {}
+            }
+        }
+    }
+}
+
+/// Whether `ty` is the path `name` alone.
+fn is_named(ty: &syn::Type, name: &str) -> bool {
+    match ty {
+        syn::Type::Paren(p) => is_named(&p.elem, name),
+        syn::Type::Group(g) => is_named(&g.elem, name),
+        syn::Type::Path(p) => p.qself.is_none() && p.path.is_ident(name),
+        _ => false,
+    }
+}
+
+fn mentions_f64(ty: &syn::Type) -> bool {
+    mentions(ty.to_token_stream(), &["f64"])
+}
+
+/// Whether the tokens contain one of the identifiers `names`, at any depth.
+fn mentions(tokens: TokenStream, names: &[&str]) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => names.iter().any(|n| i == n),
+        TokenTree::Group(g) => mentions(g.stream(), names),
+        _ => false,
+    })
+}
+
+/// `f64`, an integer or `bool`.
+fn number(t: &syn::Type) -> bool {
+    is_named(t, "f64") || is_named(t, "bool") || int_type(t)
+}
+
+/// A number, or a buffer of numbers (`Vec<E>`, `[E; N]`).
+fn value_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Paren(p) => value_type(&p.elem),
+        syn::Type::Array(a) => number(&a.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            if number(ty) {
+                return true;
+            }
+            let Some(last) = p.path.segments.last() else { return false };
+            let vec = last.ident == "Vec"
+                && (p.path.segments.len() == 1
+                    || p.path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .eq(["std", "vec", "Vec"]));
+            matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
+                if vec && a.args.len() == 1
+                    && matches!(&a.args[0], syn::GenericArgument::Type(e) if number(e)))
+        }
+        _ => false,
+    }
+}
+
+/// An argument's type: a number or buffer of numbers, or a shared reference to one or to a
+/// slice of numbers.
+fn argument_type(ty: &syn::Type) -> bool {
+    match ty {
+        // A shared reference to a buffer (not to a number: `&f64` in arithmetic has rules for
+        // `f64` and `f32` only).
+        syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+            syn::Type::Slice(s) => value_type(&s.elem) && !matches!(&*s.elem, syn::Type::Array(_)),
+            syn::Type::Array(_) => value_type(&r.elem),
+            inner => value_type(inner) && !number(inner),
+        },
+        syn::Type::Reference(_) => false,
+        ty => value_type(ty),
+    }
+}
+
+fn int_type(ty: &syn::Type) -> bool {
+    INTS.iter().any(|i| is_named(ty, i))
+}
+
+/// The names the text shows to hold integers: every binding of the name is an integer argument,
+/// a `let` with an integer type or value, or the counter of a loop over an integer range.
+fn int_names(sig: &syn::Signature, block: &syn::Block) -> (HashSet<String>, HashSet<String>) {
+    #[derive(Default)]
+    struct Bindings {
+        // name -> what each binding is bound to: `Ok(expr)` to judge, `Err(is_int)` known.
+        of: HashMap<String, Vec<Result<syn::Expr, bool>>>,
+    }
+    impl Bindings {
+        fn bind(&mut self, pat: &syn::Pat, ty: Option<&syn::Type>, value: Option<&syn::Expr>) {
+            match pat {
+                syn::Pat::Ident(p) => {
+                    let what = match (ty, value) {
+                        (Some(t), _) => Err(int_type(t)),
+                        (None, Some(e)) => Ok(e.clone()),
+                        (None, None) => Err(false),
+                    };
+                    self.of.entry(p.ident.to_string()).or_default().push(what);
+                    if let Some((_, sub)) = &p.subpat {
+                        self.bind(sub, None, None);
+                    }
+                }
+                syn::Pat::Type(t) => self.bind(&t.pat, Some(&t.ty), value),
+                other => {
+                    // Any other pattern: every name in it is unknown.
+                    struct Names<'b>(&'b mut Bindings);
+                    impl<'ast> Visit<'ast> for Names<'_> {
+                        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                            self.0.of.entry(p.ident.to_string()).or_default().push(Err(false));
+                        }
+                    }
+                    Names(self).visit_pat(other);
+                }
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Bindings {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.bind(&l.pat, None, l.init.as_ref().map(|i| &*i.expr));
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            // The counter of a loop over a range: an integer if an end of the range is.
+            let range = strip_range_adapters(&f.expr);
+            match range {
+                Some(r) => {
+                    let ends: Vec<syn::Expr> =
+                        r.start.iter().chain(r.end.iter()).map(|e| (**e).clone()).collect();
+                    let any = ends.into_iter().reduce(|a, b| syn::parse_quote!((#a) + (#b)));
+                    match any {
+                        // `(a) + (b)` is an integer if either end is (see `int_expr`).
+                        Some(e) => self.bind(&f.pat, None, Some(&e)),
+                        None => self.bind(&f.pat, None, None),
+                    }
+                }
+                None => self.bind(&f.pat, None, None),
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+        fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+            for p in &c.inputs {
+                self.bind(p, None, None);
+            }
+            syn::visit::visit_expr_closure(self, c);
+        }
+        fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            self.bind(&a.pat, None, None);
+            syn::visit::visit_arm(self, a);
+        }
+        fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+            self.bind(&l.pat, None, None);
+            syn::visit::visit_expr_let(self, l);
+        }
+    }
+    let mut b = Bindings::default();
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(t) = input {
+            b.bind(&t.pat, Some(&t.ty), None);
+        }
+    }
+    b.visit_block(block);
+    // Grow the set to a fixed point: a name is an integer once every binding of it is.
+    let bound: HashSet<String> = b.of.keys().cloned().collect();
+    let mut ints: HashSet<String> = HashSet::new();
+    loop {
+        let before = ints.len();
+        for (name, binds) in &b.of {
+            if ints.contains(name) {
+                continue;
+            }
+            let all = binds.iter().all(|w| match w {
+                Err(k) => *k,
+                Ok(e) => int_expr(e, &ints),
+            });
+            if all {
+                ints.insert(name.clone());
+            }
+        }
+        if ints.len() == before {
+            return (ints, bound);
+        }
+    }
+}
+
+/// The range under `.rev()` / `.step_by(k)` adapters, if the expression is one.
+fn strip_range_adapters(e: &syn::Expr) -> Option<&syn::ExprRange> {
+    match e {
+        syn::Expr::Range(r) => Some(r),
+        syn::Expr::Paren(p) => strip_range_adapters(&p.expr),
+        syn::Expr::Group(g) => strip_range_adapters(&g.expr),
+        syn::Expr::MethodCall(m) if m.method == "rev" || m.method == "step_by" => {
+            strip_range_adapters(&m.receiver)
+        }
+        _ => None,
+    }
+}
+
+/// Whether the text shows `e` to be an integer, given the integer names `ints`.
+fn int_expr(e: &syn::Expr, ints: &HashSet<String>) -> bool {
+    use syn::BinOp::*;
+    match e {
+        syn::Expr::Lit(l) => {
+            matches!(&l.lit, syn::Lit::Int(i) if !matches!(i.suffix(), "f32" | "f64"))
+        }
+        syn::Expr::Path(p) => {
+            p.qself.is_none() && p.path.get_ident().is_some_and(|i| ints.contains(&i.to_string()))
+        }
+        syn::Expr::Paren(p) => int_expr(&p.expr, ints),
+        syn::Expr::Group(g) => int_expr(&g.expr, ints),
+        syn::Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && int_expr(&u.expr, ints),
+        syn::Expr::Binary(b) => match b.op {
+            Add(_) | Sub(_) | Mul(_) | Div(_) | Rem(_) | BitAnd(_) | BitOr(_) | BitXor(_) => {
+                int_expr(&b.left, ints) || int_expr(&b.right, ints)
+            }
+            Shl(_) | Shr(_) => int_expr(&b.left, ints),
+            _ => false,
+        },
+        syn::Expr::Cast(c) => int_type(&c.ty),
+        syn::Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            INT_RESULT.contains(&name.as_str())
+                || (INT_PRESERVING.contains(&name.as_str()) && int_expr(&m.receiver, ints))
+        }
+        _ => false,
+    }
+}
+
+/// The rewrite to `__F` (see the module's documentation); `ok` is cleared at anything it cannot
+/// rewrite with certainty.
+struct Rewrite<'a> {
+    ints: &'a HashSet<String>,
+    /// Every name the function binds (arguments, `let`s, loop counters, closure parameters):
+    /// any other name is an item from outside (a `const SCALE: f64`), whose type the rewrite
+    /// cannot change.
+    bound: &'a HashSet<String>,
+    ok: bool,
+}
+
+impl Rewrite<'_> {
+    fn param(span: Span) -> syn::Ident {
+        format_ident!("{}", PARAM, span = span)
+    }
+
+    /// `__F::from_f64(tokens)`.
+    fn from_f64(tokens: TokenStream, span: Span) -> syn::Expr {
+        let p = Self::param(span);
+        syn::parse_quote_spanned!(span=> #p::from_f64(#tokens))
+    }
+
+    /// `vec![..]` with its elements rewritten; other macros must not mention floats.
+    fn rewrite_macro(&mut self, mac: &mut syn::Macro) {
+        if !mac.path.is_ident("vec") {
+            let lit_float = |t: &TokenStream| {
+                fn any_float(tokens: TokenStream) -> bool {
+                    tokens.into_iter().any(|t| match t {
+                        TokenTree::Literal(l) => {
+                            let s = l.to_string();
+                            syn::parse_str::<syn::LitFloat>(&s).is_ok()
+                        }
+                        TokenTree::Group(g) => any_float(g.stream()),
+                        _ => false,
+                    })
+                }
+                any_float(t.clone())
+            };
+            // A macro this rewrite does not read: accepted only if it shows no float.
+            if lit_float(&mac.tokens) || mentions(mac.tokens.clone(), &["f64", "f32"]) {
+                self.ok = false;
+            }
+            // Macros other than `vec!` reach the rule as checks of the primal; lowering decides.
+            return;
+        }
+        let span = mac.tokens.span();
+        // `vec![e; n]`
+        if let Ok(mut rep) = syn::parse2::<VecRepeat>(mac.tokens.clone()) {
+            self.visit_expr_mut(&mut rep.elem);
+            self.visit_expr_mut(&mut rep.len);
+            let (e, n) = (&rep.elem, &rep.len);
+            mac.tokens = quote_spanned!(span=> #e; #n);
+            return;
+        }
+        // `vec![a, b, ..]`
+        let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+        match syn::parse::Parser::parse2(parser, mac.tokens.clone()) {
+            Ok(mut elems) => {
+                for e in elems.iter_mut() {
+                    self.visit_expr_mut(e);
+                }
+                mac.tokens = quote_spanned!(span=> #elems);
+            }
+            Err(_) => self.ok = false,
+        }
+    }
+}
+
+struct VecRepeat {
+    elem: syn::Expr,
+    len: syn::Expr,
+}
+
+impl syn::parse::Parse for VecRepeat {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let elem = input.parse()?;
+        input.parse::<syn::Token![;]>()?;
+        let len = input.parse()?;
+        Ok(VecRepeat { elem, len })
+    }
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_type_mut(&mut self, ty: &mut syn::Type) {
+        if is_named(ty, "f64") {
+            let p = Self::param(ty.span());
+            *ty = syn::parse_quote!(#p);
+            return;
+        }
+        // Only types built from numbers, `Vec`, arrays, slices, tuples and references: a type
+        // alias (`Real` for `f64`) or a user type would keep its `f64` inside.
+        match ty {
+            syn::Type::Path(p) => {
+                let known = p.qself.is_none()
+                    && match p.path.segments.len() {
+                        1 => {
+                            let id = &p.path.segments[0].ident;
+                            id == "Vec" || id == "bool" || INTS.iter().any(|i| id == i)
+                        }
+                        _ => p
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .eq(["std", "vec", "Vec"]),
+                    };
+                if !known {
+                    self.ok = false;
+                    return;
+                }
+            }
+            syn::Type::Array(_)
+            | syn::Type::Slice(_)
+            | syn::Type::Tuple(_)
+            | syn::Type::Reference(_)
+            | syn::Type::Paren(_)
+            | syn::Type::Group(_)
+            | syn::Type::Infer(_) => {}
+            _ => {
+                self.ok = false;
+                return;
+            }
+        }
+        visit_mut::visit_type_mut(self, ty);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        if !self.ok {
+            return;
+        }
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(l) if matches!(&l.lit, syn::Lit::Float(f) if f.suffix() != "f32") => {
+                let lit = l.to_token_stream();
+                *e = Self::from_f64(lit, span);
+            }
+            syn::Expr::Lit(l) if matches!(&l.lit, syn::Lit::Int(i) if matches!(i.suffix(), "f32" | "f64")) =>
+            {
+                self.ok = false;
+            }
+            syn::Expr::Cast(c) => {
+                if !int_expr(&c.expr, self.ints) {
+                    self.ok = false;
+                    return;
+                }
+                self.visit_expr_mut(&mut c.expr);
+                if is_named(&c.ty, "f64") {
+                    let inner = &c.expr;
+                    *e = Self::from_f64(quote_spanned!(span=> (#inner) as f64), span);
+                } else if !int_type(&c.ty) {
+                    self.ok = false;
+                }
+            }
+            // `f64::sqrt(x, ..)`: the method on its first argument.
+            syn::Expr::Call(c) => {
+                if let syn::Expr::Path(p) = &*c.func
+                    && p.qself.is_none()
+                    && p.path.segments.len() == 2
+                    && p.path.segments[0].ident == "f64"
+                {
+                    let method = p.path.segments[1].ident.clone();
+                    if !NUMBER_METHODS.iter().any(|m| method == m)
+                        || c.args.is_empty()
+                        || !p.path.segments[1].arguments.is_none()
+                    {
+                        self.ok = false;
+                        return;
+                    }
+                    for a in c.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    let mut args = c.args.iter();
+                    let first = args.next().expect("checked");
+                    let rest: Vec<&syn::Expr> = args.collect();
+                    *e = syn::parse_quote_spanned!(span=> (#first).#method(#(#rest),*));
+                    return;
+                }
+                visit_mut::visit_expr_mut(self, e);
+            }
+            // `f64::EPSILON`, `std::f64::consts::PI`: constants of `f64`.
+            syn::Expr::Path(p)
+                if p.path.segments.iter().any(|s| s.ident == "f64") && p.qself.is_none() =>
+            {
+                let segs: Vec<String> =
+                    p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+                let constant = matches!(segs.as_slice(), ["f64", c] if c.chars().all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_'))
+                    || matches!(
+                        segs.as_slice(),
+                        ["std" | "core", "f64", "consts", _] | ["f64", "consts", _]
+                    );
+                if !constant {
+                    self.ok = false;
+                    return;
+                }
+                let tokens = p.to_token_stream();
+                *e = Self::from_f64(tokens, span);
+            }
+            // A name: one the function binds; an integer type's constant (`usize::MAX`); or
+            // `Vec`'s constructors.
+            syn::Expr::Path(p) => {
+                let segs = &p.path.segments;
+                let ok = p.qself.is_none()
+                    && match segs.len() {
+                        1 => self.bound.contains(&segs[0].ident.to_string()),
+                        2 => {
+                            INTS.iter().any(|i| segs[0].ident == i)
+                                || (segs[0].ident == "Vec"
+                                    && (segs[1].ident == "new" || segs[1].ident == "with_capacity"))
+                        }
+                        _ => false,
+                    };
+                if !ok {
+                    self.ok = false;
+                }
+            }
+            syn::Expr::Macro(m) => self.rewrite_macro(&mut m.mac),
+            _ => visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        match s {
+            syn::Stmt::Item(_) => self.ok = false,
+            syn::Stmt::Macro(m) => self.rewrite_macro(&mut m.mac),
+            _ => visit_mut::visit_stmt_mut(self, s),
+        }
+    }
+
+    fn visit_pat_mut(&mut self, p: &mut syn::Pat) {
+        match p {
+            syn::Pat::Lit(_) | syn::Pat::Range(_) | syn::Pat::Macro(_) => {
+                if mentions(p.to_token_stream(), &["f64"])
+                    || p.to_token_stream().into_iter().any(|t| {
+                        matches!(t, TokenTree::Literal(l) if syn::parse_str::<syn::LitFloat>(&l.to_string()).is_ok())
+                    })
+                {
+                    self.ok = false;
+                }
+            }
+            _ => visit_mut::visit_pat_mut(self, p),
+        }
+    }
+}
+
+/// The tokens of the twin as a function (for the dump and tests).
+#[allow(dead_code)]
+pub(crate) fn tokens(t: &Twin) -> TokenStream {
+    let (sig, block) = (&t.sig, &t.block);
+    quote!(#sig #block)
+}
