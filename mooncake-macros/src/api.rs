@@ -279,22 +279,36 @@ pub(crate) fn gradient_rule(
     Ok((rule_path(&call.func, "rrule_wrt")?, Some(quote!(#rt::rev::Wrt::<#mask>,))))
 }
 
-/// The rule a second-order macro (`hvp!`, `hessian!`) calls: always `NAME_rrule_wrt`, with the
-/// mask of the arguments that are not `Const(..)` (every bit when none is), since the rule it
-/// runs on dual numbers must be generic over the float: a function written over `f64` has a
-/// generic `NAME_rrule_wrt` (derived from its twin, `differentiable/twin.rs`) beside its
-/// `NAME_rrule` over `f64`.
+/// The rule a second-order macro (`hvp!`, `hessian!`) calls, with the mask of the arguments that
+/// are not `Const(..)` (every bit when none is): the rule it runs on dual numbers must be generic
+/// over the float. For a function named by a plain path that is `NAME_rrule_twin`: the reverse
+/// rule of a function over `f64` derived from its generic twin (`differentiable/twin.rs`), and
+/// another name of `NAME_rrule_wrt` for any other function. Through a type (`Type::f`) or with
+/// generic arguments, `NAME_rrule_wrt`.
 pub(crate) fn second_order_rule(
     call: &syn::ExprCall,
     args: &[(bool, Expr)],
 ) -> syn::Result<(syn::Path, Option<TokenStream>)> {
-    match gradient_rule(call, args)? {
-        (rule, Some(mask)) => Ok((rule, Some(mask))),
-        (_, None) => {
-            let rt = quote!(::mooncake_runtime::__private);
-            Ok((rule_path(&call.func, "rrule_wrt")?, Some(quote!(#rt::rev::Wrt::<{ u64::MAX }>,))))
+    let rt = quote!(::mooncake_runtime::__private);
+    let (wrt, mask) = match gradient_rule(call, args)? {
+        (rule, Some(mask)) => (rule, mask),
+        (_, None) => (rule_path(&call.func, "rrule_wrt")?, quote!(#rt::rev::Wrt::<{ u64::MAX }>,)),
+    };
+    let through_type = match &*call.func {
+        Expr::Path(p) => {
+            let n = p.path.segments.len();
+            p.qself.is_some()
+                || p.path.segments.iter().any(|s| !s.arguments.is_none())
+                || p.path
+                    .segments
+                    .iter()
+                    .take(n.saturating_sub(1))
+                    .any(|s| s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase()))
         }
-    }
+        _ => true,
+    };
+    let rule = if through_type { wrt } else { rule_path(&call.func, "rrule_twin")? };
+    Ok((rule, Some(mask)))
 }
 
 /// `value_and_gradient!(f(a, &b, &mut c))` and `value_and_pullback!(f(..), ybar)`.

@@ -253,6 +253,23 @@ fn wrt_forwarder(rule: &syn::ItemFn, target: &syn::Path) -> TokenStream {
     let call = if method { quote!(Self::#rule_name) } else { quote!(#rule_name) };
     let vis = &rule.vis;
     let cfgs = rule.attrs.iter().filter(|a| a.path().is_ident("cfg"));
+    // The name `hvp!` calls (see `differentiable/twin.rs`), beside a free rule.
+    let alias = if method {
+        quote!()
+    } else {
+        let twin_name = format_ident!(
+            "{}_twin",
+            wrt_name.to_string().trim_end_matches("_wrt"),
+            span = rule.sig.ident.span()
+        );
+        let cfgs = rule.attrs.iter().filter(|a| a.path().is_ident("cfg"));
+        quote!(
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[allow(unused_imports)]
+            #vis use #wrt_name as #twin_name;
+        )
+    };
     quote!(
         #(#cfgs)*
         #[doc(hidden)]
@@ -266,5 +283,6 @@ fn wrt_forwarder(rule: &syn::ItemFn, target: &syn::Path) -> TokenStream {
         {
             #call #turbofish(#(#args),*)
         }
+        #alias
     )
 }

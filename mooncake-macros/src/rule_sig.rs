@@ -331,6 +331,7 @@ impl RuleSig {
         let rt = rt();
         let (attrs, vis, fn_token, ret) = (&self.attrs, &self.vis, &self.fn_token, &self.ret);
         let (rrule, name) = (self.rule_name("rrule"), self.rule_name("rrule_wrt"));
+        let twin = self.rule_name("rrule_twin");
         let mask = format_ident!("__WRT", span = Span::mixed_site());
         let params = self.generics.params.iter().map(|p| quote!(#p));
         let params = params.chain(std::iter::once(quote!(const #mask: u64)));
@@ -354,6 +355,10 @@ impl RuleSig {
             {
                 #rrule #turbofish(#(#args),*)
             }
+            // The name `hvp!` calls (see `differentiable/twin.rs`).
+            #[doc(hidden)]
+            #[allow(unused_imports)]
+            #vis use #name as #twin;
         )
     }
 

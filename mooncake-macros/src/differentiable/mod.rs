@@ -189,13 +189,17 @@ pub(crate) fn expand_source(f: &str) -> String {
     expand(TokenStream::new(), f.parse().expect("test source lexes")).to_string()
 }
 
-/// The text of the reverse rule `f_rrule_wrt` derived from the function `f` (source text, with
+/// The text of the reverse rule `f_rrule_twin` or `f_rrule_wrt` derived from the function `f` (source text, with
 /// no error): for the macro's own tests of what a reverse rule holds.
 #[cfg(test)]
 pub(crate) fn rrule_source(f: &str) -> String {
     let out = expand_source(f);
     assert!(!out.contains("compile_error"), "{out}");
-    let start = out.find("fn f_rrule_wrt").expect("a reverse rule of a function named `f`");
+    // The rule derived from a twin (`twin.rs`) where there is one.
+    let start = out
+        .find("fn f_rrule_twin")
+        .or_else(|| out.find("fn f_rrule_wrt"))
+        .expect("a reverse rule of a function named `f`");
     out[start..].to_string()
 }
 
@@ -486,6 +490,7 @@ fn rrule_signatures(
     sig: &parse::Sig,
     names: &Names,
     boxed: bool,
+    wrt_suffix: &str,
 ) -> (TokenStream, TokenStream) {
     let rt = rt();
     let vis = &func.vis;
@@ -541,7 +546,7 @@ fn rrule_signatures(
     let gparams: Vec<TokenStream> = generics.params.iter().map(|p| quote!(#p)).collect();
     let ident = &func.sig.ident;
     let (name_wrt, name) = (
-        format_ident!("{}_rrule_wrt", ident, span = ident.span()),
+        format_ident!("{}_{}", ident, wrt_suffix, span = ident.span()),
         format_ident!("{}_rrule", ident, span = ident.span()),
     );
     let doc_wrt = format!(
@@ -800,8 +805,10 @@ fn generate(
             rev.float_params = float_params(&rfunc.sig.generics);
             let (forward_pass, pullback, _) = rev.generate(rstructured);
             let boxed = rev.boxes_own_pullback();
-            let (signature, _) = rrule_signatures(rfunc, rsig, &names, boxed);
-            let (_, wrapper) = rrule_signatures(func, sig, &names, boxed);
+            let twin = !std::ptr::eq(rfunc, func);
+            let rule_suffix = if twin { "rrule_twin" } else { "rrule_wrt" };
+            let (signature, _) = rrule_signatures(rfunc, rsig, &names, boxed, rule_suffix);
+            let (wrt_signature, wrapper) = rrule_signatures(func, sig, &names, boxed, "rrule_wrt");
             let ret_codual = codual_type(&rsig.ret);
             let ret_rdata = rdata_type(&rsig.ret);
             let rdecls = rdecls_of(rbody);
@@ -828,6 +835,25 @@ fn generate(
                     __pb
                 }),
             };
+            // Derived from the twin: `NAME_rrule_twin` is the rule, generic over `__F`, and
+            // `NAME_rrule_wrt` its instance at `f64`, with the function's own signature (the
+            // API's inference needs the parameters' types known: `vec![1.0]` is `Vec<{float}>`
+            // until they fix it). Otherwise `NAME_rrule_twin` is another name of
+            // `NAME_rrule_wrt`, which `hvp!` calls.
+            let arg_locals: Vec<_> = arg_locals.collect();
+            let instance = if twin {
+                let twin_path = own_rule_path(func, "rrule_twin");
+                let mask = reverse::wrt_mask();
+                quote!(
+                    #allow
+                    #[inline]
+                    #wrt_signature {
+                        #twin_path(#rt::rev::Wrt::<#mask>, #(#arg_locals),*)
+                    }
+                )
+            } else {
+                twin_alias(func)
+            };
             quote!(
                 #allow
                 #[inline]
@@ -839,6 +865,7 @@ fn generate(
                     #forward_pass
                     (#ret_local, #pullback)
                 }
+                #instance
                 #allow
                 #[inline]
                 #wrapper {
@@ -846,7 +873,11 @@ fn generate(
                 }
             )
         }
-        Some((reason, span)) => rrule_stub(func, sig, reason, span),
+        Some((reason, span)) => {
+            let stub = rrule_stub(func, sig, reason, span);
+            let alias = twin_alias(func);
+            quote!(#stub #alias)
+        }
     };
     if args.forward_only && args.reverse_only {
         errors.error(
@@ -870,6 +901,27 @@ fn generate(
         eprintln!("== forward rule (tokens)\n{frule}");
     }
     Some(frule)
+}
+
+/// `use NAME_rrule_wrt as NAME_rrule_twin;` beside a free function whose reverse rule is not
+/// derived from a twin: the name `hvp!` and `hessian!` call (see `twin.rs`); a rule generic over
+/// `T: Float` is its own twin. Nothing for a method (a `use` cannot sit in an `impl` block;
+/// `hvp!` calls `Type::f_rrule_wrt` for a path through a type).
+fn twin_alias(func: &FnParts<'_>) -> TokenStream {
+    if is_associated(func) {
+        return TokenStream::new();
+    }
+    let ident = &func.sig.ident;
+    let (wrt, twin) = (
+        format_ident!("{}_rrule_wrt", ident, span = ident.span()),
+        format_ident!("{}_rrule_twin", ident, span = ident.span()),
+    );
+    let vis = func.vis;
+    quote!(
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #wrt as #twin;
+    )
 }
 
 /// The twin's signature, structured program and body normalised for reverse mode, if its
