@@ -86,3 +86,50 @@ pub mod prepared {
         (m, x, y, state)
     }
 }
+
+/// The flat components of a tangent.
+pub fn flat<T: FlatTangent>(t: &T) -> Vec<f64> {
+    let mut out = Vec::new();
+    t.extend_flat(&mut out);
+    out
+}
+
+/// The second-order checks of one function of the argument tuple `x` (`hessian_corpus.rs`,
+/// `second_order.rs`): `value` the function, `grad` its flat gradient at `f64` (reverse mode),
+/// `hvp` the value, flat gradient and flat product of `hvp!` along a tangent, `hessian` what
+/// `hessian!` returns. `hessian!`'s matrix against finite differences of `grad` and for
+/// symmetry; along three random directions, `hvp!`'s value against the function, its gradient
+/// against `hessian!`'s and central differences of the value, its product against central
+/// differences of `grad` and against the matrix.
+pub fn check_corpus<X>(
+    name: &str,
+    x: X,
+    value: impl Fn(&X) -> f64,
+    grad: impl Fn(&X) -> Vec<f64>,
+    hvp: impl Fn(&X, &X::Tangent) -> (f64, Vec<f64>, Vec<f64>),
+    hessian: impl Fn(&X) -> (f64, Vec<f64>, Jacobian),
+) where
+    X: Primal + Clone,
+    X::Tangent: FlatTangent,
+{
+    use mooncake_runtime::TestRng;
+    use mooncake_runtime::test_utils::{check_hessian, check_hvp, check_jacobian};
+    let mut rng = TestRng::seed_from_u64(17);
+    let n = x.zero_tangent().flat_len();
+    let (_, g_h, h) = hessian(&x);
+    assert_eq!(g_h.len(), n, "{name}: gradient length");
+    check_hessian(&h, &x, &grad).unwrap_or_else(|e| panic!("{name}: Hessian: {e}"));
+    for _ in 0..3 {
+        let v = x.random_tangent(&mut rng);
+        let (y, g, hv) = hvp(&x, &v);
+        assert_eq!(y, value(&x), "{name}: value");
+        assert_eq!(g, g_h, "{name}: the gradients of hvp! and hessian! differ");
+        let gj = Jacobian::from_row_major(1, n, g).unwrap();
+        check_jacobian(&gj, &x, &value).unwrap_or_else(|e| panic!("{name}: gradient: {e}"));
+        check_hvp(&hv, &x, &v, &grad).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let hv_dense = h.mul_vec(&flat(&v));
+        for (a, b) in hv.iter().zip(&hv_dense) {
+            assert!((a - b).abs() <= 1e-9 * (1.0 + a.abs()), "{name}: H v {a} but H·v {b}");
+        }
+    }
+}

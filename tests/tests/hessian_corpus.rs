@@ -22,9 +22,8 @@
     clippy::borrow_deref_ref
 )] // the corpus as written; `&*x` lends a `&Vec` held by name, as `hvp!` takes it
 
-use mooncake_runtime::TestRng;
 use mooncake_runtime::prelude::*;
-use mooncake_runtime::test_utils::{check_hessian, check_hvp, check_jacobian};
+use mooncake_tests::check_corpus;
 
 #[differentiable]
 fn branch<T: Float>(x: T) -> T {
@@ -304,47 +303,6 @@ fn scalar_f32<T: Float>(x: T, y: T) -> T {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-/// The flat components of a tangent.
-fn flat<T: FlatTangent>(t: &T) -> Vec<f64> {
-    let mut out = Vec::new();
-    t.extend_flat(&mut out);
-    out
-}
-
-/// The checks of one function of the argument tuple `x`: `value` the function, `grad` its flat
-/// gradient at `f64` (reverse mode), `hvp` the value, flat gradient and flat product of `hvp!`
-/// along a tangent, `hessian` what `hessian!` returns.
-fn check_corpus<X>(
-    name: &str,
-    x: X,
-    value: impl Fn(&X) -> f64,
-    grad: impl Fn(&X) -> Vec<f64>,
-    hvp: impl Fn(&X, &X::Tangent) -> (f64, Vec<f64>, Vec<f64>),
-    hessian: impl Fn(&X) -> (f64, Vec<f64>, Jacobian),
-) where
-    X: Primal + Clone,
-    X::Tangent: FlatTangent,
-{
-    let mut rng = TestRng::seed_from_u64(17);
-    let n = x.zero_tangent().flat_len();
-    let (_, g_h, h) = hessian(&x);
-    assert_eq!(g_h.len(), n, "{name}: gradient length");
-    check_hessian(&h, &x, &grad).unwrap_or_else(|e| panic!("{name}: Hessian: {e}"));
-    for _ in 0..3 {
-        let v = x.random_tangent(&mut rng);
-        let (y, g, hv) = hvp(&x, &v);
-        assert_eq!(y, value(&x), "{name}: value");
-        assert_eq!(g, g_h, "{name}: the gradients of hvp! and hessian! differ");
-        let gj = Jacobian::from_row_major(1, n, g).unwrap();
-        check_jacobian(&gj, &x, &value).unwrap_or_else(|e| panic!("{name}: gradient: {e}"));
-        check_hvp(&hv, &x, &v, &grad).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let hv_dense = h.mul_vec(&flat(&v));
-        for (a, b) in hv.iter().zip(&hv_dense) {
-            assert!((a - b).abs() <= 1e-9 * (1.0 + a.abs()), "{name}: H v {a} but H·v {b}");
-        }
-    }
-}
 
 #[test]
 fn scalar_code() {

@@ -44,11 +44,11 @@ impl Errors {
         }
     }
 
-    /// Drops every error on purpose: for work the user did not ask for and never sees (the
-    /// lowering of a function's generic twin, `twin.rs`), whose failure only means "not done".
-    pub(crate) fn discard(mut self) {
+    /// Consumes the context for work the user did not write (the lowering of a function's
+    /// generic twin, `twin.rs`): its first error, if any, which the caller words anew.
+    pub(crate) fn take_first(mut self) -> Option<syn::Error> {
         self.consumed = true;
-        self.errors = None;
+        self.errors.take().and_then(|e| e.into_iter().next())
     }
 
     /// Consumes the context: `Err` with every error as `compile_error!`s, or `Ok`.

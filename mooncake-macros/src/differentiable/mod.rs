@@ -771,7 +771,20 @@ fn generate(
     // The reverse rule is derived from the function's generic twin where it has one
     // (`twin.rs`: generic over `__F: Float`, so that `hvp!` runs it on dual numbers), else from
     // the function as written; `NAME_rrule` keeps the function's own signature either way.
-    let twin = if args.forward_only { None } else { twin::twin(func) };
+    // Asked for by `second_order`; a function generic over `T: Float` is its own twin.
+    let twin = if args.second_order && float_params(&func.sig.generics).is_empty() {
+        if args.forward_only {
+            errors.error(
+                func.sig.ident.span(),
+                "`second_order` concerns the reverse rule, which `forward_only` does not derive; give one of them",
+            );
+            None
+        } else {
+            twin::twin(func).map_err(|(span, why)| errors.error(span, why)).ok()
+        }
+    } else {
+        None
+    };
     let twin_parts = twin.as_ref().map(|t| FnParts {
         vis: func.vis,
         sig: &t.sig,
@@ -781,7 +794,9 @@ fn generate(
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
     });
-    let twin_src = twin_parts.as_ref().and_then(twin_source);
+    let twin_src = twin_parts
+        .as_ref()
+        .and_then(|p| twin_source(p).map_err(|(span, why)| errors.error(span, why)).ok());
     let plain_rbody;
     let (rfunc, rsig, rstructured, rbody, why) = match (&twin_src, &twin_parts) {
         (Some((tsig, tstructured, tnormal)), Some(parts)) => {
@@ -926,32 +941,32 @@ fn twin_alias(func: &FnParts<'_>) -> TokenStream {
 
 /// The twin's signature, structured program and body normalised for reverse mode, if its
 /// lowering succeeds, every statement is covered by rules generic over `T: Float`
-/// ([`twin::covered`]) and reverse mode supports it; else `None` (the reverse rule is then
-/// derived from the function as written). Nothing about the twin reaches the user's errors.
-fn twin_source(parts: &FnParts<'_>) -> Option<(parse::Sig, structure::Node, Body)> {
+/// ([`twin::uncovered`]) and reverse mode supports it; else where and why not.
+fn twin_source(parts: &FnParts<'_>) -> Result<(parse::Sig, structure::Node, Body), twin::Refusal> {
+    let name = parts.sig.ident.span();
     let mut scratch = Errors::new();
     let sig = parse::signature(parts.sig, &mut scratch);
-    if scratch.has_errors() {
-        scratch.discard();
-        return None;
-    }
     let lsig = lower::Signature::of(&parts.sig.ident, &sig);
     let mut body = lower::lower(&lsig, parts.block, &mut scratch);
+    if let Some(e) = scratch.take_first() {
+        return Err(twin::refusal(e.span(), &format!("its copy could not be lowered ({e})")));
+    }
     twin::retype_float_constants(&mut body);
-    let ok = !scratch.has_errors() && twin::covered(&body) && verify::verify(&body).is_empty();
-    scratch.discard();
-    if !ok {
-        return None;
+    if let Some((span, what)) = twin::uncovered(&body) {
+        return Err(twin::refusal(span, &what));
     }
-    let structured = structure::structure(&body)?;
+    let problems = verify::verify(&body);
+    let structured = structure::structure(&body);
+    let (true, Some(structured)) = (problems.is_empty(), structured) else {
+        return Err(twin::refusal(name, "its copy failed the IR's checks (please report this)"));
+    };
     let rbody = reverse::normalise(&body);
-    if reverse::unsupported_before_normalise(&body)
-        .or_else(|| reverse::unsupported(&rbody, &sig))
-        .is_some()
+    if let Some((reason, span)) =
+        reverse::unsupported_before_normalise(&body).or_else(|| reverse::unsupported(&rbody, &sig))
     {
-        return None;
+        return Err(twin::refusal(span, reason));
     }
-    Some((sig, structured, rbody))
+    Ok((sig, structured, rbody))
 }
 
 /// `let mut __lN;` for every local that is assigned, typed where the user wrote a type.

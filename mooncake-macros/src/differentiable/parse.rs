@@ -28,6 +28,10 @@ pub(crate) struct Args {
     /// pullback types would otherwise contain themselves.
     #[darling(default)]
     pub(crate) recursive: bool,
+    /// Derive the reverse rule from a copy of the function generic over the float
+    /// (`differentiable/twin.rs`), so that `hvp!` and `hessian!` can run it on dual numbers.
+    #[darling(default)]
+    pub(crate) second_order: bool,
 }
 
 impl Args {

@@ -1,37 +1,42 @@
-//! The generic twin of a function written over `f64`, from which its reverse rule is derived, so
-//! that the rule also runs on dual numbers (`T = Fwd<f64>`): `hvp!`, `hessian!` (issue 16).
+//! `#[differentiable(second_order)]`: the reverse rule of a function written over `f64`, derived
+//! from a copy of it over a type parameter `__F: Float` (its twin), so that the rule also runs
+//! on dual numbers (`T = Fwd<f64>`) for `hvp!` and `hessian!` (issue 16).
 //!
 //! Forward over reverse runs the derived reverse rule on numbers that carry a tangent. A rule
 //! derived from a function generic over `T: Float` can (it is instantiated at `Fwd<f64>`); one
-//! derived from a function that writes `f64` cannot. For a function whose text lets the macro
-//! write the same function over a type parameter `__F: Float` with certainty, it does, and
-//! derives `NAME_rrule_wrt` from that twin: generic over `__F`, instantiated at `f64` by
-//! `NAME_rrule` (whose signature stays the function's own) and at `Fwd<f64>` by `hvp!`. The
-//! reverse rule is derived once, so the expansion grows only by the twin's lowering.
+//! derived from a function that writes `f64` cannot. With the option, the macro writes the same
+//! function over `__F` and derives `NAME_rrule_twin` from it: generic over `__F`, instantiated at
+//! `f64` by `NAME_rrule_wrt` (whose signature stays the function's own, so that the gradient
+//! macros see the types they always saw) and at `Fwd<f64>` by `hvp!`. The reverse rule is
+//! derived once; the cost is the twin's rewrite and lowering, paid only by functions that ask.
 //!
 //! The rewrite, on the syntax tree:
 //!
 //! * the type `f64` becomes `__F` wherever it is written (arguments, result, `let` annotations,
 //!   turbofish, closure parameters);
 //! * a float literal `2.5` becomes `__F::from_f64(2.5)` (a constant of `__F`: lowering knows
-//!   it), inside `vec![..]` too;
+//!   it), inside `vec![..]` too, and so do the float constants lowering itself writes (the
+//!   start of a chain's `sum()`: [`retype_float_constants`]);
 //! * `e as f64` of an integer becomes `__F::from_f64(e as f64)`;
 //! * `f64::sqrt(x)` (a float method called through the type) becomes `(x).sqrt()`, and an
 //!   associated constant or `std::f64::consts::PI` becomes `__F::from_f64(..)` of it.
 //!
-//! It is attempted only where it cannot change what the function means: a free function, not
-//! generic (lifetimes aside), with arguments that are numbers, buffers of numbers or shared
-//! references to them, a result `f64`, no `f32` anywhere, no items or macros but `vec!` in the
-//! body, no float patterns, and every cast of an operand the text shows to be an integer (an
-//! integer argument, literal, `len()`, a counter of a range loop, arithmetic of those, a `let`
-//! of one; a name bound to anything else anywhere counts as unknown). Its lowering must then
-//! succeed and its statements be ones the generic rules cover (the checks of [`covered`]); any
-//! doubt, and the reverse rule is derived from the function as written, as before.
+//! It is done only where it cannot change what the function means: a free function, not generic
+//! (lifetimes aside), with arguments that are numbers, buffers of numbers or shared references
+//! to buffers, a result `f64`, no `f32` anywhere, no names from outside the function (a `const`
+//! keeps its type), no type but numbers, `Vec`s, arrays, slices, tuples and references (a type
+//! alias keeps its `f64`), no items or macros that mention floats but `vec!`, no float
+//! patterns, no calls but `Vec`'s constructors, and every cast of an operand the text shows to
+//! be an integer (an integer argument, literal, `len()`, a counter of a range loop or of
+//! `enumerate()`, arithmetic of those, a `let` of one; a name bound to anything else anywhere
+//! counts as unknown). Its lowering must then succeed and its statements be ones the generic
+//! rules cover ([`uncovered`]). Anything else is refused with a message at the tokens in the
+//! way ([`Refusal`]; UI test `fail_second_order.rs`).
 
 use super::FnParts;
 use super::ir::{Body, NUMBER_METHODS, Operand, Rvalue, StatementKind};
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote_spanned};
 use std::collections::{HashMap, HashSet};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -70,61 +75,92 @@ pub(crate) struct Twin {
     pub(crate) block: syn::Block,
 }
 
-/// The twin of `func`, if its text allows one with certainty (see the module's documentation).
-pub(crate) fn twin(func: &FnParts<'_>) -> Option<Twin> {
+/// Why a function has no twin: where, and what to do instead.
+pub(crate) type Refusal = (Span, String);
+
+/// What every refusal ends with.
+const INSTEAD: &str = "write the function generic over `T: Float` instead (`fn f<T: Float>(x: &[T]) -> T`, \
+                       with `T::from_f64(2.0)` for constants): its reverse rule is generic already";
+
+fn refuse<T>(span: Span, what: &str) -> Result<T, Refusal> {
+    Err((
+        span,
+        format!(
+            "`second_order` derives the reverse rule from a copy of this function over a float type parameter, and {what}; {INSTEAD}"
+        ),
+    ))
+}
+
+/// The twin of `func`, if its text allows one with certainty (see the module's documentation);
+/// else the first thing that does not, and why.
+pub(crate) fn twin(func: &FnParts<'_>) -> Result<Twin, Refusal> {
     let sig = func.sig;
-    if func.in_impl
-        || super::is_associated(func)
-        || sig.asyncness.is_some()
-        || sig.constness.is_some()
-        || sig.variadic.is_some()
-        || sig.generics.where_clause.is_some()
-        || sig.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
+    let name = sig.ident.span();
+    if func.in_impl || super::is_associated(func) {
+        return refuse(name, "a method cannot have one (`Self` and the receiver keep their types)");
+    }
+    if sig.asyncness.is_some() || sig.constness.is_some() || sig.variadic.is_some() {
+        return refuse(name, "an `async` or `const` function cannot have one");
+    }
+    if let Some(p) =
+        sig.generics.params.iter().find(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
     {
-        return None;
+        return refuse(p.span(), "a function with type or const parameters cannot have one");
+    }
+    if let Some(w) = &sig.generics.where_clause {
+        return refuse(w.span(), "a `where` clause cannot be kept in it");
     }
     let mut any_float = false;
     for input in &sig.inputs {
-        let syn::FnArg::Typed(t) = input else { return None };
+        let syn::FnArg::Typed(t) = input else {
+            return refuse(input.span(), "a method cannot have one");
+        };
         if !matches!(&*t.pat, syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none()) {
-            return None;
+            return refuse(t.pat.span(), "an argument must be a plain name");
         }
         any_float |= mentions_f64(&t.ty);
         if !argument_type(&t.ty) {
-            return None;
+            return refuse(
+                t.ty.span(),
+                "its arguments must be `f64`, integers, `bool`, or `Vec`s, arrays or shared references to slices of them (not `&mut`, not structs)",
+            );
         }
     }
     match &sig.output {
         syn::ReturnType::Type(_, t) if is_named(t, "f64") => {}
-        _ => return None,
+        syn::ReturnType::Type(_, t) => return refuse(t.span(), "its result must be `f64`"),
+        syn::ReturnType::Default => return refuse(name, "its result must be `f64`"),
     }
-    if !any_float || mentions(func.block.to_token_stream(), &["f32", "Self"]) {
-        return None;
+    if !any_float {
+        return refuse(name, "no argument is a float");
+    }
+    if let Some(t) = find_ident(func.block.to_token_stream(), &["f32", "Self"]) {
+        return refuse(t.span(), "`f32` and `Self` cannot be rewritten in it");
     }
     let (ints, bound) = int_names(sig, func.block);
-    let mut rewrite = Rewrite { ints: &ints, bound: &bound, ok: true };
+    let mut rewrite = Rewrite { ints: &ints, bound: &bound, refusal: None };
     let mut tsig = sig.clone();
     rewrite.visit_signature_mut(&mut tsig);
     let mut block = func.block.clone();
     rewrite.visit_block_mut(&mut block);
-    if !rewrite.ok {
-        return None;
+    if let Some((span, what)) = rewrite.refusal {
+        return refuse(span, &what);
     }
     let param = format_ident!("{}", PARAM, span = Span::call_site());
     tsig.generics.params.push(syn::parse_quote!(#param: ::mooncake_runtime::Float));
-    Some(Twin { sig: tsig, block })
+    Ok(Twin { sig: tsig, block })
 }
 
-/// Whether every statement of the twin's lowered body has a rule generic over `T: Float`: no
-/// calls but the `Vec` constructors, `T::from_f64` and float methods, methods among the
+/// The first statement of the twin's lowered body without a rule generic over `T: Float`, if
+/// any: no calls but the `Vec` constructors, `T::from_f64` and float methods, methods among the
 /// numbers' and the buffers' that generic code uses, no struct literals, casts to integers.
-pub(crate) fn covered(body: &Body) -> bool {
+pub(crate) fn uncovered(body: &Body) -> Option<Refusal> {
     const BUFFER_METHODS: &[&str] =
         &["len", "__iter_sum", "to_vec", "push", "fill", "swap", "reverse", "sin_cos"];
-    body.blocks.iter().all(|b| {
-        b.statements.iter().all(|s| match &s.kind {
-            StatementKind::Check(_) => true,
-            StatementKind::Assign(_, rv) => match rv {
+    for b in &body.blocks {
+        for s in &b.statements {
+            let StatementKind::Assign(_, rv) = &s.kind else { continue };
+            let what = match rv {
                 Rvalue::Use(_)
                 | Rvalue::Binary(..)
                 | Rvalue::Unary(..)
@@ -133,27 +169,50 @@ pub(crate) fn covered(body: &Body) -> bool {
                 | Rvalue::Repeat(..)
                 | Rvalue::VecList(_)
                 | Rvalue::VecRepeat(..)
-                | Rvalue::Matches(..) => true,
+                | Rvalue::Matches(..) => None,
                 // To an integer, or `e as f64` of an integer inside `__F::from_f64(..)`.
-                Rvalue::Cast(_, ty) => int_type(ty) || is_named(ty, "f64"),
+                Rvalue::Cast(_, ty) if int_type(ty) || is_named(ty, "f64") => None,
+                Rvalue::Cast(..) => Some("a cast to a type other than an integer".to_owned()),
+                Rvalue::Method { method, .. }
+                    if NUMBER_METHODS.iter().chain(BUFFER_METHODS).any(|m| method == m) =>
+                {
+                    None
+                }
                 Rvalue::Method { method, .. } => {
-                    NUMBER_METHODS.iter().chain(BUFFER_METHODS).any(|m| method == m)
+                    Some(format!("the method `{method}` has no rule generic over the float"))
                 }
                 Rvalue::Call { func, .. } => {
                     let segs: Vec<String> =
                         func.segments.iter().map(|s| s.ident.to_string()).collect();
                     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-                    matches!(
+                    let ok = matches!(
                         segs.as_slice(),
                         ["Vec", "new" | "with_capacity"]
                             | ["std", "vec", "Vec", "new" | "with_capacity"]
                             | ["mooncake_runtime", "__private", "float_from_f64"]
-                    )
+                    );
+                    (!ok).then(|| {
+                        "it cannot call other functions (their rules are over `f64`)".to_owned()
+                    })
                 }
-                Rvalue::Struct { .. } | Rvalue::Convert(..) => false,
-            },
-        })
-    })
+                Rvalue::Struct { .. } | Rvalue::Convert(..) => {
+                    Some("it cannot build structs".to_owned())
+                }
+            };
+            if let Some(what) = what {
+                return Some((s.span, what));
+            }
+        }
+    }
+    None
+}
+
+/// `refuse` for a statement of the twin's body.
+pub(crate) fn refusal(span: Span, what: &str) -> Refusal {
+    match refuse::<()>(span, what) {
+        Err(r) => r,
+        Ok(()) => unreachable!("refuse always refuses"),
+    }
 }
 
 /// Gives the twin's float constants that lowering itself wrote (the `0.0` a chain's `sum()`
@@ -210,10 +269,15 @@ fn mentions_f64(ty: &syn::Type) -> bool {
 
 /// Whether the tokens contain one of the identifiers `names`, at any depth.
 fn mentions(tokens: TokenStream, names: &[&str]) -> bool {
-    tokens.into_iter().any(|t| match t {
-        TokenTree::Ident(i) => names.iter().any(|n| i == n),
-        TokenTree::Group(g) => mentions(g.stream(), names),
-        _ => false,
+    find_ident(tokens, names).is_some()
+}
+
+/// The first of the identifiers `names` in the tokens, at any depth.
+fn find_ident(tokens: TokenStream, names: &[&str]) -> Option<proc_macro2::Ident> {
+    tokens.into_iter().find_map(|t| match t {
+        TokenTree::Ident(i) if names.iter().any(|n| i == n) => Some(i),
+        TokenTree::Group(g) => find_ident(g.stream(), names),
+        _ => None,
     })
 }
 
@@ -309,6 +373,16 @@ fn int_names(sig: &syn::Signature, block: &syn::Block) -> (HashSet<String>, Hash
             syn::visit::visit_local(self, l);
         }
         fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            // `for (i, v) in xs.iter().enumerate()`: `i` is a `usize`, `v` unknown.
+            if let syn::Pat::Tuple(t) = &*f.pat
+                && t.elems.len() == 2
+                && enumerated(&f.expr)
+            {
+                self.bind(&t.elems[0], Some(&syn::parse_quote!(usize)), None);
+                self.bind(&t.elems[1], None, None);
+                syn::visit::visit_expr_for_loop(self, f);
+                return;
+            }
             // The counter of a loop over a range: an integer if an end of the range is.
             let range = strip_range_adapters(&f.expr);
             match range {
@@ -371,6 +445,20 @@ fn int_names(sig: &syn::Signature, block: &syn::Block) -> (HashSet<String>, Hash
     }
 }
 
+/// Whether the iterator's items are `enumerate()`'s pairs (adapters that keep them after it).
+fn enumerated(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Paren(p) => enumerated(&p.expr),
+        syn::Expr::MethodCall(m) if m.method == "enumerate" => true,
+        syn::Expr::MethodCall(m)
+            if ["rev", "skip", "take", "step_by"].iter().any(|a| m.method == a) =>
+        {
+            enumerated(&m.receiver)
+        }
+        _ => false,
+    }
+}
+
 /// The range under `.rev()` / `.step_by(k)` adapters, if the expression is one.
 fn strip_range_adapters(e: &syn::Expr) -> Option<&syn::ExprRange> {
     match e {
@@ -414,18 +502,26 @@ fn int_expr(e: &syn::Expr, ints: &HashSet<String>) -> bool {
     }
 }
 
-/// The rewrite to `__F` (see the module's documentation); `ok` is cleared at anything it cannot
-/// rewrite with certainty.
+/// The rewrite to `__F` (see the module's documentation); `refusal` is set at the first thing it
+/// cannot rewrite with certainty.
 struct Rewrite<'a> {
     ints: &'a HashSet<String>,
     /// Every name the function binds (arguments, `let`s, loop counters, closure parameters):
     /// any other name is an item from outside (a `const SCALE: f64`), whose type the rewrite
     /// cannot change.
     bound: &'a HashSet<String>,
-    ok: bool,
+    /// The first thing the rewrite cannot do with certainty, and why.
+    refusal: Option<Refusal>,
 }
 
 impl Rewrite<'_> {
+    /// Records the first refusal.
+    fn no(&mut self, span: Span, what: &str) {
+        if self.refusal.is_none() {
+            self.refusal = Some((span, what.to_owned()));
+        }
+    }
+
     fn param(span: Span) -> syn::Ident {
         format_ident!("{}", PARAM, span = span)
     }
@@ -454,7 +550,10 @@ impl Rewrite<'_> {
             };
             // A macro this rewrite does not read: accepted only if it shows no float.
             if lit_float(&mac.tokens) || mentions(mac.tokens.clone(), &["f64", "f32"]) {
-                self.ok = false;
+                self.no(
+                    mac.path.span(),
+                    "a macro other than `vec!` that mentions a float cannot be rewritten in it",
+                );
             }
             // Macros other than `vec!` reach the rule as checks of the primal; lowering decides.
             return;
@@ -477,7 +576,7 @@ impl Rewrite<'_> {
                 }
                 mac.tokens = quote_spanned!(span=> #elems);
             }
-            Err(_) => self.ok = false,
+            Err(_) => self.no(span, "this `vec!` could not be read"),
         }
     }
 }
@@ -521,7 +620,10 @@ impl VisitMut for Rewrite<'_> {
                             .eq(["std", "vec", "Vec"]),
                     };
                 if !known {
-                    self.ok = false;
+                    self.no(
+                        p.span(),
+                        "a type other than numbers, `Vec`s, arrays, slices, tuples and references (a type alias, a user type) cannot be rewritten in it",
+                    );
                     return;
                 }
             }
@@ -533,7 +635,7 @@ impl VisitMut for Rewrite<'_> {
             | syn::Type::Group(_)
             | syn::Type::Infer(_) => {}
             _ => {
-                self.ok = false;
+                self.no(ty.span(), "this type cannot be rewritten in it");
                 return;
             }
         }
@@ -541,7 +643,7 @@ impl VisitMut for Rewrite<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
-        if !self.ok {
+        if self.refusal.is_some() {
             return;
         }
         let span = e.span();
@@ -552,11 +654,14 @@ impl VisitMut for Rewrite<'_> {
             }
             syn::Expr::Lit(l) if matches!(&l.lit, syn::Lit::Int(i) if matches!(i.suffix(), "f32" | "f64")) =>
             {
-                self.ok = false;
+                self.no(span, "write this literal with a decimal point (`2.0`)");
             }
             syn::Expr::Cast(c) => {
                 if !int_expr(&c.expr, self.ints) {
-                    self.ok = false;
+                    self.no(
+                        c.expr.span(),
+                        "a cast is rewritten only of a value the text shows to be an integer (an integer argument or literal, `len()`, the counter of a loop over a range, arithmetic of these)",
+                    );
                     return;
                 }
                 self.visit_expr_mut(&mut c.expr);
@@ -564,7 +669,7 @@ impl VisitMut for Rewrite<'_> {
                     let inner = &c.expr;
                     *e = Self::from_f64(quote_spanned!(span=> (#inner) as f64), span);
                 } else if !int_type(&c.ty) {
-                    self.ok = false;
+                    self.no(c.ty.span(), "a cast to this type cannot be rewritten in it");
                 }
             }
             // `f64::sqrt(x, ..)`: the method on its first argument.
@@ -579,7 +684,10 @@ impl VisitMut for Rewrite<'_> {
                         || c.args.is_empty()
                         || !p.path.segments[1].arguments.is_none()
                     {
-                        self.ok = false;
+                        self.no(
+                            p.span(),
+                            "this function of `f64` has no rule generic over the float",
+                        );
                         return;
                     }
                     for a in c.args.iter_mut() {
@@ -590,6 +698,19 @@ impl VisitMut for Rewrite<'_> {
                     let rest: Vec<&syn::Expr> = args.collect();
                     *e = syn::parse_quote_spanned!(span=> (#first).#method(#(#rest),*));
                     return;
+                }
+                if let syn::Expr::Path(p) = &*c.func {
+                    let segs = &p.path.segments;
+                    let constructor = segs.len() == 2
+                        && segs[0].ident == "Vec"
+                        && (segs[1].ident == "new" || segs[1].ident == "with_capacity");
+                    if !constructor {
+                        self.no(
+                            p.span(),
+                            "it cannot call other functions (their reverse rules are over `f64`)",
+                        );
+                        return;
+                    }
                 }
                 visit_mut::visit_expr_mut(self, e);
             }
@@ -606,7 +727,7 @@ impl VisitMut for Rewrite<'_> {
                         ["std" | "core", "f64", "consts", _] | ["f64", "consts", _]
                     );
                 if !constant {
-                    self.ok = false;
+                    self.no(p.span(), "this path through `f64` cannot be rewritten in it");
                     return;
                 }
                 let tokens = p.to_token_stream();
@@ -627,7 +748,10 @@ impl VisitMut for Rewrite<'_> {
                         _ => false,
                     };
                 if !ok {
-                    self.ok = false;
+                    self.no(
+                        p.span(),
+                        "a name from outside the function (a constant, a static, a function) keeps its type in it",
+                    );
                 }
             }
             syn::Expr::Macro(m) => self.rewrite_macro(&mut m.mac),
@@ -637,7 +761,9 @@ impl VisitMut for Rewrite<'_> {
 
     fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
         match s {
-            syn::Stmt::Item(_) => self.ok = false,
+            syn::Stmt::Item(i) => {
+                self.no(i.span(), "an item inside the body cannot be rewritten in it")
+            }
             syn::Stmt::Macro(m) => self.rewrite_macro(&mut m.mac),
             _ => visit_mut::visit_stmt_mut(self, s),
         }
@@ -651,17 +777,10 @@ impl VisitMut for Rewrite<'_> {
                         matches!(t, TokenTree::Literal(l) if syn::parse_str::<syn::LitFloat>(&l.to_string()).is_ok())
                     })
                 {
-                    self.ok = false;
+                    self.no(p.span(), "a float pattern cannot be rewritten in it");
                 }
             }
             _ => visit_mut::visit_pat_mut(self, p),
         }
     }
-}
-
-/// The tokens of the twin as a function (for the dump and tests).
-#[allow(dead_code)]
-pub(crate) fn tokens(t: &Twin) -> TokenStream {
-    let (sig, block) = (&t.sig, &t.block);
-    quote!(#sig #block)
 }

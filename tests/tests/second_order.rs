@@ -1,0 +1,436 @@
+//! `#[differentiable(second_order)]`: Hessian-vector products and Hessians of functions written
+//! over `f64`, whose reverse rule is derived from a copy generic over the float
+//! (`differentiable/twin.rs`).
+//!
+//! The functions are those of the reverse corpus (`reverse_corpus.rs`) that qualify (leaves of
+//! numbers and buffers), as written there, with the option. Each is checked twice:
+//! - `test_rule!`: the `f64` rule derived from the twin, against central differences and
+//!   forward mode (`NAME_frule`, derived from the function as written);
+//! - `check_corpus`: `hvp!` and `hessian!` against central differences of the gradient, of
+//!   the value, and against each other.
+//!
+//! The rest of the corpus has no twin (calls of other functions, structs, `&mut`, `f32`, macros
+//! that mention floats: `checked`'s `assert!`): `hessian_corpus.rs` checks its generic copies.
+
+#![allow(
+    clippy::needless_range_loop,
+    clippy::assign_op_pattern,
+    clippy::ptr_arg,
+    clippy::borrow_deref_ref
+)] // the corpus as written
+
+use mooncake_runtime::prelude::*;
+use mooncake_tests::check_corpus;
+
+#[differentiable(second_order)]
+fn branch(x: f64) -> f64 {
+    if x > 0.0 { x.sin() } else { -x }
+}
+
+#[differentiable(second_order)]
+fn scalars(x: f64, y: f64) -> f64 {
+    let a = x * y + x / y - y;
+    let b = -a * 2.0 + x % 0.7;
+    a * b
+}
+
+#[differentiable(second_order)]
+fn loops(x: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += x * (i as f64);
+    }
+    for i in (0..n).rev() {
+        s = s * 0.5 + x.sin() * (i as f64);
+    }
+    for _ in (0..n).step_by(2) {
+        s += x * x;
+    }
+    for i in 1..=3 {
+        if i == 2 {
+            continue;
+        }
+        s = s * x;
+    }
+    s
+}
+
+#[differentiable(second_order)]
+fn while_and_loop(x: f64) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    while k < 5 {
+        y = y * 0.9 + 0.1;
+        k += 1;
+    }
+    let r = loop {
+        y = y.sin() + 0.5;
+        k += 1;
+        if k == 9 {
+            break y * 2.0;
+        }
+    };
+    r + y
+}
+
+#[differentiable(second_order)]
+fn labelled_and_early_return(x: f64, limit: f64) -> f64 {
+    let mut s = 0.0;
+    'outer: for i in 0..4 {
+        for j in 0..4 {
+            if j > i {
+                continue 'outer;
+            }
+            s += x * (j as f64) + 0.1;
+            if s > limit {
+                return s * 2.0;
+            }
+            if s > 100.0 {
+                break 'outer;
+            }
+        }
+    }
+    s
+}
+
+#[differentiable(second_order)]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+#[differentiable(second_order)]
+fn guarded(x: f64, k: i32) -> f64 {
+    let safe = if x.is_nan() || !x.is_finite() { 0.0 } else { x };
+    safe * (k.abs().pow(2) as f64)
+}
+
+#[differentiable(second_order)]
+fn slice_arg(x: &[f64]) -> f64 {
+    x[0] * x[1] - x[2]
+}
+
+#[differentiable(second_order)]
+fn vec_ref_arg(x: &Vec<f64>, k: usize) -> f64 {
+    x[0] * x[0] + x[k]
+}
+
+#[differentiable(second_order)]
+fn sum_sin(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i].sin();
+    }
+    s
+}
+
+#[differentiable(second_order)]
+fn iterators(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += *v * 2.0;
+    }
+    for v in x {
+        s += v.sin();
+    }
+    for (i, v) in y.iter().enumerate() {
+        s += *v * (i as f64);
+    }
+    for (a, b) in x.iter().zip(y.iter()) {
+        s += a * b;
+    }
+    s + x.iter().sum::<f64>()
+}
+
+#[differentiable(second_order)]
+fn rosenbrock(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+#[differentiable(second_order)]
+fn early_exit(x: &[f64], limit: f64) -> f64 {
+    let mut s = 0.0;
+    'outer: for i in 0..x.len() {
+        for j in 0..x.len() {
+            if j > i {
+                continue 'outer;
+            }
+            s += x[i] * x[j];
+            if s > limit {
+                return s * 2.0;
+            }
+        }
+    }
+    s
+}
+
+#[differentiable(second_order)]
+fn weighted(w: &[f64], h: &Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in w.iter().zip(h.iter()) {
+        s += a * b;
+    }
+    s
+}
+
+#[differentiable(second_order)]
+fn array_written(mut x: [f64; 3], a: f64) -> f64 {
+    x[1] = x[0] * a;
+    x[2] += x[1];
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += v * v;
+    }
+    s + x.len() as f64
+}
+
+/// What the rewrite covers besides the corpus: `f64::` functions and constants, a chain's
+/// untyped `sum()` (which starts from a literal lowering writes), `vec!`, casts of counters.
+#[differentiable(second_order)]
+fn rewritten(x: &[f64], a: f64, n: usize) -> f64 {
+    let mut v = vec![0.0; n];
+    let mut t = 0.0;
+    for k in 0..n {
+        let tk = k as f64 * 0.5;
+        v[k] = (x[k % x.len()] * a + tk).sin() + f64::max(a, 0.1) * std::f64::consts::PI;
+        t += v[k] * v[k] + f64::EPSILON;
+    }
+    let chain: f64 = x.iter().map(|xi| xi * xi * a).sum();
+    t.sqrt() + v.iter().sum::<f64>() / (n as f64) + chain + x.iter().map(|xi| xi.exp()).sum::<f64>()
+}
+
+/// A function of one float.
+macro_rules! one_float {
+    ($name:expr, $x:expr, |$v:ident| $call:expr) => {
+        check_corpus(
+            $name,
+            $x,
+            |$v: &f64| $call,
+            |$v| vec![value_and_gradient!($call).1.0],
+            |$v, t| {
+                let (y, (g,), (h,)) = hvp!($call, (*t,));
+                (y, vec![g], vec![h])
+            },
+            |$v| hessian!($call),
+        )
+    };
+}
+
+/// A function of one float and one constant argument.
+macro_rules! float_and_constant {
+    ($name:expr, $x:expr, |$v:ident| $call:expr) => {
+        check_corpus(
+            $name,
+            $x,
+            |$v: &f64| $call,
+            |$v| vec![value_and_gradient!($call).1.0],
+            |$v, t| {
+                let (y, (g, _), (h, _)) = hvp!($call, (*t, NoTangent));
+                (y, vec![g], vec![h])
+            },
+            |$v| hessian!($call),
+        )
+    };
+}
+
+/// A function of one slice.
+macro_rules! one_slice {
+    ($f:ident, $x:expr) => {
+        check_corpus(
+            stringify!($f),
+            $x,
+            |x: &Vec<f64>| $f(x),
+            |x| value_and_gradient!($f(&x[..])).1.0,
+            |x, v| {
+                let (y, (g,), (h,)) = hvp!($f(&x[..]), (v,));
+                (y, g, h)
+            },
+            |x| hessian!($f(&x[..])),
+        )
+    };
+}
+
+/// A function of two buffers.
+macro_rules! two_buffers {
+    ($f:ident, $x:expr, $y:expr) => {
+        check_corpus(
+            stringify!($f),
+            ($x, $y),
+            |p: &(Vec<f64>, Vec<f64>)| $f(&p.0, &p.1),
+            |p| {
+                let (_, (mut a, b)) = value_and_gradient!($f(&p.0, &p.1));
+                a.extend(b);
+                a
+            },
+            |p, v| {
+                let (y, (mut a, b), (mut ha, hb)) = hvp!($f(&p.0, &p.1), (&v.0, &v.1));
+                a.extend(b);
+                ha.extend(hb);
+                (y, a, ha)
+            },
+            |p| hessian!($f(&p.0, &p.1)),
+        )
+    };
+}
+
+#[test]
+fn scalar_functions() {
+    for x in [0.7, -0.7] {
+        test_rule!(branch(x));
+        one_float!("branch", x, |x| branch(*x));
+    }
+    test_rule!(square(1.3));
+    one_float!("square", 1.3, |x| square(*x));
+    test_rule!(scalars(0.6, 1.3));
+    check_corpus(
+        "scalars",
+        (0.6, 1.3),
+        |p| scalars(p.0, p.1),
+        |p| {
+            let (_, (a, b)) = value_and_gradient!(scalars(p.0, p.1));
+            vec![a, b]
+        },
+        |p, v| {
+            let (y, (a, b), (ha, hb)) = hvp!(scalars(p.0, p.1), (v.0, v.1));
+            (y, vec![a, b], vec![ha, hb])
+        },
+        |p| hessian!(scalars(p.0, p.1)),
+    );
+    test_rule!(guarded(0.7, -3));
+    float_and_constant!("guarded", 0.7, |x| guarded(*x, -3));
+    for n in [0, 1, 4] {
+        test_rule!(loops(0.8, n));
+        float_and_constant!("loops", 0.8, |x| loops(*x, n));
+    }
+    test_rule!(while_and_loop(0.4));
+    one_float!("while_and_loop", 0.4, |x| while_and_loop(*x));
+    for limit in [0.5, 3.0, 400.0] {
+        test_rule!(labelled_and_early_return(0.9, limit));
+        check_corpus(
+            "labelled_and_early_return",
+            (0.9, limit),
+            |p| labelled_and_early_return(p.0, p.1),
+            |p| {
+                let (_, (a, b)) = value_and_gradient!(labelled_and_early_return(p.0, p.1));
+                vec![a, b]
+            },
+            |p, v| {
+                let (y, (a, b), (ha, hb)) = hvp!(labelled_and_early_return(p.0, p.1), (v.0, v.1));
+                (y, vec![a, b], vec![ha, hb])
+            },
+            |p| hessian!(labelled_and_early_return(p.0, p.1)),
+        );
+    }
+}
+
+#[test]
+fn buffer_functions() {
+    let x = vec![0.4, -0.3, 0.9, 1.2];
+    let y = vec![0.2, 0.8, -0.5, 0.3];
+    test_rule!(slice_arg(&x));
+    test_rule!(sum_sin(&x));
+    test_rule!(rosenbrock(&x));
+    one_slice!(slice_arg, x.clone());
+    one_slice!(sum_sin, x.clone());
+    one_slice!(rosenbrock, vec![-1.2, 1.0, 0.5, 0.8]);
+    test_rule!(iterators(&x, &y));
+    two_buffers!(iterators, x.clone(), y.clone());
+    test_rule!(weighted(&x, &y));
+    two_buffers!(weighted, x.clone(), y.clone());
+    for k in [0, 2] {
+        test_rule!(vec_ref_arg(&x, k));
+        check_corpus(
+            "vec_ref_arg",
+            x.clone(),
+            |x| vec_ref_arg(x, k),
+            |x| value_and_gradient!(vec_ref_arg(x, k)).1.0,
+            |x, v| {
+                let (y, (g, _), (h, _)) = hvp!(vec_ref_arg(&*x, k), (v, NoTangent));
+                (y, g, h)
+            },
+            |x| hessian!(vec_ref_arg(&*x, k)),
+        );
+    }
+    for limit in [0.2, 100.0] {
+        test_rule!(early_exit(&x, limit));
+        check_corpus(
+            "early_exit",
+            (x.clone(), limit),
+            |p| early_exit(&p.0, p.1),
+            |p| {
+                let (_, (mut g, l)) = value_and_gradient!(early_exit(&p.0[..], p.1));
+                g.push(l);
+                g
+            },
+            |p, v| {
+                let (y, (mut g, l), (mut h, hl)) = hvp!(early_exit(&p.0[..], p.1), (&v.0, v.1));
+                g.push(l);
+                h.push(hl);
+                (y, g, h)
+            },
+            |p| hessian!(early_exit(&p.0[..], p.1)),
+        );
+    }
+    let arr = [0.3, -1.1, 0.8];
+    test_rule!(array_written(arr, 1.7));
+    check_corpus(
+        "array_written",
+        (arr, 1.7),
+        |p| array_written(p.0, p.1),
+        |p| {
+            let (_, (g, a)) = value_and_gradient!(array_written(p.0, p.1));
+            let mut g = g.to_vec();
+            g.push(a);
+            g
+        },
+        |p, v| {
+            let (y, (g, a), (h, ha)) = hvp!(array_written(p.0, p.1), (v.0, v.1));
+            let (mut g, mut h) = (g.to_vec(), h.to_vec());
+            g.push(a);
+            h.push(ha);
+            (y, g, h)
+        },
+        |p| hessian!(array_written(p.0, p.1)),
+    );
+    for n in [1, 5] {
+        test_rule!(rewritten(&x, 0.7, n));
+        check_corpus(
+            "rewritten",
+            (x.clone(), 0.7),
+            |p| rewritten(&p.0, p.1, n),
+            |p| {
+                let (_, (mut g, a, _)) = value_and_gradient!(rewritten(&p.0[..], p.1, n));
+                g.push(a);
+                g
+            },
+            |p, v| {
+                let (y, (mut g, a, _), (mut h, ha, _)) =
+                    hvp!(rewritten(&p.0[..], p.1, n), (&v.0, v.1, NoTangent));
+                g.push(a);
+                h.push(ha);
+                (y, g, h)
+            },
+            |p| hessian!(rewritten(&p.0[..], p.1, n)),
+        );
+    }
+}
+
+/// The rule at `f64` keeps the function's own signature: `Const(..)` arguments given as
+/// literals (`vec![1.0, ..]`, whose element type is known only from the rule) get their
+/// gradients typed, and the rule's value is the function's, to the bit.
+#[test]
+fn the_f64_rule_keeps_the_signature() {
+    let (w, x) = (vec![1.0, 2.0], vec![3.0, -1.0]);
+    let (e, (gw, gx)) = value_and_gradient!(weighted(&w, Const(&x)));
+    assert_eq!(e, weighted(&w, &x));
+    assert_eq!(gw, vec![3.0, -1.0]);
+    assert_eq!(gx, NoTangent);
+    let (y, pb) = rosenbrock_rrule(CoDual::new(&x[..], Primal::zero_shadow(&x[..])));
+    assert_eq!(y.primal, rosenbrock(&x));
+    let _ = pb(1.0);
+}
