@@ -402,7 +402,8 @@ pub use mooncake_macros::value_and_jacobian;
 pub use mooncake_macros::value_and_gradient_forward;
 
 /// The value, the gradient and a Hessian-vector product of a `#[differentiable]` function
-/// generic over `T: Float` with a scalar result: `(value, (g1, g2, ..), (hv1, hv2, ..))`, one
+/// generic over `T: Float`, or written over `f64` and marked `#[differentiable(second_order)]`,
+/// with a scalar result: `(value, (g1, g2, ..), (hv1, hv2, ..))`, one
 /// gradient and one block of `H v` per argument, shaped as [`value_and_gradient!`]'s
 /// (`NoTangent` for an integer or a `Const(..)` argument). The directions are given one per
 /// argument, as a tuple written out (for one argument, also as a bare expression): a number
@@ -412,10 +413,14 @@ pub use mooncake_macros::value_and_gradient_forward;
 /// **How.** Forward over reverse: the function's derived reverse rule, run at `T = Fwd<f64>`
 /// ([`Fwd`]) with the arguments' dual parts set to the direction and the pullback seeded with
 /// `1 + 0ε`, gives the gradient in the real parts and `H v` in the dual parts, at about twice
-/// a gradient's cost. No second derivation: this needs the function to be generic over
-/// `T: Float` (constants written `T::from_f64(..)`, `T::ZERO`, ..); for a function that is not,
-/// the call does not compile, with a message saying so (arguments of a parameter that is not
-/// generic may be passed as `Const(..)`).
+/// a gradient's cost. No second derivation: this needs the reverse rule generic over the float.
+/// A function generic over `T: Float` has one (constants written `T::from_f64(..)`,
+/// `T::ZERO`, ..). A function written over `f64` gets one from `#[differentiable(second_order)]`,
+/// which derives its reverse rule from a copy over a float type parameter (a leaf of numbers and
+/// buffers: no calls of other functions, no `&mut` or struct arguments; what cannot be copied
+/// with certainty is refused with a message). For any other function the call does not
+/// compile, with a message saying so (arguments of a parameter that is not generic may be
+/// passed as `Const(..)`).
 ///
 /// **Arguments**: `f64` / `f32` and integers by value, buffers of them (`[T]`, `Vec<T>`,
 /// `[T; N]`) as `&x` or by value, `Const(..)` of any of these. `&mut` arguments are refused
@@ -446,6 +451,18 @@ pub use mooncake_macros::value_and_gradient_forward;
 /// // A constant argument gets no gradient; its direction is `NoTangent`.
 /// let (_, (_, c), (hx2, _)) = hvp!(chain(&x, Const(2.0)), (&[1.0, 0.0, 0.0], NoTangent));
 /// assert_eq!((c, hx2), (NoTangent, vec![8.0, 4.0, 0.0]));
+///
+/// // The same function written over `f64`, with `second_order`.
+/// #[differentiable(second_order)]
+/// fn chain64(x: &[f64], a: f64) -> f64 {
+///     let mut s = 0.0;
+///     for i in 0..x.len() - 1 {
+///         s += x[i] * x[i] * x[i + 1];
+///     }
+///     a * s
+/// }
+/// let (y64, (gx64, _), (hx64, ha64)) = hvp!(chain64(&x, 2.0), (&[1.0, 0.0, 0.0], 0.0));
+/// assert_eq!((y64, gx64, hx64, ha64), (y, vec![8.0, 26.0, 8.0], vec![8.0, 4.0, 0.0], 4.0));
 /// ```
 ///
 /// # Panics
@@ -460,7 +477,8 @@ pub use mooncake_macros::hvp;
 /// scalar is one, a buffer its elements; integers none), `gradient` is a `Vec<f64>` of them and
 /// `H` an `n x n` [`Jacobian`] (row-major, `H[(i, j)] = ∂²f/∂x_i∂x_j`). It is built from `n`
 /// Hessian-vector products with the unit directions (see [`hvp!`], whose argument rules
-/// apply): column `j` is `H e_j`. The function must be generic over `T: Float`.
+/// apply): column `j` is `H e_j`. The function must be generic over `T: Float`, or written over
+/// `f64` and marked `#[differentiable(second_order)]`.
 ///
 /// ```
 /// use mooncake_runtime::prelude::*;

@@ -162,9 +162,9 @@ pub struct Refused;
 /// gradient cannot be differentiated, so that a `value_and_gradient!` of it inside a
 /// `#[differentiable]` function fails at the call with this message.
 #[diagnostic::on_unimplemented(
-    message = "`value_and_gradient!` / `value_and_derivative!` inside a #[differentiable] function needs the function it calls to be generic over one `T: Float`",
+    message = "`value_and_gradient!` / `value_and_derivative!` inside a #[differentiable] function needs the function it calls to be generic over one `T: Float`, or over `f64` with `#[differentiable(second_order)]`",
     label = "the derivatives of this function cannot be differentiated",
-    note = "write the called function over a type parameter `T: Float` (`fn f<T: Float>(x: &[T]) -> T`), with arguments that are numbers, integers or buffers of numbers (`T`, `&[T]`, `Vec<T>`, `[T; N]`) and a result `T`: its Hessian-vector products then give the derivative of its gradient"
+    note = "put `#[differentiable(second_order)]` on the called function if it is written over `f64`, or write it over a type parameter `T: Float` (`fn f<T: Float>(x: &[T]) -> T`), with arguments that are numbers, integers or buffers of numbers (`T`, `&[T]`, `Vec<T>`, `[T; N]`) and a result `T`: its Hessian-vector products then give the derivative of its gradient"
 )]
 pub trait NestedGradient<A> {}
 

@@ -434,3 +434,41 @@ fn the_f64_rule_keeps_the_signature() {
     assert_eq!(y.primal, rosenbrock(&x));
     let _ = pb(1.0);
 }
+
+/// `Σ x⁴ / 4`, over `f64`, with `second_order`: a gradient of it can be taken inside another
+/// differentiated function (nested AD runs `hvp!` in the outer rules).
+#[differentiable(second_order)]
+fn quartic(x: &[f64]) -> f64 {
+    let mut u = 0.0;
+    for v in x.iter() {
+        u += *v * *v * *v * *v * 0.25;
+    }
+    u
+}
+
+/// One step of gradient descent on `quartic`, then `quartic` where it lands.
+#[differentiable]
+fn one_step(x: &[f64], lr: f64) -> f64 {
+    let (_, (g,)) = value_and_gradient!(quartic(x));
+    let mut y = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        y[i] = x[i] - lr * g[i];
+    }
+    quartic(&y)
+}
+
+/// `y = x − lr x³`, `e = Σ y⁴ / 4`: `de/dx = y³ (1 − 3 lr x²)`, `de/dlr = −Σ y³ x³`; both
+/// modes by `test_rule!`.
+#[test]
+fn a_nested_gradient_of_a_function_over_f64() {
+    let (x, lr) = (vec![0.5, -1.0, 0.25], 0.1);
+    test_rule!(one_step(&x, lr));
+    let (_, (gx, glr)) = value_and_gradient!(one_step(&x, lr));
+    let y: Vec<f64> = x.iter().map(|v| v - lr * v * v * v).collect();
+    for i in 0..x.len() {
+        let want = y[i].powi(3) * (1.0 - 3.0 * lr * x[i] * x[i]);
+        assert!((gx[i] - want).abs() < 1e-12, "{} against {want}", gx[i]);
+    }
+    let want: f64 = -y.iter().zip(&x).map(|(y, x)| y.powi(3) * x.powi(3)).sum::<f64>();
+    assert!((glr - want).abs() < 1e-12, "{glr} against {want}");
+}

@@ -168,12 +168,16 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
         if args.forward_only {
             rules.extend(batched::stub(&func.vis, &func.sig, lanes_stub));
         } else {
-            rules.extend(nested_ad::items(
-                &func.vis,
-                &func.sig,
-                &float_params(&func.sig.generics),
-                lanes_stub,
-            ));
+            // A function with `second_order` gets the nested rules of its twin's signature (the
+            // rules take `f64`s and call `hvp!`, which runs `NAME_rrule_twin`).
+            let floats = float_params(&func.sig.generics);
+            let twin =
+                (args.second_order && floats.is_empty()).then(|| twin::twin(&parts).ok()).flatten();
+            let (sig, floats) = match &twin {
+                Some(t) => (&t.sig, vec![format_ident!("{}", twin::PARAM)]),
+                None => (&func.sig, floats),
+            };
+            rules.extend(nested_ad::items(&func.vis, sig, &floats, lanes_stub));
         }
     }
     match errors.finish() {
@@ -821,9 +825,13 @@ fn generate(
             let (forward_pass, pullback, _) = rev.generate(rstructured);
             let boxed = rev.boxes_own_pullback();
             let twin = !std::ptr::eq(rfunc, func);
-            let rule_suffix = if twin { "rrule_twin" } else { "rrule_wrt" };
-            let (signature, _) = rrule_signatures(rfunc, rsig, &names, boxed, rule_suffix);
+            // The function's own signatures; and the twin's rule's, when there is one.
             let (wrt_signature, wrapper) = rrule_signatures(func, sig, &names, boxed, "rrule_wrt");
+            let signature = if twin {
+                rrule_signatures(rfunc, rsig, &names, boxed, "rrule_twin").0
+            } else {
+                wrt_signature.clone()
+            };
             let ret_codual = codual_type(&rsig.ret);
             let ret_rdata = rdata_type(&rsig.ret);
             let rdecls = rdecls_of(rbody);
@@ -985,15 +993,31 @@ fn local_declarations(
             }
         }
     }
-    let decls = (body.n_args + 1..body.locals.len()).filter(|l| assigned[*l]).map(|l| {
-        let name = names.local(Local(l as u32));
+    // Written token by token into one stream: a `quote!` per local was 3-4% of an expansion.
+    use proc_macro2::{Ident, Punct, Spacing, TokenTree};
+    let mut out = TokenStream::new();
+    for l in (body.n_args + 1..body.locals.len()).filter(|l| assigned[*l]) {
         let decl = &body.locals[l];
-        match decl.ty.as_ref().and_then(typed) {
-            Some(ty) => quote_spanned!(decl.span=> let mut #name: #ty;),
-            None => quote_spanned!(decl.span=> let mut #name;),
+        let span = decl.span;
+        let ty = decl.ty.as_ref().and_then(typed);
+        let punct = |c| {
+            let mut p = Punct::new(c, Spacing::Alone);
+            p.set_span(span);
+            TokenTree::Punct(p)
+        };
+        let colon = ty.as_ref().map(|_| punct(':'));
+        out.extend([
+            TokenTree::Ident(Ident::new("let", span)),
+            TokenTree::Ident(Ident::new("mut", span)),
+            TokenTree::Ident(names.local(Local(l as u32))),
+        ]);
+        if let (Some(colon), Some(ty)) = (colon, ty) {
+            out.extend([colon]);
+            out.extend(ty);
         }
-    });
-    quote!(#(#decls)*)
+        out.extend([punct(';')]);
+    }
+    out
 }
 
 /// When the function has errors: rules with the right signature and a body that is never
