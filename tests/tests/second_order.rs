@@ -9,8 +9,8 @@
 //! - `check_corpus`: `hvp!` and `hessian!` against central differences of the gradient, of
 //!   the value, and against each other.
 //!
-//! The rest of the corpus has no twin (calls of other functions, structs, `&mut`, `f32`, macros
-//! that mention floats: `checked`'s `assert!`): `hessian_corpus.rs` checks its generic copies.
+//! The rest of the corpus has no twin (calls of other functions, structs, `&mut`, `f32`):
+//! `hessian_corpus.rs` checks its generic copies.
 
 #![allow(
     clippy::needless_range_loop,
@@ -96,6 +96,16 @@ fn labelled_and_early_return(x: f64, limit: f64) -> f64 {
 #[differentiable(second_order)]
 fn square(x: f64) -> f64 {
     x * x
+}
+
+#[differentiable(second_order)]
+fn checked(x: f64) -> f64 {
+    assert!(x > 0.0, "x must be positive, got {}", x);
+    debug_assert!(x < 1e6);
+    if x > 100.0 {
+        panic!("too large: {}", x);
+    }
+    x.ln()
 }
 
 #[differentiable(second_order)]
@@ -301,6 +311,8 @@ fn scalar_functions() {
         },
         |p| hessian!(scalars(p.0, p.1)),
     );
+    test_rule!(checked(2.5));
+    one_float!("checked", 2.5, |x| checked(*x));
     test_rule!(guarded(0.7, -3));
     float_and_constant!("guarded", 0.7, |x| guarded(*x, -3));
     for n in [0, 1, 4] {

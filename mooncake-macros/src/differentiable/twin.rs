@@ -25,7 +25,8 @@
 //! (lifetimes aside), with arguments that are numbers, buffers of numbers or shared references
 //! to buffers, a result `f64`, no `f32` anywhere, no names from outside the function (a `const`
 //! keeps its type), no type but numbers, `Vec`s, arrays, slices, tuples and references (a type
-//! alias keeps its `f64`), no items or macros that mention floats but `vec!`, no float
+//! alias keeps its `f64`), no items, no macros that mention floats but `vec!` and the standard
+//! ones whose arguments are expressions (`assert!`, `panic!`, `println!`, ..), no float
 //! patterns, no calls but `Vec`'s constructors, and every cast of an operand the text shows to
 //! be an integer (an integer argument, literal, `len()`, a counter of a range loop or of
 //! `enumerate()`, arithmetic of those, a `let` of one; a name bound to anything else anywhere
@@ -532,8 +533,41 @@ impl Rewrite<'_> {
         syn::parse_quote_spanned!(span=> #p::from_f64(#tokens))
     }
 
-    /// `vec![..]` with its elements rewritten; other macros must not mention floats.
+    /// `vec![..]` with its elements rewritten, and the expressions of the standard macros that
+    /// take some (`assert!`, `assert_eq!`, `panic!`, `println!`, ..: a float's `Display` and
+    /// `Debug` are `Float`'s); any other macro must not mention floats.
     fn rewrite_macro(&mut self, mac: &mut syn::Macro) {
+        const WITH_EXPRESSIONS: &[&str] = &[
+            "assert",
+            "assert_eq",
+            "assert_ne",
+            "debug_assert",
+            "debug_assert_eq",
+            "debug_assert_ne",
+            "panic",
+            "unreachable",
+            "todo",
+            "unimplemented",
+            "print",
+            "println",
+            "eprint",
+            "eprintln",
+            "format",
+        ];
+        if WITH_EXPRESSIONS.iter().any(|m| mac.path.is_ident(m)) {
+            let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+            match syn::parse::Parser::parse2(parser, mac.tokens.clone()) {
+                Ok(mut args) => {
+                    for e in args.iter_mut() {
+                        self.visit_expr_mut(e);
+                    }
+                    let span = mac.tokens.span();
+                    mac.tokens = quote_spanned!(span=> #args);
+                }
+                Err(_) => self.no(mac.path.span(), "this macro's arguments could not be read"),
+            }
+            return;
+        }
         if !mac.path.is_ident("vec") {
             let lit_float = |t: &TokenStream| {
                 fn any_float(tokens: TokenStream) -> bool {
