@@ -133,3 +133,71 @@ pub fn check_corpus<X>(
         }
     }
 }
+
+/// `check_corpus` of a function of one slice (`hessian_corpus.rs`, `second_order.rs`).
+#[macro_export]
+macro_rules! one_slice {
+    ($f:ident, $x:expr) => {
+        $crate::check_corpus(
+            stringify!($f),
+            $x,
+            |x: &Vec<f64>| $f(x),
+            |x| ::mooncake_runtime::value_and_gradient!($f(&x[..])).1.0,
+            |x, v| {
+                let (y, (g,), (h,)) = ::mooncake_runtime::hvp!($f(&x[..]), (v,));
+                (y, g, h)
+            },
+            |x| ::mooncake_runtime::hessian!($f(&x[..])),
+        )
+    };
+}
+
+/// `check_corpus` of a function of two buffers (slices or `&Vec`s).
+#[macro_export]
+macro_rules! two_slices {
+    ($f:ident, $x:expr, $y:expr) => {
+        $crate::check_corpus(
+            stringify!($f),
+            ($x, $y),
+            |p: &(Vec<f64>, Vec<f64>)| $f(&p.0, &p.1),
+            |p| {
+                let (_, (mut a, b)) = ::mooncake_runtime::value_and_gradient!($f(&p.0, &p.1));
+                a.extend(b);
+                a
+            },
+            |p, v| {
+                let (y, (mut a, b), (mut ha, hb)) =
+                    ::mooncake_runtime::hvp!($f(&p.0, &p.1), (&v.0, &v.1));
+                a.extend(b);
+                ha.extend(hb);
+                (y, a, ha)
+            },
+            |p| ::mooncake_runtime::hessian!($f(&p.0, &p.1)),
+        )
+    };
+}
+
+/// `check_corpus` of a function of a slice and a scalar.
+#[macro_export]
+macro_rules! slice_and_scalar {
+    ($f:ident, $x:expr, $a:expr) => {
+        $crate::check_corpus(
+            stringify!($f),
+            ($x, $a),
+            |p: &(Vec<f64>, f64)| $f(&p.0, p.1),
+            |p| {
+                let (_, (mut g, a)) = ::mooncake_runtime::value_and_gradient!($f(&p.0[..], p.1));
+                g.push(a);
+                g
+            },
+            |p, v| {
+                let (y, (mut g, a), (mut h, ha)) =
+                    ::mooncake_runtime::hvp!($f(&p.0, p.1), (&v.0, v.1));
+                g.push(a);
+                h.push(ha);
+                (y, g, h)
+            },
+            |p| ::mooncake_runtime::hessian!($f(&p.0, p.1)),
+        )
+    };
+}

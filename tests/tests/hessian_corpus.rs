@@ -23,7 +23,7 @@
 )] // the corpus as written; `&*x` lends a `&Vec` held by name, as `hvp!` takes it
 
 use mooncake_runtime::prelude::*;
-use mooncake_tests::check_corpus;
+use mooncake_tests::{check_corpus, one_slice, slice_and_scalar, two_slices};
 
 #[differentiable]
 fn branch<T: Float>(x: T) -> T {
@@ -463,69 +463,6 @@ fn calls_and_recursion() {
             |x| hessian!(gen_ping(*x, n)),
         );
     }
-}
-
-/// A function of one slice.
-macro_rules! one_slice {
-    ($f:ident, $x:expr) => {
-        check_corpus(
-            stringify!($f),
-            $x,
-            |x: &Vec<f64>| $f(x),
-            |x| value_and_gradient!($f(&x[..])).1.0,
-            |x, v| {
-                let (y, (g,), (h,)) = hvp!($f(&x[..]), (v,));
-                (y, g, h)
-            },
-            |x| hessian!($f(&x[..])),
-        )
-    };
-}
-
-/// A function of two slices.
-macro_rules! two_slices {
-    ($f:ident, $x:expr, $y:expr) => {
-        check_corpus(
-            stringify!($f),
-            ($x, $y),
-            |p: &(Vec<f64>, Vec<f64>)| $f(&p.0, &p.1),
-            |p| {
-                let (_, (mut a, b)) = value_and_gradient!($f(&p.0[..], &p.1[..]));
-                a.extend(b);
-                a
-            },
-            |p, v| {
-                let (y, (mut a, b), (mut ha, hb)) = hvp!($f(&p.0, &p.1), (&v.0, &v.1));
-                a.extend(b);
-                ha.extend(hb);
-                (y, a, ha)
-            },
-            |p| hessian!($f(&p.0, &p.1)),
-        )
-    };
-}
-
-/// A function of a slice and a scalar.
-macro_rules! slice_and_scalar {
-    ($f:ident, $x:expr, $a:expr) => {
-        check_corpus(
-            stringify!($f),
-            ($x, $a),
-            |p: &(Vec<f64>, f64)| $f(&p.0, p.1),
-            |p| {
-                let (_, (mut g, a)) = value_and_gradient!($f(&p.0[..], p.1));
-                g.push(a);
-                g
-            },
-            |p, v| {
-                let (y, (mut g, a), (mut h, ha)) = hvp!($f(&p.0, p.1), (&v.0, v.1));
-                g.push(a);
-                h.push(ha);
-                (y, g, h)
-            },
-            |p| hessian!($f(&p.0, p.1)),
-        )
-    };
 }
 
 #[test]

@@ -20,7 +20,7 @@
 )] // the corpus as written
 
 use mooncake_runtime::prelude::*;
-use mooncake_tests::check_corpus;
+use mooncake_tests::{check_corpus, one_slice, slice_and_scalar, two_slices};
 
 #[differentiable(second_order)]
 fn branch(x: f64) -> f64 {
@@ -248,46 +248,6 @@ macro_rules! float_and_constant {
     };
 }
 
-/// A function of one slice.
-macro_rules! one_slice {
-    ($f:ident, $x:expr) => {
-        check_corpus(
-            stringify!($f),
-            $x,
-            |x: &Vec<f64>| $f(x),
-            |x| value_and_gradient!($f(&x[..])).1.0,
-            |x, v| {
-                let (y, (g,), (h,)) = hvp!($f(&x[..]), (v,));
-                (y, g, h)
-            },
-            |x| hessian!($f(&x[..])),
-        )
-    };
-}
-
-/// A function of two buffers.
-macro_rules! two_buffers {
-    ($f:ident, $x:expr, $y:expr) => {
-        check_corpus(
-            stringify!($f),
-            ($x, $y),
-            |p: &(Vec<f64>, Vec<f64>)| $f(&p.0, &p.1),
-            |p| {
-                let (_, (mut a, b)) = value_and_gradient!($f(&p.0, &p.1));
-                a.extend(b);
-                a
-            },
-            |p, v| {
-                let (y, (mut a, b), (mut ha, hb)) = hvp!($f(&p.0, &p.1), (&v.0, &v.1));
-                a.extend(b);
-                ha.extend(hb);
-                (y, a, ha)
-            },
-            |p| hessian!($f(&p.0, &p.1)),
-        )
-    };
-}
-
 #[test]
 fn scalar_functions() {
     for x in [0.7, -0.7] {
@@ -351,9 +311,9 @@ fn buffer_functions() {
     one_slice!(sum_sin, x.clone());
     one_slice!(rosenbrock, vec![-1.2, 1.0, 0.5, 0.8]);
     test_rule!(iterators(&x, &y));
-    two_buffers!(iterators, x.clone(), y.clone());
+    two_slices!(iterators, x.clone(), y.clone());
     test_rule!(weighted(&x, &y));
-    two_buffers!(weighted, x.clone(), y.clone());
+    two_slices!(weighted, x.clone(), y.clone());
     for k in [0, 2] {
         test_rule!(vec_ref_arg(&x, k));
         check_corpus(
@@ -370,23 +330,7 @@ fn buffer_functions() {
     }
     for limit in [0.2, 100.0] {
         test_rule!(early_exit(&x, limit));
-        check_corpus(
-            "early_exit",
-            (x.clone(), limit),
-            |p| early_exit(&p.0, p.1),
-            |p| {
-                let (_, (mut g, l)) = value_and_gradient!(early_exit(&p.0[..], p.1));
-                g.push(l);
-                g
-            },
-            |p, v| {
-                let (y, (mut g, l), (mut h, hl)) = hvp!(early_exit(&p.0[..], p.1), (&v.0, v.1));
-                g.push(l);
-                h.push(hl);
-                (y, g, h)
-            },
-            |p| hessian!(early_exit(&p.0[..], p.1)),
-        );
+        slice_and_scalar!(early_exit, x.clone(), limit);
     }
     let arr = [0.3, -1.1, 0.8];
     test_rule!(array_written(arr, 1.7));

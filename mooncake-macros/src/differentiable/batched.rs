@@ -74,12 +74,19 @@ fn scalar(ty: &syn::Type, floats: &[syn::Ident]) -> Option<Scalar> {
 
 /// A buffer of numbers (`Vec<E>`, `[E]`, `[E; K]`), or a number.
 fn batched_value(ty: &syn::Type, floats: &[syn::Ident]) -> bool {
+    number_or_buffer(ty, &|t| scalar(t, floats).is_some())
+}
+
+/// Whether `ty` is a number (as `number` says), or a `Vec` (`Vec<E>`, `std::vec::Vec<E>`),
+/// array or slice of numbers: the values the batched rule and `second_order`'s twin
+/// (`twin.rs`) know how to handle.
+pub(crate) fn number_or_buffer(ty: &syn::Type, number: &dyn Fn(&syn::Type) -> bool) -> bool {
     match ty {
-        syn::Type::Paren(p) => batched_value(&p.elem, floats),
-        syn::Type::Array(a) => scalar(&a.elem, floats).is_some(),
-        syn::Type::Slice(s) => scalar(&s.elem, floats).is_some(),
+        syn::Type::Paren(p) => number_or_buffer(&p.elem, number),
+        syn::Type::Array(a) => number(&a.elem),
+        syn::Type::Slice(s) => number(&s.elem),
         syn::Type::Path(p) if p.qself.is_none() => {
-            if scalar(ty, floats).is_some() {
+            if number(ty) {
                 return true;
             }
             let Some(last) = p.path.segments.last() else { return false };
@@ -92,7 +99,7 @@ fn batched_value(ty: &syn::Type, floats: &[syn::Ident]) -> bool {
                         .eq(["std", "vec", "Vec"]));
             match &last.arguments {
                 syn::PathArguments::AngleBracketed(a) if is_vec && a.args.len() == 1 => {
-                    matches!(&a.args[0], syn::GenericArgument::Type(e) if scalar(e, floats).is_some())
+                    matches!(&a.args[0], syn::GenericArgument::Type(e) if number(e))
                 }
                 _ => false,
             }

@@ -287,29 +287,9 @@ fn number(t: &syn::Type) -> bool {
     is_named(t, "f64") || is_named(t, "bool") || int_type(t)
 }
 
-/// A number, or a buffer of numbers (`Vec<E>`, `[E; N]`).
+/// A number, or a buffer of numbers (`Vec<E>`, `[E; N]`; a slice only behind a reference).
 fn value_type(ty: &syn::Type) -> bool {
-    match ty {
-        syn::Type::Paren(p) => value_type(&p.elem),
-        syn::Type::Array(a) => number(&a.elem),
-        syn::Type::Path(p) if p.qself.is_none() => {
-            if number(ty) {
-                return true;
-            }
-            let Some(last) = p.path.segments.last() else { return false };
-            let vec = last.ident == "Vec"
-                && (p.path.segments.len() == 1
-                    || p.path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .eq(["std", "vec", "Vec"]));
-            matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
-                if vec && a.args.len() == 1
-                    && matches!(&a.args[0], syn::GenericArgument::Type(e) if number(e)))
-        }
-        _ => false,
-    }
+    !matches!(ty, syn::Type::Slice(_)) && super::batched::number_or_buffer(ty, &number)
 }
 
 /// An argument's type: a number or buffer of numbers, or a shared reference to one or to a
@@ -319,7 +299,7 @@ fn argument_type(ty: &syn::Type) -> bool {
         // A shared reference to a buffer (not to a number: `&f64` in arithmetic has rules for
         // `f64` and `f32` only).
         syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
-            syn::Type::Slice(s) => value_type(&s.elem) && !matches!(&*s.elem, syn::Type::Array(_)),
+            syn::Type::Slice(s) => number(&s.elem),
             syn::Type::Array(_) => value_type(&r.elem),
             inner => value_type(inner) && !number(inner),
         },
