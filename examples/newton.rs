@@ -8,8 +8,9 @@
 //! 2. dense: argmin's `Hessian` trait returns the 100 x 100 matrix from `hessian!` (100
 //!    Hessian-vector products).
 //!
-//! The function is written generic over `T: Float`, which is what lets its derived reverse rule
-//! run at `T = Fwd<f64>`.
+//! The function is written over `f64`, as any other; `#[differentiable(second_order)]` derives
+//! its reverse rule from a copy over a float type parameter, which is what lets the rule run at
+//! `T = Fwd<f64>` (a function written generic over `T: Float` needs no option).
 //!
 //! The solver is argmin's trust-region method with Steihaug's truncated conjugate gradients for
 //! the step (Newton-CG in a trust region): it needs only products with the Hessian, and copes
@@ -37,14 +38,13 @@ use std::rc::Rc;
 // ---- the function, generic so that it runs on dual numbers -----------------------------------
 
 /// `Σ (1 - x_i)² + 100 (x_{i+1} - x_i²)²`.
-#[differentiable]
-fn rosenbrock<T: Float>(x: &[T]) -> T {
-    let hundred = T::from_f64(100.0);
-    let mut s = T::ZERO;
+#[differentiable(second_order)]
+fn rosenbrock(x: &[f64]) -> f64 {
+    let mut s = 0.0;
     for i in 0..x.len() - 1 {
-        let a = T::ONE - x[i];
+        let a = 1.0 - x[i];
         let b = x[i + 1] - x[i] * x[i];
-        s += a * a + hundred * b * b;
+        s += a * a + 100.0 * b * b;
     }
     s
 }
