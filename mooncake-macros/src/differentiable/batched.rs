@@ -169,25 +169,31 @@ fn batched_rvalue(rv: &Rvalue) -> bool {
         | Rvalue::VecRepeat(..)
         | Rvalue::Matches(..) => true,
         Rvalue::Cast(_, ty) => scalar(ty, &[]).is_some(),
-        Rvalue::Method { method, .. } => NUMBER_METHODS
-            .iter()
-            .chain(OTHER_METHODS)
-            .chain(LANES_BUFFER_METHODS)
-            .any(|m| method == m),
-        Rvalue::Call { func, .. } => {
-            let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
-            let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-            match segs.as_slice() {
-                ["Vec", "new" | "with_capacity"]
-                | ["std", "vec", "Vec", "new" | "with_capacity"] => true,
-                ["mooncake_runtime", "__private", "float_from_f64"] => true,
-                [ty, m] if *ty == "f64" || *ty == "f32" => {
-                    NUMBER_METHODS.contains(m) || OTHER_METHODS.contains(m)
-                }
-                _ => false,
-            }
-        }
+        Rvalue::Method { method, .. } => leaf_method(method),
+        Rvalue::Call { func, .. } => leaf_call(func),
         Rvalue::Struct { .. } | Rvalue::Convert(..) => false,
+    }
+}
+
+/// Whether a method has rules for every kind of number a leaf holds (one direction, batched
+/// directions, and `T: Float` for `second_order`'s twin): the numbers' methods, `sin_cos`,
+/// `len`, and the buffer methods with batched rules.
+pub(crate) fn leaf_method(method: &syn::Ident) -> bool {
+    NUMBER_METHODS.iter().chain(OTHER_METHODS).chain(LANES_BUFFER_METHODS).any(|m| method == m)
+}
+
+/// Whether a call is one a leaf may make (see [`leaf_method`]): `Vec`'s constructors,
+/// `T::from_f64`, a number's method called through its type (`f64::sqrt(x)`).
+pub(crate) fn leaf_call(func: &syn::Path) -> bool {
+    let segs: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    match segs.as_slice() {
+        ["Vec", "new" | "with_capacity"] | ["std", "vec", "Vec", "new" | "with_capacity"] => true,
+        ["mooncake_runtime", "__private", "float_from_f64"] => true,
+        [ty, m] if *ty == "f64" || *ty == "f32" => {
+            NUMBER_METHODS.contains(m) || OTHER_METHODS.contains(m)
+        }
+        _ => false,
     }
 }
 

@@ -267,7 +267,6 @@ impl<'a> Forward<'a> {
         // The trait path carries the method's span, so that a missing rule is reported at the
         // user's method call.
         let trait_path = quote_spanned!(method.span()=> __fwd::MethodRule);
-        let _ = &rt;
         quote_spanned!(method.span()=> {
             #setup
             let (__r, __f) = #trait_path::<#key, _>::method_frule(#borrow);
@@ -512,12 +511,10 @@ impl<'a> Forward<'a> {
                 if place.projections.is_empty() {
                     let l = self.names.local(place.local);
                     let check = if self.debug {
-                        let rt = rt();
                         let what = match &self.locals[place.local.index()].name {
                             Some(n) => format!("`{n}`"),
                             None => "an intermediate value".to_owned(),
                         };
-                        let _ = &rt;
                         quote_spanned!(span=> {
                             #[allow(unused_imports)]
                             use __fwd::{DebugCheck as _, DebugCheckFallback as _};

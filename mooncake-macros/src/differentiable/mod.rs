@@ -159,7 +159,7 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
     };
-    let (mut rules, _, _, batched) = rules_of(&parts, args, &mut errors);
+    let Rules { tokens: mut rules, batched, twin, .. } = rules_of(&parts, args, &mut errors);
     // The rules of `value_and_gradient!` of this function inside other differentiated code
     // (refusing stubs where it does not qualify), and the batched entry's stub where the
     // function has no batched rule; not for methods.
@@ -171,8 +171,6 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
             // A function with `second_order` gets the nested rules of its twin's signature (the
             // rules take `f64`s and call `hvp!`, which runs `NAME_rrule_twin`).
             let floats = float_params(&func.sig.generics);
-            let twin =
-                (args.second_order && floats.is_empty()).then(|| twin::twin(&parts).ok()).flatten();
             let (sig, floats) = match &twin {
                 Some(t) => (&t.sig, vec![format_ident!("{}", twin::PARAM)]),
                 None => (&func.sig, floats),
@@ -236,7 +234,7 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
     };
-    let (mut rules, _, _, batched) = rules_of(&parts, &args, &mut errors);
+    let Rules { tokens: mut rules, batched, .. } = rules_of(&parts, &args, &mut errors);
     if !batched && func.sig.receiver().is_none() && !args.reverse_only {
         rules.extend(batched::stub(&func.vis, &func.sig, true));
     }
@@ -301,8 +299,8 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                     })
                     .collect(),
             };
-            let (r, sig, derived_rrule, _) = rules_of(&parts, args, &mut errors);
-            rules.push(r);
+            let Rules { tokens, sig, derived_rrule, .. } = rules_of(&parts, args, &mut errors);
+            rules.push(tokens);
             if let Some(sig) = sig {
                 dispatch.push(method_dispatch(&imp, &f.sig, &sig));
                 if derived_rrule {
@@ -324,38 +322,67 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
     )
 }
 
+/// The rules of one function (see [`rules_of`]) and what its callers need to know of them.
+struct Rules {
+    tokens: TokenStream,
+    /// The parsed signature, when it is usable.
+    sig: Option<parse::Sig>,
+    /// Whether a reverse rule was derived (not a stub).
+    derived_rrule: bool,
+    /// Whether the batched entry `NAME__lanes` was emitted (`batched.rs`).
+    batched: bool,
+    /// The function's twin, with `second_order` (`twin.rs`).
+    twin: Option<twin::Twin>,
+}
+
 /// The rules of one function: generated, or stubs with the right signature when the function
-/// has errors (so that the user sees the real errors, not one per call site). Also returns the
-/// parsed signature when it is usable, whether a reverse rule was derived (not a stub), and
-/// whether the batched entry `NAME__lanes` was emitted (`batched.rs`).
-fn rules_of(
-    parts: &FnParts<'_>,
-    args: &parse::Args,
-    errors: &mut Errors,
-) -> (TokenStream, Option<parse::Sig>, bool, bool) {
+/// has errors (so that the user sees the real errors, not one per call site).
+fn rules_of(parts: &FnParts<'_>, args: &parse::Args, errors: &mut Errors) -> Rules {
     let before = errors.has_errors();
     let sig = parse::signature(parts.sig, errors);
     let lsig = lower::Signature::of(&parts.sig.ident, &sig);
     let failed_signature = errors.has_errors() && !before;
+    let stubbed = |sig: parse::Sig, usable: bool| Rules {
+        tokens: stubs(parts, &sig),
+        sig: usable.then_some(sig),
+        derived_rrule: false,
+        batched: false,
+        twin: None,
+    };
     if failed_signature {
-        return (stubs(parts, &sig), None, false, false);
+        return stubbed(sig, false);
     }
     let mut local = Errors::new();
+    // Asked for by `second_order`; a function generic over `T: Float` is its own twin.
+    let twin = if args.second_order && float_params(&parts.sig.generics).is_empty() {
+        if args.forward_only {
+            local.error(
+                parts.sig.ident.span(),
+                "`second_order` concerns the reverse rule, which `forward_only` does not derive; give one of them",
+            );
+            None
+        } else {
+            twin::twin(parts).map_err(|(span, why)| local.error(span, why)).ok()
+        }
+    } else {
+        None
+    };
     let body = lower::lower(&lsig, parts.block, &mut local);
     if !float_params(&parts.sig.generics).is_empty() {
         nested_ad::refuse_in_generic(&body, &mut local);
     }
-    let (mut derived_rrule, mut batched) = (false, false);
     let rules = if local.has_errors() {
         None
     } else {
-        generate(parts, &sig, &body, args, &mut local, &mut derived_rrule, &mut batched)
+        generate(parts, &sig, &body, args, twin.as_ref(), &mut local)
     };
     let failed = local.has_errors();
     errors.absorb(local);
     match rules {
-        Some(r) if !failed => (r, Some(sig), derived_rrule, batched),
-        _ => (stubs(parts, &sig), Some(sig), false, false),
+        Some((tokens, derived_rrule, batched)) if !failed => {
+            Rules { tokens, sig: Some(sig), derived_rrule, batched, twin }
+        }
+        _ => stubbed(sig, true),
     }
 }
 
@@ -708,15 +735,17 @@ fn forward_cond(names: &Names, l: Local) -> TokenStream {
     quote!(#l.primal)
 }
 
+/// The rules of a function whose body lowered without errors, derived from its twin (`twin`,
+/// with `second_order`) in reverse mode where there is one; with whether a reverse rule was
+/// derived (not a stub) and whether the batched entry was emitted.
 fn generate(
     func: &FnParts<'_>,
     sig: &parse::Sig,
     body: &Body,
     args: &parse::Args,
+    twin: Option<&twin::Twin>,
     errors: &mut Errors,
-    derived_rrule: &mut bool,
-    batched_entry: &mut bool,
-) -> Option<TokenStream> {
+) -> Option<(TokenStream, bool, bool)> {
     let problems = verify::verify(body);
     if !problems.is_empty() {
         errors.error(
@@ -775,21 +804,7 @@ fn generate(
     // The reverse rule is derived from the function's generic twin where it has one
     // (`twin.rs`: generic over `__F: Float`, so that `hvp!` runs it on dual numbers), else from
     // the function as written; `NAME_rrule` keeps the function's own signature either way.
-    // Asked for by `second_order`; a function generic over `T: Float` is its own twin.
-    let twin = if args.second_order && float_params(&func.sig.generics).is_empty() {
-        if args.forward_only {
-            errors.error(
-                func.sig.ident.span(),
-                "`second_order` concerns the reverse rule, which `forward_only` does not derive; give one of them",
-            );
-            None
-        } else {
-            twin::twin(func).map_err(|(span, why)| errors.error(span, why)).ok()
-        }
-    } else {
-        None
-    };
-    let twin_parts = twin.as_ref().map(|t| FnParts {
+    let twin_parts = twin.map(|t| FnParts {
         vis: func.vis,
         sig: &t.sig,
         block: &t.block,
@@ -813,10 +828,10 @@ fn generate(
             (func, sig, &structured, &plain_rbody, why)
         }
     };
+    let derived_rrule = why.is_none() && !args.forward_only;
     let rrule = match why {
         _ if args.forward_only => quote!(),
         None => {
-            *derived_rrule = true;
             let rnames = Names::new(rbody);
             let mut rev = reverse::Reverse::new(rbody, &rnames, rstructured, args.recursive);
             rev.ret_ty = codual_type(&rsig.ret);
@@ -860,9 +875,9 @@ fn generate(
             };
             // Derived from the twin: `NAME_rrule_twin` is the rule, generic over `__F`, and
             // `NAME_rrule_wrt` its instance at `f64`, with the function's own signature (the
-            // API's inference needs the parameters' types known: `vec![1.0]` is `Vec<{float}>`
-            // until they fix it). Otherwise `NAME_rrule_twin` is another name of
-            // `NAME_rrule_wrt`, which `hvp!` calls.
+            // gradient macros' inference needs the parameters' types: `vec![1.0]` is
+            // `Vec<{float}>` until a parameter fixes it). Otherwise `NAME_rrule_twin` is
+            // another name of `NAME_rrule_wrt`, which `hvp!` calls.
             let arg_locals: Vec<_> = arg_locals.collect();
             let instance = if twin {
                 let twin_path = own_rule_path(func, "rrule_twin");
@@ -908,12 +923,8 @@ fn generate(
             "`forward_only` and `reverse_only` exclude each other; give at most one",
         );
     }
-    let lanes = if !args.reverse_only && batched::qualifies(func, sig, body) {
-        *batched_entry = true;
-        batched::items(func, sig, body, &code, &names)
-    } else {
-        quote!()
-    };
+    let batched = !args.reverse_only && batched::qualifies(func, sig, body);
+    let lanes = if batched { batched::items(func, sig, body, &code, &names) } else { quote!() };
     let frule = if args.reverse_only { quote!(#rrule) } else { quote!(#frule #rrule #lanes) };
     if args.dump_ir
         || std::env::var("MOONCAKE_DUMP_IR").is_ok_and(|v| v == "1" || func.sig.ident == v)
@@ -923,7 +934,7 @@ fn generate(
         eprintln!("== forward transform\n{}", forward::forward_text(body));
         eprintln!("== forward rule (tokens)\n{frule}");
     }
-    Some(frule)
+    Some((frule, derived_rrule, batched))
 }
 
 /// `use NAME_rrule_wrt as NAME_rrule_twin;` beside a free function whose reverse rule is not
@@ -1005,14 +1016,13 @@ fn local_declarations(
             p.set_span(span);
             TokenTree::Punct(p)
         };
-        let colon = ty.as_ref().map(|_| punct(':'));
         out.extend([
             TokenTree::Ident(Ident::new("let", span)),
             TokenTree::Ident(Ident::new("mut", span)),
             TokenTree::Ident(names.local(Local(l as u32))),
         ]);
-        if let (Some(colon), Some(ty)) = (colon, ty) {
-            out.extend([colon]);
+        if let Some(ty) = ty {
+            out.extend([punct(':')]);
             out.extend(ty);
         }
         out.extend([punct(';')]);

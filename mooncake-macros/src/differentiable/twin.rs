@@ -156,8 +156,6 @@ pub(crate) fn twin(func: &FnParts<'_>) -> Result<Twin, Refusal> {
 /// any: no calls but the `Vec` constructors, `T::from_f64` and float methods, methods among the
 /// numbers' and the buffers' that generic code uses, no struct literals, casts to integers.
 pub(crate) fn uncovered(body: &Body) -> Option<Refusal> {
-    const BUFFER_METHODS: &[&str] =
-        &["len", "__iter_sum", "to_vec", "push", "fill", "swap", "reverse", "sin_cos"];
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(_, rv) = &s.kind else { continue };
@@ -174,27 +172,13 @@ pub(crate) fn uncovered(body: &Body) -> Option<Refusal> {
                 // To an integer, or `e as f64` of an integer inside `__F::from_f64(..)`.
                 Rvalue::Cast(_, ty) if int_type(ty) || is_named(ty, "f64") => None,
                 Rvalue::Cast(..) => Some("a cast to a type other than an integer".to_owned()),
-                Rvalue::Method { method, .. }
-                    if NUMBER_METHODS.iter().chain(BUFFER_METHODS).any(|m| method == m) =>
-                {
-                    None
-                }
+                Rvalue::Method { method, .. } if super::batched::leaf_method(method) => None,
                 Rvalue::Method { method, .. } => {
                     Some(format!("the method `{method}` has no rule generic over the float"))
                 }
-                Rvalue::Call { func, .. } => {
-                    let segs: Vec<String> =
-                        func.segments.iter().map(|s| s.ident.to_string()).collect();
-                    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-                    let ok = matches!(
-                        segs.as_slice(),
-                        ["Vec", "new" | "with_capacity"]
-                            | ["std", "vec", "Vec", "new" | "with_capacity"]
-                            | ["mooncake_runtime", "__private", "float_from_f64"]
-                    );
-                    (!ok).then(|| {
-                        "it cannot call other functions (their rules are over `f64`)".to_owned()
-                    })
+                Rvalue::Call { func, .. } if super::batched::leaf_call(func) => None,
+                Rvalue::Call { .. } => {
+                    Some("it cannot call other functions (their rules are over `f64`)".to_owned())
                 }
                 Rvalue::Struct { .. } | Rvalue::Convert(..) => {
                     Some("it cannot build structs".to_owned())
