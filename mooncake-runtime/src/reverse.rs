@@ -1874,6 +1874,59 @@ pub fn window_add<D: crate::element::AddRData<R>, R>(
     if w.set { w.slots[slot].set_rdata(r) } else { w.slots[slot].add_rdata(r) }
 }
 
+/// The window of a shadow borrowed through a loop's guard ([`shadow_guard`]) for a loop whose
+/// `m` complete iterations loaded from, or stored into, indices `lo() .. lo() + m` of the
+/// buffer built in the body (every one in bounds: it was used); empty if the loop ran no
+/// complete iteration. Its slots take the adds of [`window_add`] (as [`guarded_add`] does) and
+/// the reverses of stores ([`window_unstore`], [`window_unstore_at`]), at indices the optimiser
+/// sees in bounds.
+#[inline(always)]
+pub fn shadow_window<'a, D>(
+    g: &'a mut [D],
+    m: usize,
+    lo: impl FnOnce() -> usize,
+) -> SinkWindow<'a, D> {
+    let lo = if m == 0 { 0 } else { lo() };
+    let w = &mut g[lo..lo + m];
+    SinkWindow { slots: &mut w[..m], lo, set: false }
+}
+
+/// [`guarded_unstore`] through a [`shadow_window`]: the element at `slot`, which is `i`'s
+/// (checked in debug builds).
+#[inline(always)]
+pub fn window_unstore<T: crate::element::Element>(
+    w: &mut SinkWindow<'_, T::Tangent>,
+    slot: usize,
+    _x: &crate::shared::SharedVec<T>,
+    i: usize,
+) -> T::RData {
+    debug_assert_eq!(
+        Some(i),
+        w.lo.checked_add(slot),
+        "mooncake: a shadow window's slot disagrees with the index stored (an internal error)"
+    );
+    T::tangent_rdata(std::mem::replace(&mut w.slots[slot], T::ZERO_TANGENT))
+}
+
+/// [`guarded_unstore_at`] through a [`shadow_window`]: the record's element at `slot`, which is
+/// its index's (checked in debug builds).
+#[inline(always)]
+pub fn window_unstore_at<T: crate::element::Element>(
+    w: &mut SinkWindow<'_, T::Tangent>,
+    slot: usize,
+    x: &crate::shared::SharedVec<T>,
+    s: Stored<T, T::Tangent>,
+) -> T::RData {
+    debug_assert_eq!(
+        Some(s.i),
+        w.lo.checked_add(slot),
+        "mooncake: a shadow window's slot disagrees with the index stored (an internal error)"
+    );
+    let v_bar = T::tangent_rdata(std::mem::replace(&mut w.slots[slot], s.old_d));
+    x.set_primal(s.i, s.old);
+    v_bar
+}
+
 /// The part of an argument's copy that the re-run loads of a loop's reverse sweep read: the
 /// elements its complete iterations loaded, consecutive, lent once when the sweep enters the
 /// loop (see [`read_window`]); like [`SinkWindow`], its slots are counted by the sweep's
@@ -1922,6 +1975,16 @@ pub fn read_window<T, B: WindowSource<T>>(
 ) -> ReadWindow<'_, T> {
     let lo = if m == 0 { 0 } else { lo() };
     let w = &x.window_slice()[lo..lo + m];
+    ReadWindow { slots: &w[..m], lo }
+}
+
+/// The window of a buffer built in the body, borrowed through a loop's guard ([`read_guard`]),
+/// whose elements `lo() .. lo() + m` the re-run loads of the loop's reverse sweep read (see
+/// [`read_window`]).
+#[inline(always)]
+pub fn slice_window<T>(g: &[T], m: usize, lo: impl FnOnce() -> usize) -> ReadWindow<'_, T> {
+    let lo = if m == 0 { 0 } else { lo() };
+    let w = &g[lo..lo + m];
     ReadWindow { slots: &w[..m], lo }
 }
 

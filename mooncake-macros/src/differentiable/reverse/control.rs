@@ -113,6 +113,24 @@ pub(crate) struct Found {
 /// stores (`unstore_fresh(&__shN, ..)`, `unstore_at(&__shN, ..)`), one mutable borrow.
 /// Any other use of the name (a call, a copy) leaves the loop as it is, so that no other borrow
 /// of the same buffer can happen while the guard is held.
+/// A window of a captured shadow (see `windows::Of::Shadow`), cut from the shadow's guard when
+/// the reverse sweep of its loop takes one: every use of the shadow in the loop is then an add,
+/// or the reverse of a store, at the window's slot. Or the same of a buffer built in the body
+/// (`windows::Of::Built`), whose uses in the loop's reverse sweep are then loads at the slot.
+pub(crate) struct ShadowWindow {
+    pub(crate) header: BlockId,
+    /// The captured shadow's name (or the buffer's).
+    pub(crate) shadow: syn::Ident,
+    /// The window's name.
+    pub(crate) name: syn::Ident,
+    /// The slot of the loop's iteration (`__it`, or counted down).
+    pub(crate) slot: TokenStream,
+    /// The number of the loop's complete iterations (declared with the loop's windows).
+    pub(crate) m: syn::Ident,
+    /// The lowest index.
+    pub(crate) lo: TokenStream,
+}
+
 #[derive(Default)]
 pub(crate) struct Guards {
     /// The handle locals whose loads may be guarded.
@@ -124,6 +142,8 @@ pub(crate) struct Guards {
     /// The blocks whose code cannot name any of them (their statements touch none of the
     /// buffers): not searched.
     pub(crate) quiet: Vec<bool>,
+    /// The windows of shadows the reverse sweep cuts from its guards.
+    pub(crate) windows: Vec<ShadowWindow>,
 }
 
 /// How often each name of a [`Guards`] (its `reads`, then its `adds`) appears in some code, how
@@ -152,7 +172,7 @@ impl Uses {
 impl Guards {
     pub(crate) fn new(reads: Vec<syn::Ident>, adds: Vec<syn::Ident>) -> Self {
         let index = reads.iter().chain(&adds).cloned().enumerate().map(|(k, x)| (x, k)).collect();
-        Guards { reads, adds, index, quiet: Vec::new() }
+        Guards { reads, adds, index, quiet: Vec::new(), windows: Vec::new() }
     }
 
     /// Adds the uses in `tokens` to `uses`; returns `tokens` (rebuilt, see [`regroup`]).
@@ -173,12 +193,16 @@ impl Guards {
     /// forward sweep of the loop only loads from and stores into are guarded, since the
     /// pullbacks on its tapes may hold the others' handles and shadows out of sight of their
     /// names.
+    /// In the reverse sweep of a loop (`header` given) whose shadow guard has a window (see
+    /// [`ShadowWindow`]), the shadow's uses go to the window's slots, and the window is cut
+    /// after the loop's own windows (the last item: declarations to put after them).
     fn apply(
         &self,
         body: TokenStream,
         uses: &Uses,
         forward_only: Option<&Found>,
-    ) -> (TokenStream, TokenStream, Found, Uses) {
+        header: Option<BlockId>,
+    ) -> (TokenStream, TokenStream, Found, Uses, TokenStream) {
         // Candidates: (name, whether it is a shadow, index into `reads`, index into `uses`).
         let mut cands: Vec<(&syn::Ident, bool, usize, usize)> = Vec::new();
         for (k, x) in self.reads.iter().enumerate() {
@@ -198,6 +222,7 @@ impl Guards {
         let mut lets = Vec::new();
         let mut found = Found::default();
         let mut swaps: Vec<(&syn::Ident, &str, &str, TokenStream)> = Vec::new();
+        let mut cut = TokenStream::new();
         for &(x, shadow, k, u) in &cands {
             let [total, called, stores, recorded] = uses.0.get(u).copied().unwrap_or([0; 4]);
             if total == 0 || total != called {
@@ -210,7 +235,15 @@ impl Guards {
             // of the loop might change as far as it can tell (one load of each per access).
             let held = format_ident!("__gh{}", x, span = Span::mixed_site());
             let rt = quote!(::mooncake_runtime::__private);
-            let make = if shadow {
+            let window = self.windows.iter().find(|w| Some(w.header) == header && w.shadow == *x);
+            let make = if let (true, Some(w)) = (shadow, window) {
+                let (name, slot, m, lo) = (&w.name, &w.slot, &w.m, &w.lo);
+                swaps.push((x, "shadow_add", "window_add", quote!(&mut #name, #slot)));
+                swaps.push((x, "unstore_fresh", "window_unstore", quote!(&mut #name, #slot)));
+                swaps.push((x, "unstore_at", "window_unstore_at", quote!(&mut #name, #slot)));
+                cut.extend(quote!(let mut #name = #rt::rev::shadow_window(&mut *#g, #m, || #lo);));
+                Some(quote!(shadow_guard))
+            } else if shadow {
                 swaps.push((x, "shadow_add", "guarded_add", quote!(&mut *#g)));
                 swaps.push((x, "unstore_fresh", "guarded_unstore", quote!(&mut *#g)));
                 swaps.push((x, "unstore_at", "guarded_unstore_at", quote!(&mut *#g)));
@@ -221,6 +254,11 @@ impl Guards {
                 swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
                 swaps.push((x, "store_at", "guarded_store_at", quote!(&mut #g)));
                 None
+            } else if let (Some(w), 0) = (window, stores) {
+                let (name, slot, m, lo) = (&w.name, &w.slot, &w.m, &w.lo);
+                swaps.push((x, "read_at", "window_read", quote!(&#name, #slot)));
+                cut.extend(quote!(let #name = #rt::rev::slice_window(#g, #m, || #lo);));
+                Some(quote!(read_guard))
             } else if stores > 0 {
                 swaps.push((x, "read_at", "guarded_at", quote!(&*#g)));
                 swaps.push((x, "store_fresh", "guarded_store", quote!(&mut *#g)));
@@ -255,7 +293,7 @@ impl Guards {
             }
         }
         let body = if swaps.is_empty() { body } else { rewrite(body, &swaps) };
-        (quote!(#(#lets)*), body, found, after)
+        (quote!(#(#lets)*), body, found, after, cut)
     }
 }
 
@@ -483,7 +521,7 @@ impl Control {
                 let (label, count) = (loop_label(*b), trips(*b));
                 // The innermost loop that only loads from a buffer takes its guard (an inner
                 // loop's guard is a use of the name that the outer loop does not guard).
-                let (guards, body, found, within) = self.guards.apply(body, &within, None);
+                let (guards, body, found, within, _) = self.guards.apply(body, &within, None, None);
                 uses.add(&within);
                 self.read_only.borrow_mut().insert(key(n), found);
                 let mut inner = quote!(#count += 1;);
@@ -633,16 +671,17 @@ impl Control {
                     (self.rev(inner, f, &mut within), None)
                 };
                 let read_only = self.read_only.borrow().get(&key(n)).cloned().unwrap_or_default();
-                let (guards, body, first_body) = if read_only.shadows.is_empty() {
+                let (guards, body, first_body, cut) = if read_only.shadows.is_empty() {
                     uses.add(&within);
-                    (quote!(), body, first_body)
+                    (quote!(), body, first_body, quote!())
                 } else {
-                    let (guards, body, _, after) =
-                        self.guards.apply(body, &within, Some(&read_only));
+                    let h = Some(*b);
+                    let (guards, body, _, after, cut) =
+                        self.guards.apply(body, &within, Some(&read_only), h);
                     let first_body =
-                        first_body.map(|fb| self.guards.apply(fb, &within, Some(&read_only)).1);
+                        first_body.map(|fb| self.guards.apply(fb, &within, Some(&read_only), h).1);
                     uses.add(&after);
-                    (guards, body, first_body)
+                    (guards, body, first_body, cut)
                 };
                 let mut head = quote!(let __n: usize = #pop;);
                 head.extend(self.guards.count(loop_entry(*b), uses));
@@ -655,6 +694,7 @@ impl Control {
                     }
                     step.extend(body);
                     head.extend((f.windows)(*b, quote!(__n - 1)));
+                    head.extend(cut);
                     head.extend(then_block(quote!(while __it > 0), step));
                     return TokenStream::from(braced(head));
                 }
@@ -665,7 +705,8 @@ impl Control {
                 first.extend(first_body.unwrap_or_default());
                 let mut rest = quote!(__it -= 1;);
                 rest.extend(body);
-                let decls = (f.windows)(*b, quote!(__n - 1));
+                let mut decls = (f.windows)(*b, quote!(__n - 1));
+                decls.extend(cut);
                 if decls.is_empty() {
                     head.extend(then_block(quote!(if __it > 0), first));
                 } else {

@@ -452,6 +452,7 @@ impl<'a> Reverse<'a> {
             handles.iter().map(|l| self.names.local(*l)).collect(),
             handles.iter().map(|l| shadow_capture(*l)).collect(),
         );
+        control.guards.windows = self.shadow_windows();
         // A block whose statements touch no such buffer: its code (in either sweep, re-run or
         // not) names none of them or their shadows.
         control.guards.quiet = body

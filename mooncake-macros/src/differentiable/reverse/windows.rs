@@ -45,16 +45,32 @@ use std::collections::BTreeMap;
 pub(super) struct Window {
     /// The loop's header.
     pub(super) header: BlockId,
-    /// The argument whose sink (or copy) it is.
+    /// The argument whose sink (or copy) it is, or the buffer built in the body whose shadow
+    /// it is.
     pub(super) sink: Local,
-    /// Whether it is a window of the copy the re-run reads (`rev::read_window`), not of the
-    /// sink.
-    pub(super) read: bool,
+    /// What it is a window of.
+    pub(super) of: Of,
     /// Whether the indices grow with the forward iteration (the counter is stepped up).
     pub(super) up: bool,
     /// The lowest index, at the reverse sweep's entry into the loop (`__mH` complete
     /// iterations, the counter at its exit value).
     pub(super) lo: TokenStream,
+}
+
+/// What a [`Window`] is cut from.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Of {
+    /// An argument's sink (`rev::sink_window`).
+    Sink,
+    /// The copy of an argument that re-run loads read (`rev::read_window`).
+    Copy,
+    /// The captured shadow of a buffer built in the body, through the loop's guard on it
+    /// (`rev::shadow_window`; see `control::Guards`): made only if the reverse sweep of the
+    /// loop takes that guard, which it decides after the loop's code is made.
+    Shadow,
+    /// A buffer built in the body that re-run loads read, through the loop's guard on it
+    /// (`rev::slice_window`; made as [`Of::Shadow`] is).
+    Built,
 }
 
 /// The windows of a body's loops and the loads whose adds go through them.
@@ -292,6 +308,37 @@ fn runs_through(n: &Node, out: &mut Vec<BlockId>) -> bool {
     }
 }
 
+/// The statements whose reverse names the captured shadow of a buffer built in the body (see
+/// `Reverse::reverse_statement`): its stores (`rev::unstore_fresh`, `rev::unstore_at`) and its
+/// loads by index (`rev::shadow_add`), as `(buffer, index, whether it is a load)`.
+fn shadow_use(
+    r: &Reverse<'_>,
+    b: BlockId,
+    i: usize,
+    s: &Statement,
+) -> Option<(Local, Local, bool)> {
+    let StatementKind::Assign(place, rv) = &s.kind else { return None };
+    if let Some(Access::Index(base, idx)) = access(place) {
+        let mut reads_base = false;
+        super::normalise::for_each_place_ref(rv, &mut |q| reads_base |= q.local == base);
+        let stored = r.is_fresh(b, i) || r.stored[base.index()];
+        return (r.captured_locals[base.index()]
+            && stored
+            && matches!(rv, Rvalue::Use(_))
+            && !reads_base)
+            .then_some((base, idx, false));
+    }
+    let Rvalue::Use(Operand::Use(p)) = rv else { return None };
+    let Some(Access::Index(base, idx)) = access(p) else { return None };
+    let b_ = base.index();
+    (place.projections.is_empty()
+        && place.local != base
+        && r.captured_locals[b_]
+        && r.index_only[b_]
+        && !r.inactive.bufs[b_])
+        .then_some((base, idx, true))
+}
+
 /// The loads whose adds go into a sink (see `Reverse::reverse_statement`): `(base, index)`.
 fn sink_load(r: &Reverse<'_>, s: &Statement) -> Option<(Local, Local)> {
     let StatementKind::Assign(place, Rvalue::Use(Operand::Use(p))) = &s.kind else { return None };
@@ -304,6 +351,20 @@ fn sink_load(r: &Reverse<'_>, s: &Statement) -> Option<(Local, Local)> {
 }
 
 impl Reverse<'_> {
+    /// Calls `f` with each buffer built in the body (with a captured shadow) that `s` names.
+    fn built_mentioned(&self, s: &Statement, f: &mut dyn FnMut(Local)) {
+        let StatementKind::Assign(place, rv) = &s.kind else { return };
+        let mut seen: Vec<Local> = Vec::new();
+        let mut note = |l: Local| {
+            if self.captured_locals[l.index()] && !seen.contains(&l) {
+                seen.push(l);
+            }
+        };
+        note(place.local);
+        super::normalise::for_each_place_ref(rv, &mut |q| note(q.local));
+        seen.into_iter().for_each(f);
+    }
+
     /// The windows of the loops of `root` (see the module documentation).
     pub(super) fn plan_windows(&self, root: &Node) -> Windows {
         let labels = Labels::of(root);
@@ -429,17 +490,35 @@ impl Reverse<'_> {
                 }
             }
         }
+        // Per buffer built in the body: the statements of the loop whose reverse names its
+        // captured shadow, as `loads` (any other mention of the buffer in the loop is a `None`).
+        let mut shadows: BTreeMap<Local, Vec<Load>> = BTreeMap::new();
+        // Per buffer built in the body: the loads of the loop run again by its reverse sweep
+        // (`None` for one off the straight path).
+        let mut built: BTreeMap<Local, Vec<Load>> = BTreeMap::new();
         let mut env: HashMap<Local, Sym> = HashMap::default();
         for b in &straight {
             env.retain(|l, _| !elsewhere[l.index()]);
             let rerun = self.replays[b.index()].as_ref().map(|p| &p.statements);
             for (i, s) in self.body.blocks[b.index()].statements.iter().enumerate() {
-                if let Some((base, idx)) = sink_load(self, s) {
-                    let sym = env.get(&idx).cloned().unwrap_or_else(|| lp.initial(idx));
-                    let load = match sym {
+                let at =
+                    |idx: Local| match env.get(&idx).cloned().unwrap_or_else(|| lp.initial(idx)) {
                         Sym::Aff { c, base: inv, k } => Some((b.index(), i, c, inv, k)),
                         _ => None,
                     };
+                match shadow_use(self, *b, i, s) {
+                    Some((base, idx, load)) => {
+                        shadows.entry(base).or_default().push(at(idx));
+                        if load && rerun.is_some_and(|r| r.contains(&i)) {
+                            built.entry(base).or_default().push(at(idx));
+                        }
+                    }
+                    None => self.built_mentioned(s, &mut |l| {
+                        shadows.entry(l).or_default().push(None);
+                    }),
+                }
+                if let Some((base, idx)) = sink_load(self, s) {
+                    let load = at(idx);
                     if let Some((_, _, c, inv, e)) = &load
                         && self.copied[base.index()]
                         && rerun.is_some_and(|r| r.contains(&i))
@@ -472,12 +551,18 @@ impl Reverse<'_> {
                 if let Some((base, _)) = sink_load(self, s) {
                     loads.entry(base).or_default().push(None);
                 }
+                self.built_mentioned(s, &mut |l| {
+                    shadows.entry(l).or_default().push(None);
+                    built.entry(l).or_default().push(None);
+                });
             }
         }
-        let groups = loads.into_iter().map(|(b, ls)| (b, ls, false));
-        let groups = groups.chain(reads.into_iter().map(|(key, ls)| (key.0, ls, true)));
+        let groups = loads.into_iter().map(|(b, ls)| (b, ls, Of::Sink));
+        let groups = groups.chain(reads.into_iter().map(|(key, ls)| (key.0, ls, Of::Copy)));
+        let groups = groups.chain(shadows.into_iter().map(|(b, ls)| (b, ls, Of::Shadow)));
+        let groups = groups.chain(built.into_iter().map(|(b, ls)| (b, ls, Of::Built)));
         let m = complete_iterations(h);
-        for (sink, ls, read) in groups {
+        for (sink, ls, of) in groups {
             let Some(ls) = ls.into_iter().collect::<Option<Vec<_>>>() else { continue };
             let (c, inv) = (ls[0].2, ls[0].3.clone());
             if ls.iter().any(|l| l.2 != c || l.3 != inv) {
@@ -534,8 +619,14 @@ impl Reverse<'_> {
                 }
             }
             let k = out.list.len();
-            out.list.push(Window { header: h, sink, read, up, lo });
-            let at = if read { &mut out.reads } else { &mut out.at };
+            out.list.push(Window { header: h, sink, of, up, lo });
+            // A shadow's window is found by the guard's rewrite of the loop's code (see
+            // `control::Guards`), not by statement.
+            let at = match of {
+                Of::Sink => &mut out.at,
+                Of::Copy => &mut out.reads,
+                Of::Shadow | Of::Built => continue,
+            };
             for l in ls {
                 at.insert((l.0, l.1), k);
             }
@@ -553,7 +644,11 @@ impl Reverse<'_> {
                 out = quote!(let #mh: usize = #m;);
             }
             let (name, lo) = (window_name(k), &w.lo);
-            if w.read {
+            if matches!(w.of, Of::Shadow | Of::Built) {
+                // Cut where the guard is taken (see `Self::shadow_window_decl`).
+                continue;
+            }
+            if w.of == Of::Copy {
                 let x = self.names.local(w.sink);
                 out.extend(quote!(let #name = #rt::rev::read_window(&#x, #mh, || #lo);));
             } else {
@@ -567,6 +662,27 @@ impl Reverse<'_> {
             }
         }
         out
+    }
+
+    /// The windows of captured shadows, for the guards that cut them (see [`Of::Shadow`]):
+    /// per loop header and shadow, the window's name, its slot in the loop and its lowest
+    /// index.
+    pub(super) fn shadow_windows(&self) -> Vec<super::control::ShadowWindow> {
+        let windows = self.windows.list.iter().enumerate();
+        let windows = windows.filter(|(_, w)| matches!(w.of, Of::Shadow | Of::Built));
+        windows
+            .map(|(k, w)| super::control::ShadowWindow {
+                header: w.header,
+                shadow: match w.of {
+                    Of::Shadow => super::shadow_capture(w.sink),
+                    _ => self.names.local(w.sink),
+                },
+                name: window_name(k),
+                slot: self.window_slot(k),
+                m: complete_iterations(w.header),
+                lo: w.lo.clone(),
+            })
+            .collect()
     }
 
     /// The slot of a load's add in its window (see [`Self::plan_windows`]).
@@ -668,5 +784,37 @@ mod tests {
         let step_two = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; let mut i = 0; \
                         while i < x.len() { s += x[i]; i += 2; } s }";
         assert_eq!(windows(step_two), 0);
+    }
+
+    #[test]
+    fn buffers_built_in_the_body_get_windows_through_their_guards() {
+        let shadow = |f: &str| count(f, "rev :: shadow_window");
+        let built = |f: &str| count(f, "rev :: slice_window");
+        // Stores that keep no record, then a sum: the store loop's reverse takes the stored
+        // elements' adjoints from a window of the shadow.
+        let fill = "fn f(x: &[f64]) -> f64 { let mut k = vec![0.0; x.len()]; \
+                    for i in 0..x.len() { k[i] = x[i] * 2.0; } k.iter().sum::<f64>() }";
+        assert_eq!(shadow(fill), 1);
+        // A scratch buffer rewritten per outer iteration (records) and read back by a product:
+        // a window of the shadow and one of the buffer in the product's loop (its re-run loads
+        // make its exit record the counter). The store loop keeps its guard: a window there
+        // would need its exit to record the counter, a push per execution of a nested loop
+        // (see `loop_windows`).
+        let scratch = "fn f(x: &[f64], y: &[f64]) -> f64 { let n = x.len(); \
+                       let mut h = vec![0.0; n]; let mut l = 0.0; for s in 0..y.len() { \
+                       for j in 0..n { h[j] = x[j] * (s as f64); } let mut o = 0.0; \
+                       for j in 0..n { o += y[j] * h[j]; } l += o * o; } l }";
+        assert_eq!(shadow(scratch), 1);
+        assert_eq!(built(scratch), 1);
+        // Two offsets in one loop, or a load under a branch: the guard stays as it was.
+        let offsets = "fn f(x: &[f64]) -> f64 { let n = x.len(); let mut h = vec![0.0; n]; \
+                       for j in 0..n { h[j] = x[j].cos(); } let mut s = 0.0; \
+                       for j in 0..n - 1 { s += h[j] * h[j + 1]; } s }";
+        assert_eq!(shadow(offsets), 1);
+        assert_eq!(built(offsets), 0);
+        let branch = "fn f(x: &[f64]) -> f64 { let n = x.len(); let mut h = vec![0.0; n]; \
+                      for j in 0..n { h[j] = x[j] * x[j]; } let mut s = 0.0; \
+                      for j in 0..n { if x[j] > 0.0 { s += h[j] * 3.0; } s += x[j]; } s }";
+        assert_eq!(shadow(branch), 1);
     }
 }
