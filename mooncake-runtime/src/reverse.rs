@@ -1965,8 +1965,34 @@ impl<T, F, const N: usize> WindowSource<T> for CoDual<&[T; N], F> {
     }
 }
 
+impl<T, F> WindowSource<T> for CoDual<Vec<T>, F> {
+    #[inline(always)]
+    fn window_slice(&self) -> &[T] {
+        &self.primal
+    }
+}
+
+/// The range `lo .. lo + m` of a buffer of `len` elements, whose every index a loop is about to
+/// read or write. If one is out of bounds, the loop would panic at the first such index as it
+/// reached it; this panics with the same message, before the loop starts.
+#[inline(always)]
+#[track_caller]
+fn window_range(len: usize, lo: usize, m: usize) -> std::ops::Range<usize> {
+    match lo.checked_add(m) {
+        Some(hi) if hi <= len => lo..hi,
+        _ => out_of_bounds(len, lo),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_bounds(len: usize, lo: usize) -> ! {
+    panic!("index out of bounds: the len is {len} but the index is {}", lo.max(len))
+}
+
 /// The window of `x`'s elements `lo() .. lo() + m` (see [`sink_window`]; empty if the loop ran
-/// no complete iteration).
+/// no complete iteration, or, in the forward sweep, runs none).
 #[inline(always)]
 pub fn read_window<T, B: WindowSource<T>>(
     x: &B,
@@ -1974,8 +2000,74 @@ pub fn read_window<T, B: WindowSource<T>>(
     lo: impl FnOnce() -> usize,
 ) -> ReadWindow<'_, T> {
     let lo = if m == 0 { 0 } else { lo() };
-    let w = &x.window_slice()[lo..lo + m];
+    let s = x.window_slice();
+    let w = &s[window_range(s.len(), lo, m)];
     ReadWindow { slots: &w[..m], lo }
+}
+
+/// The number of iterations of a loop whose test is `c < n` and whose counter `c`, `c0` at its
+/// entry, steps up by one per iteration: `n - c0`, or none.
+#[inline(always)]
+pub fn trips_below(c0: usize, n: usize) -> usize {
+    n.saturating_sub(c0)
+}
+
+/// The slot of a window of the forward sweep for the iteration whose counter is `c` (`c0` at
+/// the loop's entry): the steps taken since. Wrapping, so that no overflow check is left in the
+/// loop (`c0 <= c < c0 + m` wherever a slot is used).
+#[inline(always)]
+pub fn slot_up(c: usize, c0: usize) -> usize {
+    c.wrapping_sub(c0)
+}
+
+/// The part of a buffer built in the body that a loop of the forward sweep loads from and
+/// stores into (keeping no record), through the loop's [`write_guard`]: the elements
+/// `lo() .. lo() + m` of its `m` iterations, cut at the loop's entry (see [`read_window`]).
+pub struct WriteWindow<'a, T> {
+    slots: &'a mut [T],
+    lo: usize,
+}
+
+/// The [`WriteWindow`] of `g` for a loop of `m` iterations from `lo()`.
+#[inline(always)]
+pub fn slice_window_mut<T>(
+    g: &mut [T],
+    m: usize,
+    lo: impl FnOnce() -> usize,
+) -> WriteWindow<'_, T> {
+    let lo = if m == 0 { 0 } else { lo() };
+    let len = g.len();
+    let w = &mut g[window_range(len, lo, m)];
+    WriteWindow { slots: &mut w[..m], lo }
+}
+
+/// [`guarded_at`] through a [`WriteWindow`]: `x[i]`, at `slot` (`i`'s, checked in debug
+/// builds).
+#[inline(always)]
+pub fn window_get<T: Copy>(w: &WriteWindow<'_, T>, slot: usize, i: usize) -> T {
+    debug_assert_eq!(
+        Some(i),
+        w.lo.checked_add(slot),
+        "mooncake: a window's slot disagrees with the index loaded (an internal error)"
+    );
+    w.slots[slot]
+}
+
+/// [`guarded_store`] through a [`WriteWindow`]: `x[i] = v`, at `slot` (`i`'s, checked in debug
+/// builds).
+#[inline(always)]
+pub fn window_put<T: Copy>(
+    w: &mut WriteWindow<'_, T>,
+    slot: usize,
+    i: usize,
+    v: CoDual<T, NoFData>,
+) {
+    debug_assert_eq!(
+        Some(i),
+        w.lo.checked_add(slot),
+        "mooncake: a window's slot disagrees with the index stored (an internal error)"
+    );
+    w.slots[slot] = v.primal;
 }
 
 /// The window of a buffer built in the body, borrowed through a loop's guard ([`read_guard`]),
@@ -1984,7 +2076,7 @@ pub fn read_window<T, B: WindowSource<T>>(
 #[inline(always)]
 pub fn slice_window<T>(g: &[T], m: usize, lo: impl FnOnce() -> usize) -> ReadWindow<'_, T> {
     let lo = if m == 0 { 0 } else { lo() };
-    let w = &g[lo..lo + m];
+    let w = &g[window_range(g.len(), lo, m)];
     ReadWindow { slots: &w[..m], lo }
 }
 

@@ -37,6 +37,9 @@ struct Forward<'a> {
     exit: &'a dyn Fn(BlockId) -> TokenStream,
     cond: &'a dyn Fn(Local) -> TokenStream,
     loop_exit: &'a dyn Fn(BlockId) -> TokenStream,
+    /// What the loop with header `h` declares at its entry for its windows (see
+    /// `windows::Of::FwdArg`).
+    windows: &'a dyn Fn(BlockId) -> TokenStream,
 }
 
 /// Where a jump goes.
@@ -119,6 +122,8 @@ pub(crate) struct Found {
 /// (`windows::Of::Built`), whose uses in the loop's reverse sweep are then loads at the slot.
 pub(crate) struct ShadowWindow {
     pub(crate) header: BlockId,
+    /// Whether it is a window of the forward sweep (`windows::Of::FwdBuilt`).
+    pub(crate) forward: bool,
     /// The captured shadow's name (or the buffer's).
     pub(crate) shadow: syn::Ident,
     /// The window's name.
@@ -235,7 +240,11 @@ impl Guards {
             // of the loop might change as far as it can tell (one load of each per access).
             let held = format_ident!("__gh{}", x, span = Span::mixed_site());
             let rt = quote!(::mooncake_runtime::__private);
-            let window = self.windows.iter().find(|w| Some(w.header) == header && w.shadow == *x);
+            let forward = forward_only.is_none();
+            let window = self
+                .windows
+                .iter()
+                .find(|w| Some(w.header) == header && w.shadow == *x && w.forward == forward);
             let make = if let (true, Some(w)) = (shadow, window) {
                 let (name, slot, m, lo) = (&w.name, &w.slot, &w.m, &w.lo);
                 swaps.push((x, "shadow_add", "window_add", quote!(&mut #name, #slot)));
@@ -254,6 +263,14 @@ impl Guards {
                 swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
                 swaps.push((x, "store_at", "guarded_store_at", quote!(&mut #g)));
                 None
+            } else if let (Some(w), 0, true) = (window, recorded, stores > 0) {
+                let (name, slot, m, lo) = (&w.name, &w.slot, &w.m, &w.lo);
+                swaps.push((x, "read_at", "window_get", quote!(&#name, #slot)));
+                swaps.push((x, "store_fresh", "window_put", quote!(&mut #name, #slot)));
+                cut.extend(
+                    quote!(let mut #name = #rt::rev::slice_window_mut(&mut *#g, #m, || #lo);),
+                );
+                Some(quote!(write_guard))
             } else if let (Some(w), 0) = (window, stores) {
                 let (name, slot, m, lo) = (&w.name, &w.slot, &w.m, &w.lo);
                 swaps.push((x, "read_at", "window_read", quote!(&#name, #slot)));
@@ -478,9 +495,10 @@ impl Control {
         exit: &dyn Fn(BlockId) -> TokenStream,
         cond: &dyn Fn(Local) -> TokenStream,
         loop_exit: &dyn Fn(BlockId) -> TokenStream,
+        windows: &dyn Fn(BlockId) -> TokenStream,
     ) -> TokenStream {
         let mut path = Vec::new();
-        let f = Forward { statements, exit, cond, loop_exit };
+        let f = Forward { statements, exit, cond, loop_exit, windows };
         self.fwd(root, &mut path, &f, &mut Uses::default())
     }
 
@@ -521,18 +539,21 @@ impl Control {
                 let (label, count) = (loop_label(*b), trips(*b));
                 // The innermost loop that only loads from a buffer takes its guard (an inner
                 // loop's guard is a use of the name that the outer loop does not guard).
-                let (guards, body, found, within, _) = self.guards.apply(body, &within, None, None);
+                let (guards, body, found, within, cut) =
+                    self.guards.apply(body, &within, None, Some(*b));
                 uses.add(&within);
                 self.read_only.borrow_mut().insert(key(n), found);
                 let mut inner = quote!(#count += 1;);
                 inner.extend(body);
                 let looped = then_block(quote!(let mut #count: usize = 0; #label: loop), inner);
-                if guards.is_empty() {
+                let mut entry = (f.windows)(*b);
+                if guards.is_empty() && entry.is_empty() {
                     return looped;
                 }
-                let mut guarded = guards;
-                guarded.extend(looped);
-                TokenStream::from(braced(guarded))
+                entry.extend(guards);
+                entry.extend(cut);
+                entry.extend(looped);
+                TokenStream::from(braced(entry))
             }
             Node::Statements(b) if self.guards.quiet.get(b.index()) == Some(&true) => {
                 (f.statements)(*b)

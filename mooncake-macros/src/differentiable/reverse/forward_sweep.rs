@@ -387,6 +387,18 @@ impl Reverse<'_> {
                             let #t: usize = #i_.primal;
                         );
                     }
+                    if !self.rerun.get()
+                        && let Some(&k) = self.windows.fwd_reads.get(&(b.index(), i))
+                    {
+                        // Through the window the loop cut at its entry (see `windows`).
+                        let w = windows::window_name(k);
+                        let slot = self.fwd_slot(self.windows.list[k].header);
+                        return quote_spanned!(span=>
+                            #x = #rt::CoDual::new(#rt::rev::window_read(&#w, #slot, #i_.primal), #rt::NoFData);
+                            #mark
+                            let #t: usize = #i_.primal;
+                        );
+                    }
                     return quote_spanned!(span=>
                         #x = #rt::CoDual::new(#rt::rev::read_at(&#b_, #i_.primal), #rt::NoFData);
                         #mark

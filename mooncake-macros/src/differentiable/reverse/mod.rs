@@ -493,7 +493,8 @@ impl<'a> Reverse<'a> {
         };
         // Where a loop exits, the integers its re-run blocks read (see `counters`).
         let loop_exit = |h: BlockId| self.loop_exit(h);
-        let code = control.forward(structured, &stmts, &exit, &cond, &loop_exit);
+        let fwd_windows = |h: BlockId| self.fwd_window_decls(h);
+        let code = control.forward(structured, &stmts, &exit, &cond, &loop_exit, &fwd_windows);
 
         // Tapes and markers.
         let mut decls = Vec::new();

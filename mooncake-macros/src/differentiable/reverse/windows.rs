@@ -71,6 +71,12 @@ pub(super) enum Of {
     /// A buffer built in the body that re-run loads read, through the loop's guard on it
     /// (`rev::slice_window`; made as [`Of::Shadow`] is).
     Built,
+    /// A stable argument that the forward sweep loads from (`rev::read_window`, cut where the
+    /// loop is entered, its count known there: see `Reverse::counted_test`).
+    FwdArg,
+    /// A buffer built in the body that the forward sweep loads from and stores into, through
+    /// the loop's guard on it (`rev::slice_window`, `rev::slice_window_mut`).
+    FwdBuilt,
 }
 
 /// The windows of a body's loops and the loads whose adds go through them.
@@ -84,6 +90,22 @@ pub(super) struct Windows {
     pub(super) reads: HashMap<(usize, usize), usize>,
     /// The integers the windows' starts read, per loop: its exit records them (see `counters`).
     pub(super) record: Vec<(BlockId, Local)>,
+    /// Per load `(block, statement)` of a stable argument in the forward sweep: its window
+    /// (see [`Of::FwdArg`]).
+    pub(super) fwd_reads: HashMap<(usize, usize), usize>,
+    /// The loops with windows in the forward sweep: header, the test's counter and the bound
+    /// it is tested against (see `Reverse::counted_test`).
+    pub(super) fwd_loops: Vec<(BlockId, Local, TokenStream)>,
+}
+
+/// The counter's value at the entry of the loop with header `h`, in the forward sweep.
+pub(super) fn first_count(h: BlockId) -> syn::Ident {
+    format_ident!("__c0_{}", h.0, span = Span::mixed_site())
+}
+
+/// The number of complete iterations of the loop with header `h`, in its forward sweep.
+pub(super) fn fwd_iterations(h: BlockId) -> syn::Ident {
+    format_ident!("__fm{}", h.0, span = Span::mixed_site())
 }
 
 /// The local holding window `k`.
@@ -130,6 +152,28 @@ impl Inv {
             Inv::Bin(_, a, b) => {
                 a.uses(out);
                 b.uses(out);
+            }
+        }
+    }
+
+    /// The value in the forward sweep, where every local the loop never assigns holds it.
+    fn fwd_tokens(&self, r: &Reverse<'_>) -> TokenStream {
+        match self {
+            Inv::Lit(v) => {
+                let v = proc_macro2::Literal::i64_unsuffixed(*v);
+                quote!(#v)
+            }
+            Inv::Local { l, .. } => {
+                let x = r.names.local(*l);
+                quote!(#x.primal)
+            }
+            Inv::Bin(op, a, b) => {
+                let (a, b) = (a.fwd_tokens(r), b.fwd_tokens(r));
+                match op {
+                    BinOp::Add => quote!((#a + #b)),
+                    BinOp::Sub => quote!((#a - #b)),
+                    _ => quote!((#a * #b)),
+                }
             }
         }
     }
@@ -339,6 +383,19 @@ fn shadow_use(
         .then_some((base, idx, true))
 }
 
+/// The loads of stable arguments in the forward sweep that may read a window (see
+/// [`Of::FwdArg`]): `(base, index)`.
+fn fwd_arg_load(r: &Reverse<'_>, s: &Statement) -> Option<(Local, Local)> {
+    let StatementKind::Assign(place, Rvalue::Use(Operand::Use(p))) = &s.kind else { return None };
+    if !place.projections.is_empty() {
+        return None;
+    }
+    let Some(Access::Index(base, i)) = access(p) else { return None };
+    let b = base.index();
+    (r.index_only[b] && !r.inactive.bufs[b] && !r.handles[b] && !r.captured_locals[b])
+        .then_some((base, i))
+}
+
 /// The loads whose adds go into a sink (see `Reverse::reverse_statement`): `(base, index)`.
 fn sink_load(r: &Reverse<'_>, s: &Statement) -> Option<(Local, Local)> {
     let StatementKind::Assign(place, Rvalue::Use(Operand::Use(p))) = &s.kind else { return None };
@@ -363,6 +420,22 @@ impl Reverse<'_> {
         note(place.local);
         super::normalise::for_each_place_ref(rv, &mut |q| note(q.local));
         seen.into_iter().for_each(f);
+    }
+
+    /// The counter and bound of a loop whose header tests `c < n` (`test`), `c` a counter of
+    /// `lp` stepped up and `n` a value the loop never changes: its number of complete
+    /// iterations is `n - c` at its entry, or zero.
+    fn counted_test(&self, h: BlockId, test: Local, lp: &Loop<'_>) -> Option<(Local, Inv)> {
+        let block = &self.body.blocks[h.index()];
+        let assigns = |s: &&Statement| matches!(&s.kind, StatementKind::Assign(p, _) if p.local == test && p.projections.is_empty());
+        let s = block.statements.iter().rfind(assigns)?;
+        let StatementKind::Assign(_, Rvalue::Binary(BinOp::Lt, a, b)) = &s.kind else {
+            return None;
+        };
+        let env = HashMap::default();
+        let Sym::Aff { c, base: None, k: 0 } = lp.operand(&env, a) else { return None };
+        let Sym::Inv(n) = lp.operand(&env, b) else { return None };
+        lp.counters.get(&c).copied().unwrap_or(false).then_some((c, n))
     }
 
     /// The windows of the loops of `root` (see the module documentation).
@@ -393,7 +466,7 @@ impl Reverse<'_> {
         whole: &Whole,
         out: &mut Windows,
     ) {
-        let Some((Node::If(_, t, e), exit_arm)) = exit_test(h, body, labels) else { return };
+        let Some((Node::If(test, t, e), exit_arm)) = exit_test(h, body, labels) else { return };
         let arm: &Node = if exit_arm == 0 { e } else { t };
         fn flatten<'n>(n: &'n Node, out: &mut Vec<&'n Node>) {
             match n {
@@ -470,6 +543,10 @@ impl Reverse<'_> {
             return;
         }
         let lp = Loop { r: self, assigned, counters, whole };
+        // The forward sweep's windows need the number of complete iterations at the loop's
+        // entry: a test `c < n` in the header (the arm runs while it holds), `c` a counter
+        // stepped up and `n` a value the loop never changes, make it `n - c` (or none).
+        let fwd_counter = if exit_arm == 1 { self.counted_test(h, *test, &lp) } else { None };
         // Per sink: its loads in the loop, each `Some((block, statement, counter, base, e))` if
         // it can go through a window.
         type Load = Option<(usize, usize, Local, Option<Inv>, i64)>;
@@ -496,6 +573,12 @@ impl Reverse<'_> {
         // Per buffer built in the body: the loads of the loop run again by its reverse sweep
         // (`None` for one off the straight path).
         let mut built: BTreeMap<Local, Vec<Load>> = BTreeMap::new();
+        // The forward sweep's loads of stable arguments at `c + base + e` (`fwd_counter`'s
+        // counter, before its step), by argument, base and offset; and, per buffer built in the
+        // body, its loads and stores as `shadows` has them (`None` for one that cannot be in a
+        // window of the forward sweep).
+        let mut fwd_reads: Vec<(ReadKey, Vec<Load>)> = Vec::new();
+        let mut fwd_built: BTreeMap<Local, Vec<Load>> = BTreeMap::new();
         let mut env: HashMap<Local, Sym> = HashMap::default();
         for b in &straight {
             env.retain(|l, _| !elsewhere[l.index()]);
@@ -506,15 +589,37 @@ impl Reverse<'_> {
                         Sym::Aff { c, base: inv, k } => Some((b.index(), i, c, inv, k)),
                         _ => None,
                     };
+                // The same in the forward sweep: at the test's counter, not yet stepped.
+                let fwd_at = |idx: Local| {
+                    let (c, _) = fwd_counter.as_ref()?;
+                    let unstepped = match env.get(c) {
+                        None => true,
+                        Some(Sym::Aff { c: x, base: None, k: 0 }) => x == c,
+                        Some(_) => false,
+                    };
+                    at(idx).filter(|l| unstepped && l.2 == *c)
+                };
+                if let Some((base, idx)) = fwd_arg_load(self, s)
+                    && let Some(l) = fwd_at(idx)
+                {
+                    let key = (base, l.2, l.3.clone(), l.4);
+                    match fwd_reads.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, ls)) => ls.push(Some(l)),
+                        None => fwd_reads.push((key, vec![Some(l)])),
+                    }
+                }
                 match shadow_use(self, *b, i, s) {
                     Some((base, idx, load)) => {
                         shadows.entry(base).or_default().push(at(idx));
                         if load && rerun.is_some_and(|r| r.contains(&i)) {
                             built.entry(base).or_default().push(at(idx));
                         }
+                        fwd_built.entry(base).or_default().push(fwd_at(idx));
                     }
                     None => self.built_mentioned(s, &mut |l| {
                         shadows.entry(l).or_default().push(None);
+                        built.entry(l).or_default().push(None);
+                        fwd_built.entry(l).or_default().push(None);
                     }),
                 }
                 if let Some((base, idx)) = sink_load(self, s) {
@@ -554,6 +659,7 @@ impl Reverse<'_> {
                 self.built_mentioned(s, &mut |l| {
                     shadows.entry(l).or_default().push(None);
                     built.entry(l).or_default().push(None);
+                    fwd_built.entry(l).or_default().push(None);
                 });
             }
         }
@@ -561,6 +667,8 @@ impl Reverse<'_> {
         let groups = groups.chain(reads.into_iter().map(|(key, ls)| (key.0, ls, Of::Copy)));
         let groups = groups.chain(shadows.into_iter().map(|(b, ls)| (b, ls, Of::Shadow)));
         let groups = groups.chain(built.into_iter().map(|(b, ls)| (b, ls, Of::Built)));
+        let groups = groups.chain(fwd_reads.into_iter().map(|(key, ls)| (key.0, ls, Of::FwdArg)));
+        let groups = groups.chain(fwd_built.into_iter().map(|(b, ls)| (b, ls, Of::FwdBuilt)));
         let m = complete_iterations(h);
         for (sink, ls, of) in groups {
             let Some(ls) = ls.into_iter().collect::<Option<Vec<_>>>() else { continue };
@@ -578,6 +686,42 @@ impl Reverse<'_> {
             }
             let up = lp.counters[&c];
             let x = self.names.local(c);
+            if matches!(of, Of::FwdArg | Of::FwdBuilt) {
+                // Cut at the loop's entry, where the counter holds its first value (see
+                // `fwd_window_decls`); nothing to record.
+                let c0 = first_count(h);
+                let mut lo = match &inv {
+                    Some(b) => {
+                        let b = b.fwd_tokens(self);
+                        quote!((#c0 + #b))
+                    }
+                    None => quote!(#c0),
+                };
+                lo = match e {
+                    0 => lo,
+                    v if v > 0 => {
+                        let v = v as usize;
+                        quote!((#lo + #v))
+                    }
+                    v => {
+                        let v = v.unsigned_abs() as usize;
+                        quote!((#lo - #v))
+                    }
+                };
+                if !out.fwd_loops.iter().any(|l| l.0 == h)
+                    && let Some((_, n)) = &fwd_counter
+                {
+                    out.fwd_loops.push((h, c, n.fwd_tokens(self)));
+                }
+                let k = out.list.len();
+                out.list.push(Window { header: h, sink, of, up, lo });
+                if of == Of::FwdArg {
+                    for l in ls {
+                        out.fwd_reads.insert((l.0, l.1), k);
+                    }
+                }
+                continue;
+            }
             // The counter's value at the lowest index: the first complete iteration's (stepped
             // up), or the last's (stepped down, one above the exit value).
             let start = if up { quote!((#x.primal - #m)) } else { quote!((#x.primal + 1)) };
@@ -625,7 +769,7 @@ impl Reverse<'_> {
             let at = match of {
                 Of::Sink => &mut out.at,
                 Of::Copy => &mut out.reads,
-                Of::Shadow | Of::Built => continue,
+                Of::Shadow | Of::Built | Of::FwdArg | Of::FwdBuilt => continue,
             };
             for l in ls {
                 at.insert((l.0, l.1), k);
@@ -639,7 +783,9 @@ impl Reverse<'_> {
         let rt = super::rt();
         let mh = complete_iterations(h);
         let mut out = TokenStream::new();
-        for (k, w) in self.windows.list.iter().enumerate().filter(|(_, w)| w.header == h) {
+        let reverse = |w: &&Window| !matches!(w.of, Of::FwdArg | Of::FwdBuilt);
+        let windows = self.windows.list.iter().enumerate();
+        for (k, w) in windows.filter(|(_, w)| w.header == h && reverse(w)) {
             if out.is_empty() {
                 out = quote!(let #mh: usize = #m;);
             }
@@ -669,20 +815,61 @@ impl Reverse<'_> {
     /// index.
     pub(super) fn shadow_windows(&self) -> Vec<super::control::ShadowWindow> {
         let windows = self.windows.list.iter().enumerate();
-        let windows = windows.filter(|(_, w)| matches!(w.of, Of::Shadow | Of::Built));
+        let windows =
+            windows.filter(|(_, w)| matches!(w.of, Of::Shadow | Of::Built | Of::FwdBuilt));
         windows
-            .map(|(k, w)| super::control::ShadowWindow {
-                header: w.header,
-                shadow: match w.of {
-                    Of::Shadow => super::shadow_capture(w.sink),
-                    _ => self.names.local(w.sink),
-                },
-                name: window_name(k),
-                slot: self.window_slot(k),
-                m: complete_iterations(w.header),
-                lo: w.lo.clone(),
+            .map(|(k, w)| {
+                let forward = w.of == Of::FwdBuilt;
+                super::control::ShadowWindow {
+                    header: w.header,
+                    forward,
+                    shadow: match w.of {
+                        Of::Shadow => super::shadow_capture(w.sink),
+                        _ => self.names.local(w.sink),
+                    },
+                    name: window_name(k),
+                    slot: if forward { self.fwd_slot(w.header) } else { self.window_slot(k) },
+                    m: if forward {
+                        fwd_iterations(w.header)
+                    } else {
+                        complete_iterations(w.header)
+                    },
+                    lo: w.lo.clone(),
+                }
             })
             .collect()
+    }
+
+    /// The slot of the current iteration in the forward sweep's windows of the loop with
+    /// header `h`: the counter's steps since the loop's entry.
+    pub(super) fn fwd_slot(&self, h: BlockId) -> TokenStream {
+        let rt = super::rt();
+        let Some((_, c, _)) = self.windows.fwd_loops.iter().find(|l| l.0 == h) else {
+            return quote!(0);
+        };
+        let (x, c0) = (self.names.local(*c), first_count(h));
+        quote!(#rt::rev::slot_up(#x.primal, #c0))
+    }
+
+    /// The forward sweep's windows of stable arguments in the loop with header `h`, and the
+    /// count of its complete iterations they and the guards' windows are cut to, declared at
+    /// the loop's entry (see [`Of::FwdArg`]).
+    pub(super) fn fwd_window_decls(&self, h: BlockId) -> TokenStream {
+        let rt = super::rt();
+        let Some((_, c, n)) = self.windows.fwd_loops.iter().find(|l| l.0 == h) else {
+            return quote!();
+        };
+        let (x, c0, m) = (self.names.local(*c), first_count(h), fwd_iterations(h));
+        let mut out = quote! {
+            let #c0: usize = #x.primal;
+            let #m: usize = #rt::rev::trips_below(#c0, #n);
+        };
+        let windows = self.windows.list.iter().enumerate();
+        for (k, w) in windows.filter(|(_, w)| w.header == h && w.of == Of::FwdArg) {
+            let (name, lo, b) = (window_name(k), &w.lo, self.names.local(w.sink));
+            out.extend(quote!(let #name = #rt::rev::read_window(&#b, #m, || #lo);));
+        }
+        out
     }
 
     /// The slot of a load's add in its window (see [`Self::plan_windows`]).
@@ -704,11 +891,29 @@ mod tests {
 
     /// How many windows of copies its re-run loads read.
     fn read_windows(f: &str) -> usize {
-        count(f, "rev :: read_window")
+        count_in(f, "rev :: read_window", "__mi")
+    }
+
+    /// How many windows of `f`'s forward sweep (cut to `__fmH` iterations) are made by `what`.
+    fn forward_windows(f: &str, what: &str) -> usize {
+        count_in(f, what, "__fm")
     }
 
     fn count(f: &str, what: &str) -> usize {
         crate::differentiable::rrule_source(f).matches(what).count()
+    }
+
+    /// How many calls `what` have an argument list that names `sweep` (the number of
+    /// iterations of the reverse sweep, `__mi`, or of the forward sweep, `__fm`).
+    fn count_in(f: &str, what: &str, sweep: &str) -> usize {
+        let src = crate::differentiable::rrule_source(f);
+        src.match_indices(what)
+            .filter(|(k, _)| {
+                let rest = &src[k + what.len()..];
+                let args = &rest[..rest.find(';').unwrap_or(rest.len())];
+                args.contains(sweep)
+            })
+            .count()
     }
 
     #[test]
@@ -787,9 +992,41 @@ mod tests {
     }
 
     #[test]
+    fn counted_loops_get_windows_in_the_forward_sweep() {
+        let reads = |f: &str| forward_windows(f, "rev :: read_window");
+        let writes = |f: &str| forward_windows(f, "rev :: slice_window_mut");
+        // `for i in a..b`: the count is known at the loop's entry; each argument loaded at the
+        // counter gets a window.
+        let dot = "fn f(x: &[f64], y: &[f64]) -> f64 { let mut s = 0.0; \
+                   for i in 0..x.len() { s += x[i] * y[i]; } s }";
+        assert_eq!(reads(dot), 2);
+        // Two offsets of one argument: a window each (they only read).
+        let stencil = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 1..x.len() - 1 { \
+                       let d = x[i - 1] - 2.0 * x[i] + x[i + 1]; s += d * d; } s }";
+        assert_eq!(reads(stencil), 3);
+        // A buffer built in the body and written at the counter, through its guard.
+        let fill = "fn f(x: &[f64]) -> f64 { let mut k = vec![0.0; x.len()]; \
+                    for i in 0..x.len() { k[i] = x[i] * 2.0; } k.iter().sum::<f64>() }";
+        assert_eq!(writes(fill), 1);
+        assert_eq!(reads(fill), 1);
+        // A `while` loop whose test is not `counter < bound`, a counter stepped down, a load
+        // after the step: no count at the entry, or no slot, so no window.
+        let down = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; let mut i = x.len(); \
+                    while i > 0 { i -= 1; s += x[i]; } s }";
+        assert_eq!(reads(down), 0);
+        let after_step = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; let mut i = 0; \
+                          while i < x.len() { i += 1; s += x[i - 1].sin(); } s }";
+        assert_eq!(reads(after_step), 0);
+        // A `break`: the count is not known.
+        let brk = "fn f(x: &[f64]) -> f64 { let mut s = 0.0; \
+                   for i in 0..x.len() { s += x[i] * x[i]; if s > 2.0 { break; } } s }";
+        assert_eq!(reads(brk), 0);
+    }
+
+    #[test]
     fn buffers_built_in_the_body_get_windows_through_their_guards() {
         let shadow = |f: &str| count(f, "rev :: shadow_window");
-        let built = |f: &str| count(f, "rev :: slice_window");
+        let built = |f: &str| count_in(f, "rev :: slice_window", "__mi");
         // Stores that keep no record, then a sum: the store loop's reverse takes the stored
         // elements' adjoints from a window of the shadow.
         let fill = "fn f(x: &[f64]) -> f64 { let mut k = vec![0.0; x.len()]; \
