@@ -399,6 +399,31 @@ impl<'a> Reverse<'a> {
                 }
             }
         }
+        // Integers carry no gradient (their rdata is `NoRData`). A local known to be one that
+        // only copies and statements with no derivative assign, and that no call borrows
+        // mutably, gets no adjoint: the reverse sweep writes nothing for its copies, or for the
+        // indices of loads and stores.
+        let mut keep = vec![false; body.locals.len()];
+        for s in body.blocks.iter().flat_map(|b| &b.statements) {
+            if let StatementKind::Assign(p, rv) = &s.kind {
+                let k = kind(p, rv, &refs, &inactive);
+                if !matches!(k, Kind::Copy(_) | Kind::NoDerivative | Kind::Linear(_)) {
+                    keep[p.local.index()] = true;
+                }
+                // The result's cotangent goes to the local returned.
+                if let (Kind::Copy(y), true) = (&k, p.local == Local::RETURN) {
+                    keep[y.index()] = true;
+                }
+                for (l, _) in loaned_locals(rv, &|l| value_local(l)) {
+                    keep[l.index()] = true;
+                }
+            }
+        }
+        for l in 1 + body.n_args..body.locals.len() {
+            if inactive.ints[l] && !keep[l] {
+                adjoint[l] = false;
+            }
+        }
         let stable_args = {
             let mut stable = vec![false; body.locals.len()];
             for l in body.args() {

@@ -279,11 +279,11 @@ impl Reverse<'_> {
         match kind(place, rv, &self.refs, &self.inactive) {
             Kind::Build(parts) => {
                 let accs = parts.iter().map(|(m, l)| match l {
-                    Some(l) => {
+                    Some(l) if self.adjoint[l.index()] => {
                         let al = adj(*l);
                         quote!(#rt::rev::accumulate(&mut #al, __r.#m);)
                     }
-                    None => quote!(let _ = __r.#m;),
+                    _ => quote!(let _ = __r.#m;),
                 });
                 quote!({ let __r = #rt::rev::take(&mut #ax); #(#accs)* })
             }
@@ -301,7 +301,8 @@ impl Reverse<'_> {
             }
             Kind::Linear(parts) => {
                 let adds = parts.iter().filter_map(|(l, negated)| {
-                    let al = adj((*l)?);
+                    let l = l.filter(|l| self.adjoint[l.index()])?;
+                    let al = adj(l);
                     Some(if *negated {
                         quote!({
                             let mut __n = ::core::clone::Clone::clone(&__r);
@@ -326,6 +327,8 @@ impl Reverse<'_> {
                     #rt::rev::accumulate(&mut #ay, #rt::rev::return_adjoint::<#ret, _>(#ty, __link, __r));
                 })
             }
+            Kind::Copy(_) if !self.adjoint[place.local.index()] => quote!(),
+            Kind::Copy(y) if !self.adjoint[y.index()] => quote!(let _ = #rt::rev::take(&mut #ax);),
             Kind::Copy(y) => {
                 let ay = adj(y);
                 quote!({ let __r = #rt::rev::take(&mut #ax); #rt::rev::accumulate(&mut #ay, __r); })
@@ -358,11 +361,11 @@ impl Reverse<'_> {
                     let idx = syn::Index::from(k);
                     let part = if array { quote!(__r.0[#k]) } else { quote!(__r.#idx) };
                     match o {
-                        Some(l) => {
+                        Some(l) if self.adjoint[l.index()] => {
                             let al = adj(*l);
                             quote!(#rt::rev::accumulate(&mut #al, #part);)
                         }
-                        None => quote!(let _ = #part;),
+                        _ => quote!(let _ = #part;),
                     }
                 });
                 // A method of a user type: its pullback also takes the receiver's cotangent
