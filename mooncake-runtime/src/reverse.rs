@@ -774,6 +774,62 @@ pub fn store_at<T: crate::element::Element, B: AsWrite<T>>(
     Stored { i, old, old_d }
 }
 
+/// The record of a store into a buffer built in the body from a constructor, whose shadow is
+/// zero throughout the forward sweep (the macro proves it): the index and the element
+/// overwritten. The reverse is [`unstore_zero_at`].
+pub struct Overwritten<T> {
+    i: usize,
+    old: T,
+}
+
+/// `x[i] = v` into a buffer whose shadow is zero (see [`Overwritten`]): the shadow is left as
+/// it is, and the record holds no shadow.
+#[inline(always)]
+pub fn store_zero_at<T: crate::element::Element, B: AsWrite<T>>(
+    b: &B,
+    i: usize,
+    v: CoDual<T, NoFData>,
+) -> Overwritten<T> {
+    let old = b.parts().0.set_primal(i, v.primal);
+    Overwritten { i, old }
+}
+
+/// The reverse of [`store_zero_at`]: the gradient of the value written (what the shadow
+/// gathered at `i`, which goes back to zero), with the element put back.
+#[inline(always)]
+pub fn unstore_zero_at<T: crate::element::Element>(
+    dx: &crate::shared::SharedVec<T::Tangent>,
+    x: &crate::shared::SharedVec<T>,
+    s: Overwritten<T>,
+) -> T::RData {
+    let v_bar = T::tangent_rdata(dx.zero_at(s.i, T::ZERO_TANGENT));
+    x.set_primal(s.i, s.old);
+    v_bar
+}
+
+/// [`store_zero_at`] through a [`record_guard`].
+#[inline(always)]
+pub fn guarded_store_zero_at<T: crate::element::Element>(
+    g: &mut RecordGuard<'_, T, T::Tangent>,
+    i: usize,
+    v: CoDual<T, NoFData>,
+) -> Overwritten<T> {
+    let old = std::mem::replace(&mut g.x[i], v.primal);
+    Overwritten { i, old }
+}
+
+/// [`unstore_zero_at`] with the shadow through a [`shadow_guard`].
+#[inline(always)]
+pub fn guarded_unstore_zero_at<T: crate::element::Element>(
+    g: &mut [T::Tangent],
+    x: &crate::shared::SharedVec<T>,
+    s: Overwritten<T>,
+) -> T::RData {
+    let v_bar = T::tangent_rdata(std::mem::replace(&mut g[s.i], T::ZERO_TANGENT));
+    x.set_primal(s.i, s.old);
+    v_bar
+}
+
 /// A store `x[i] = v` into a buffer built in the body that keeps no record: nothing has read
 /// the buffer before it, so no pullback reads the element it overwrites and the element's
 /// shadow is still zero (the macro proves both). The reverse is [`unstore_fresh`].
@@ -1923,6 +1979,25 @@ pub fn window_unstore_at<T: crate::element::Element>(
         "mooncake: a shadow window's slot disagrees with the index stored (an internal error)"
     );
     let v_bar = T::tangent_rdata(std::mem::replace(&mut w.slots[slot], s.old_d));
+    x.set_primal(s.i, s.old);
+    v_bar
+}
+
+/// [`guarded_unstore_zero_at`] through a [`shadow_window`]: the record's element at `slot`,
+/// which is its index's (checked in debug builds).
+#[inline(always)]
+pub fn window_unstore_zero_at<T: crate::element::Element>(
+    w: &mut SinkWindow<'_, T::Tangent>,
+    slot: usize,
+    x: &crate::shared::SharedVec<T>,
+    s: Overwritten<T>,
+) -> T::RData {
+    debug_assert_eq!(
+        Some(s.i),
+        w.lo.checked_add(slot),
+        "mooncake: a shadow window's slot disagrees with the index stored (an internal error)"
+    );
+    let v_bar = T::tangent_rdata(std::mem::replace(&mut w.slots[slot], T::ZERO_TANGENT));
     x.set_primal(s.i, s.old);
     v_bar
 }

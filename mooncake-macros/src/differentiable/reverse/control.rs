@@ -250,18 +250,26 @@ impl Guards {
                 swaps.push((x, "shadow_add", "window_add", quote!(&mut #name, #slot)));
                 swaps.push((x, "unstore_fresh", "window_unstore", quote!(&mut #name, #slot)));
                 swaps.push((x, "unstore_at", "window_unstore_at", quote!(&mut #name, #slot)));
+                swaps.push((
+                    x,
+                    "unstore_zero_at",
+                    "window_unstore_zero_at",
+                    quote!(&mut #name, #slot),
+                ));
                 cut.extend(quote!(let mut #name = #rt::rev::shadow_window(&mut *#g, #m, || #lo);));
                 Some(quote!(shadow_guard))
             } else if shadow {
                 swaps.push((x, "shadow_add", "guarded_add", quote!(&mut *#g)));
                 swaps.push((x, "unstore_fresh", "guarded_unstore", quote!(&mut *#g)));
                 swaps.push((x, "unstore_at", "guarded_unstore_at", quote!(&mut *#g)));
+                swaps.push((x, "unstore_zero_at", "guarded_unstore_zero_at", quote!(&mut *#g)));
                 Some(quote!(shadow_guard))
             } else if recorded > 0 {
                 // Stores that keep a record read the element's shadow too: both borrowed.
                 swaps.push((x, "read_at", "guarded_at", quote!(&#g)));
                 swaps.push((x, "store_fresh", "guarded_store", quote!(&mut #g)));
                 swaps.push((x, "store_at", "guarded_store_at", quote!(&mut #g)));
+                swaps.push((x, "store_zero_at", "guarded_store_zero_at", quote!(&mut #g)));
                 None
             } else if let (Some(w), 0, true) = (window, recorded, stores > 0) {
                 let (name, slot, m, lo) = (&w.name, &w.slot, &w.m, &w.lo);
@@ -337,9 +345,13 @@ fn scan(tokens: TokenStream, guards: &Guards, uses: &mut [[usize; 4]]) -> TokenS
             (0..n, false, false)
         } else if i == "store_fresh" {
             (0..n, true, false)
-        } else if i == "store_at" {
+        } else if i == "store_at" || i == "store_zero_at" {
             (0..n, true, true)
-        } else if i == "shadow_add" || i == "unstore_fresh" || i == "unstore_at" {
+        } else if i == "shadow_add"
+            || i == "unstore_fresh"
+            || i == "unstore_at"
+            || i == "unstore_zero_at"
+        {
             (n..uses.len(), false, false)
         } else {
             continue;

@@ -1178,8 +1178,14 @@ impl Reverse<'_> {
             }
             Some(Access::Index(base, index)) if self.stored[base.index()] => {
                 // A record on the tape, undone inline (see `rev::store_at`).
+                let zero = self.zero_shadow[base.index()];
                 let (base, index) = (self.names.local(base), self.names.local(index));
                 let t = tape((b.index(), i));
+                if zero {
+                    // The shadow is zero: the record holds the element only (see
+                    // `rev::store_zero_at`).
+                    return quote_spanned!(span=> let #t = #rt::rev::store_zero_at(&#base, #index.primal, #v););
+                }
                 return quote_spanned!(span=> let #t = #rt::rev::store_at(&#base, #index.primal, #v););
             }
             Some(Access::Index(base, index)) => {

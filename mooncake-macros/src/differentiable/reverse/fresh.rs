@@ -58,6 +58,17 @@ impl Reverse<'_> {
         out
     }
 
+    /// The buffers of `stored` built from a constructor (see [`Self::fresh_buffer`]). The
+    /// shadow of one is zero whenever the forward sweep stores into it: it starts at zero,
+    /// every store writes zero into it (a rule's forward pass records the shadow of what it
+    /// overwrites and zeroes it; only pullbacks add into shadows), and no pullback runs before
+    /// the reverse sweep. A record of such a store need not keep the shadow.
+    pub(super) fn zero_shadows(&self) -> Vec<bool> {
+        (0..self.body.locals.len())
+            .map(|l| self.stored[l] && self.fresh_buffer(Local(l as u32)))
+            .collect()
+    }
+
     /// A buffer assigned once, from a constructor whose shadow starts at zero (`vec![c; n]`,
     /// `vec![a, b]`, `[c; N]`, `[a, b]`), directly or through a temporary that nothing else
     /// reads (moved, or copied into a new handle, whose shadow starts at zero as well).
@@ -155,10 +166,15 @@ mod tests {
         )
         .to_string();
         assert!(!out.contains("compile_error"), "{out}");
-        let count = |names: [&str; 2]| names.iter().map(|n| out.matches(n).count()).sum();
+        let count = |names: &[&str]| names.iter().map(|n| out.matches(n).count()).sum();
         (
-            count(["rev :: store_fresh", "rev :: guarded_store ("]),
-            count(["rev :: store_at", "rev :: guarded_store_at"]),
+            count(&["rev :: store_fresh", "rev :: guarded_store ("]),
+            count(&[
+                "rev :: store_at",
+                "rev :: guarded_store_at",
+                "rev :: store_zero_at",
+                "rev :: guarded_store_zero_at",
+            ]),
         )
     }
 
@@ -197,5 +213,29 @@ mod tests {
         // A buffer that is not fresh from a constructor (a copy of an argument).
         let copied = "fn f(x: &[f64]) -> f64 { let mut k = x.to_vec(); k[0] = 2.0 * x[1]; k.iter().sum::<f64>() }";
         assert_eq!(stores(copied).0, 0);
+    }
+
+    #[test]
+    fn records_of_constructed_buffers_hold_no_shadow() {
+        let source = |f: &str| {
+            crate::differentiable::expand(
+                proc_macro2::TokenStream::new(),
+                f.parse().expect("test source lexes"),
+            )
+            .to_string()
+        };
+        // Built by `vec![..]`: its shadow is zero whenever the forward sweep stores into it.
+        let reused = source(
+            "fn f(x: &[f64]) -> f64 { let mut h = vec![0.0; 2]; let mut s = 0.0; \
+             for i in 0..x.len() { h[0] = x[i]; s += h[0] * h[0]; } s }",
+        );
+        assert!(reused.contains("store_zero_at") && !reused.contains("rev :: store_at"));
+        assert!(reused.contains("unstore_zero_at"));
+        // A copy of an argument read before the store: its record keeps the shadow.
+        let copied = source(
+            "fn f(x: &[f64]) -> f64 { let mut k = x.to_vec(); let a = k[0]; \
+             k[0] = 2.0 * x[1]; a * k.iter().sum::<f64>() }",
+        );
+        assert!(copied.contains("rev :: store_at") && !copied.contains("store_zero_at"));
     }
 }

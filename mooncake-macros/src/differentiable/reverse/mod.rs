@@ -343,6 +343,9 @@ pub(crate) struct Reverse<'a> {
     stored: Vec<bool>,
     /// Per block, the stores into those buffers that keep no record (see `fresh`).
     fresh: Vec<Vec<bool>>,
+    /// The buffers of `stored` built from a constructor, whose shadow is zero throughout the
+    /// forward sweep: their stores' records hold no shadow (see `fresh`).
+    zero_shadow: Vec<bool>,
     /// Whether those sinks may borrow the shadows directly (see `sinks`).
     direct: bool,
     /// Set while generating: whether the body calls a function or a method of a user type

@@ -499,6 +499,7 @@ impl<'a> Reverse<'a> {
             direct: false,
             stored: Vec::new(),
             fresh: Vec::new(),
+            zero_shadow: Vec::new(),
         };
         r.stored = vec![false; body.locals.len()];
         for block in &body.blocks {
@@ -513,6 +514,7 @@ impl<'a> Reverse<'a> {
             }
         }
         r.fresh = r.fresh_stores();
+        r.zero_shadow = r.zero_shadows();
         r.replays = (0..body.blocks.len()).map(|b| r.plan_replay(BlockId(b as u32))).collect();
         r.counters = counters::plan(body, structured, &mut r.replays, &r.inactive.ints);
         r.copied = r.replayed(|p| &p.args);

@@ -249,6 +249,11 @@ impl Reverse<'_> {
             // A store into a buffer built in the body, undone from its record (see
             // `rev::unstore_at`).
             let (t, sh, hp) = (tape((b.index(), i)), shadow_capture(base), primal_capture(base));
+            if self.zero_shadow[base.index()] {
+                // The record holds no shadow (see `rev::store_zero_at`).
+                let unstore = quote!(#rt::rev::unstore_zero_at(&#sh, &#hp, #t));
+                return self.give_stored(value, unstore);
+            }
             return self.give_stored(value, quote!(#rt::rev::unstore_at(&#sh, &#hp, #t)));
         }
         if let (true, Rvalue::Use(Operand::Use(p))) = (place.projections.is_empty(), rv)
