@@ -818,6 +818,34 @@ pub fn guarded_store_zero_at<T: crate::element::Element>(
     Overwritten { i, old }
 }
 
+/// [`store_zero_at`] through a [`write_guard`] (a loop whose stores' records hold no shadow).
+#[inline(always)]
+pub fn slice_store_zero_at<T: Copy>(
+    g: &mut [T],
+    i: usize,
+    v: CoDual<T, NoFData>,
+) -> Overwritten<T> {
+    let old = std::mem::replace(&mut g[i], v.primal);
+    Overwritten { i, old }
+}
+
+/// [`store_zero_at`] through a [`WriteWindow`]: at `slot` (`i`'s, checked in debug builds).
+#[inline(always)]
+pub fn window_store_zero_at<T: Copy>(
+    w: &mut WriteWindow<'_, T>,
+    slot: usize,
+    i: usize,
+    v: CoDual<T, NoFData>,
+) -> Overwritten<T> {
+    debug_assert_eq!(
+        Some(i),
+        w.lo.checked_add(slot),
+        "mooncake: a window's slot disagrees with the index stored (an internal error)"
+    );
+    let old = std::mem::replace(&mut w.slots[slot], v.primal);
+    Overwritten { i, old }
+}
+
 /// [`unstore_zero_at`] with the shadow through a [`shadow_guard`].
 #[inline(always)]
 pub fn guarded_unstore_zero_at<T: crate::element::Element>(

@@ -174,6 +174,7 @@ mod tests {
                 "rev :: guarded_store_at",
                 "rev :: store_zero_at",
                 "rev :: guarded_store_zero_at",
+                "rev :: slice_store_zero_at",
             ]),
         )
     }

@@ -614,7 +614,9 @@ impl Reverse<'_> {
                         if load && rerun.is_some_and(|r| r.contains(&i)) {
                             built.entry(base).or_default().push(at(idx));
                         }
-                        fwd_built.entry(base).or_default().push(fwd_at(idx));
+                        // A store that keeps a record: no window (see `control::Guards`).
+                        let fresh = load || self.is_fresh(*b, i);
+                        fwd_built.entry(base).or_default().push(fwd_at(idx).filter(|_| fresh));
                     }
                     None => self.built_mentioned(s, &mut |l| {
                         shadows.entry(l).or_default().push(None);
