@@ -29,6 +29,21 @@
 //! re-run, or read from the tape) and checked against the slot in debug builds
 //! (`rev::window_add`). Loads at several offsets (`x[i]` and `x[i + 1]`) keep the sink as it is:
 //! a window spanning them measured slower (see `loop_windows`).
+//!
+//! The same analysis gives three more kinds of windows (see [`Of`]):
+//!
+//! * in the reverse sweep, of a buffer built in the body, cut from the slice the loop's guard
+//!   lends (`control::Guards`): its shadow, for the adds of its loads' adjoints and the
+//!   reverses of stores into it, and the buffer, for re-run loads. The guard is decided as the
+//!   loop's code is made, so these are listed by loop and name (`control::ShadowWindow`) and
+//!   cut by the guard's rewrite where it takes the guard;
+//! * in the forward sweep, at the entry of a loop whose header tests `c < n` (`c` a counter
+//!   stepped up, `n` a value the loop never changes; see `Reverse::counted_test`), whose count
+//!   `n - c` is known there: of each stable argument the loop loads at `c + base + e` before
+//!   the counter's step, and of a buffer built in the body whose uses in the loop are loads and
+//!   stores keeping no record at one such index (cut from its guard). The slot of an iteration
+//!   is `c - c₀`. Every index the loop will use is an element of the window, so a loop that
+//!   would read past the end panics at the cut, with the primal's message.
 
 use super::super::codegen::FastMap as HashMap;
 use super::super::ir::*;
