@@ -829,23 +829,6 @@ pub fn slice_store_zero_at<T: Copy>(
     Overwritten { i, old }
 }
 
-/// [`store_zero_at`] through a [`WriteWindow`]: at `slot` (`i`'s, checked in debug builds).
-#[inline(always)]
-pub fn window_store_zero_at<T: Copy>(
-    w: &mut WriteWindow<'_, T>,
-    slot: usize,
-    i: usize,
-    v: CoDual<T, NoFData>,
-) -> Overwritten<T> {
-    debug_assert_eq!(
-        Some(i),
-        w.lo.checked_add(slot),
-        "mooncake: a window's slot disagrees with the index stored (an internal error)"
-    );
-    let old = std::mem::replace(&mut w.slots[slot], v.primal);
-    Overwritten { i, old }
-}
-
 /// [`unstore_zero_at`] with the shadow through a [`shadow_guard`].
 #[inline(always)]
 pub fn guarded_unstore_zero_at<T: crate::element::Element>(
@@ -1950,11 +1933,7 @@ pub fn window_add<D: crate::element::AddRData<R>, R>(
     i: usize,
     r: R,
 ) {
-    debug_assert_eq!(
-        Some(i),
-        w.lo.checked_add(slot),
-        "mooncake: a sink window's slot disagrees with the index loaded (an internal error)"
-    );
+    check_slot(w.lo, slot, i);
     if w.set { w.slots[slot].set_rdata(r) } else { w.slots[slot].add_rdata(r) }
 }
 
@@ -1984,11 +1963,7 @@ pub fn window_unstore<T: crate::element::Element>(
     _x: &crate::shared::SharedVec<T>,
     i: usize,
 ) -> T::RData {
-    debug_assert_eq!(
-        Some(i),
-        w.lo.checked_add(slot),
-        "mooncake: a shadow window's slot disagrees with the index stored (an internal error)"
-    );
+    check_slot(w.lo, slot, i);
     T::tangent_rdata(std::mem::replace(&mut w.slots[slot], T::ZERO_TANGENT))
 }
 
@@ -2001,11 +1976,7 @@ pub fn window_unstore_at<T: crate::element::Element>(
     x: &crate::shared::SharedVec<T>,
     s: Stored<T, T::Tangent>,
 ) -> T::RData {
-    debug_assert_eq!(
-        Some(s.i),
-        w.lo.checked_add(slot),
-        "mooncake: a shadow window's slot disagrees with the index stored (an internal error)"
-    );
+    check_slot(w.lo, slot, s.i);
     let v_bar = T::tangent_rdata(std::mem::replace(&mut w.slots[slot], s.old_d));
     x.set_primal(s.i, s.old);
     v_bar
@@ -2020,11 +1991,7 @@ pub fn window_unstore_zero_at<T: crate::element::Element>(
     x: &crate::shared::SharedVec<T>,
     s: Overwritten<T>,
 ) -> T::RData {
-    debug_assert_eq!(
-        Some(s.i),
-        w.lo.checked_add(slot),
-        "mooncake: a shadow window's slot disagrees with the index stored (an internal error)"
-    );
+    check_slot(w.lo, slot, s.i);
     let v_bar = T::tangent_rdata(std::mem::replace(&mut w.slots[slot], T::ZERO_TANGENT));
     x.set_primal(s.i, s.old);
     v_bar
@@ -2148,11 +2115,7 @@ pub fn slice_window_mut<T>(
 /// builds).
 #[inline(always)]
 pub fn window_get<T: Copy>(w: &WriteWindow<'_, T>, slot: usize, i: usize) -> T {
-    debug_assert_eq!(
-        Some(i),
-        w.lo.checked_add(slot),
-        "mooncake: a window's slot disagrees with the index loaded (an internal error)"
-    );
+    check_slot(w.lo, slot, i);
     w.slots[slot]
 }
 
@@ -2165,11 +2128,7 @@ pub fn window_put<T: Copy>(
     i: usize,
     v: CoDual<T, NoFData>,
 ) {
-    debug_assert_eq!(
-        Some(i),
-        w.lo.checked_add(slot),
-        "mooncake: a window's slot disagrees with the index stored (an internal error)"
-    );
+    check_slot(w.lo, slot, i);
     w.slots[slot] = v.primal;
 }
 
@@ -2186,12 +2145,20 @@ pub fn slice_window<T>(g: &[T], m: usize, lo: impl FnOnce() -> usize) -> ReadWin
 /// `x[i]` through a [`ReadWindow`]: its `slot`, which is `i`'s (checked in debug builds).
 #[inline(always)]
 pub fn window_read<T: Copy>(w: &ReadWindow<'_, T>, slot: usize, i: usize) -> T {
+    check_slot(w.lo, slot, i);
+    w.slots[slot]
+}
+
+/// Checks, in debug builds, that slot `slot` of a window whose first slot is index `lo` is index
+/// `i`, the one the primal used (the macro's analysis says so; a failure is an internal error).
+#[inline(always)]
+#[track_caller]
+fn check_slot(lo: usize, slot: usize, i: usize) {
     debug_assert_eq!(
         Some(i),
-        w.lo.checked_add(slot),
-        "mooncake: a read window's slot disagrees with the index loaded (an internal error)"
+        lo.checked_add(slot),
+        "mooncake: a window's slot disagrees with the index it stands for (an internal error)"
     );
-    w.slots[slot]
 }
 
 /// The slot of a [`SinkWindow`] or [`ReadWindow`] for the iteration `it` (counted down from

@@ -133,6 +133,26 @@ pub(super) fn complete_iterations(h: BlockId) -> syn::Ident {
     format_ident!("__mi{}", h.0, span = Span::mixed_site())
 }
 
+/// The lowest index of a window: the counter's value there (`start`), plus the base and the
+/// offset of its loads.
+fn lowest(start: TokenStream, base: Option<TokenStream>, e: i64) -> TokenStream {
+    let lo = match base {
+        Some(b) => quote!((#start + #b)),
+        None => start,
+    };
+    match e {
+        0 => lo,
+        v if v > 0 => {
+            let v = v as usize;
+            quote!((#lo + #v))
+        }
+        v => {
+            let v = v.unsigned_abs() as usize;
+            quote!((#lo - #v))
+        }
+    }
+}
+
 /// A value the loop never changes: an expression over literals and integers the reverse
 /// sweep has at the loop's entry, written out only for the windows made.
 #[derive(Clone, PartialEq)]
@@ -707,24 +727,7 @@ impl Reverse<'_> {
                 // Cut at the loop's entry, where the counter holds its first value (see
                 // `fwd_window_decls`); nothing to record.
                 let c0 = first_count(h);
-                let mut lo = match &inv {
-                    Some(b) => {
-                        let b = b.fwd_tokens(self);
-                        quote!((#c0 + #b))
-                    }
-                    None => quote!(#c0),
-                };
-                lo = match e {
-                    0 => lo,
-                    v if v > 0 => {
-                        let v = v as usize;
-                        quote!((#lo + #v))
-                    }
-                    v => {
-                        let v = v.unsigned_abs() as usize;
-                        quote!((#lo - #v))
-                    }
-                };
+                let lo = lowest(quote!(#c0), inv.as_ref().map(|b| b.fwd_tokens(self)), e);
                 if !out.fwd_loops.iter().any(|l| l.0 == h)
                     && let Some((_, n)) = &fwd_counter
                 {
@@ -742,24 +745,7 @@ impl Reverse<'_> {
             // The counter's value at the lowest index: the first complete iteration's (stepped
             // up), or the last's (stepped down, one above the exit value).
             let start = if up { quote!((#x.primal - #m)) } else { quote!((#x.primal + 1)) };
-            let mut lo = match &inv {
-                Some(b) => {
-                    let e = b.tokens(self, whole);
-                    quote!((#start + #e))
-                }
-                None => start,
-            };
-            lo = match e {
-                0 => lo,
-                v if v > 0 => {
-                    let v = v as usize;
-                    quote!((#lo + #v))
-                }
-                v => {
-                    let v = v.unsigned_abs() as usize;
-                    quote!((#lo - #v))
-                }
-            };
+            let lo = lowest(start, inv.as_ref().map(|b| b.tokens(self, whole)), e);
             // What the window's start reads, recorded by the loop's exit (see `counters`). A
             // loop inside a loop records on a tape, a push and a pop per execution of the loop:
             // measured on `gmm`'s triangular loop (4.5 iterations on average), a window whose
