@@ -70,6 +70,50 @@ fn while_counted(x: &[f64]) -> f64 {
     s
 }
 
+/// An argument held by value, an array behind a reference, a buffer field of a struct and a
+/// generic element type: each loaded at the counter through a window of its own kind.
+#[differentiable]
+fn by_value(x: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn array_ref(x: &[f64; 4], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..4 {
+        s += x[i] * y[i];
+    }
+    s
+}
+
+#[derive(Clone, Debug, Tangent)]
+struct Weights {
+    w: Vec<f64>,
+    n: usize,
+}
+
+#[differentiable]
+fn field_loads(p: &Weights, x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..p.n {
+        s += p.w[i] * x[i].sin();
+    }
+    s
+}
+
+#[differentiable]
+fn generic_dot<T: Float>(x: &[T], y: &[T]) -> T {
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        s += x[i] * y[i];
+    }
+    s
+}
+
 /// A loop told to read past the end of its argument.
 #[differentiable]
 fn reads_past(x: &[f64], n: usize) -> f64 {
@@ -95,11 +139,21 @@ fn counted_loops() {
         test_rule!(write_then_read(&y));
         test_rule!(while_counted(&y));
         test_rule!(reads_past(&y, n));
+        test_rule!(by_value(y.clone()));
+        test_rule!(generic_dot(&x[..n], &y));
+        let w = Weights { w: x.clone(), n };
+        test_rule!(field_loads(&w, &y));
         for rows in [1, 3] {
             let a = xs(rows * n, 0.45);
             test_rule!(matvec_sq(&a, &y));
         }
     }
+}
+
+#[test]
+fn windows_of_arrays() {
+    let (x, y) = ([0.3, -1.2, 0.7, 2.0], xs(5, 0.9));
+    test_rule!(array_ref(&x, &y));
 }
 
 fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
