@@ -95,6 +95,10 @@ pub(crate) struct Control {
     read_only: std::cell::RefCell<HashMap<usize, Found>>,
     /// Where the nodes and labels are (see [`Labels`]).
     labels: Labels,
+    /// The loops whose trip count goes on the tape of what their exit records, with it, rather
+    /// than on the control tape (one push and one pop per execution instead of two: see
+    /// `Reverse::loop_exit`).
+    pub(crate) counted_in_record: Vec<BlockId>,
 }
 
 /// What a loop's forward sweep does with the buffers of a [`Guards`] (indices into its `reads`),
@@ -457,6 +461,7 @@ impl Control {
             guards: Guards::default(),
             read_only: std::cell::RefCell::new(HashMap::default()),
             labels,
+            counted_in_record: Vec::new(),
         };
         c.analyse(root);
         c
@@ -642,7 +647,9 @@ impl Control {
                     if let Node::Loop(b, _) = node {
                         let count = trips(*b);
                         out.push(loop_exit(*b));
-                        out.push(quote!(__ctl.push(#count);));
+                        if !self.counted_in_record.contains(b) {
+                            out.push(quote!(__ctl.push(#count);));
+                        }
                     }
                 }
                 Record::ExitTest { .. } | Record::None => {}
@@ -729,7 +736,13 @@ impl Control {
                     uses.add(&after);
                     (guards, body, first_body, cut)
                 };
-                let mut head = quote!(let __n: usize = #pop;);
+                // The trip count, from the control tape or with what the loop's exit recorded
+                // (`loop_entry` then declares `__n`).
+                let mut head = if self.counted_in_record.contains(b) {
+                    quote!()
+                } else {
+                    quote!(let __n: usize = #pop;)
+                };
                 head.extend(self.guards.count(loop_entry(*b), uses));
                 head.extend(guards);
                 head.extend(quote!(let mut __it: usize = __n;));
@@ -819,7 +832,7 @@ fn loop_label(b: BlockId) -> syn::Lifetime {
 }
 
 /// The trip counter of the loop with header `b`.
-fn trips(b: BlockId) -> syn::Ident {
+pub(super) fn trips(b: BlockId) -> syn::Ident {
     format_ident!("__trips{}", b.0, span = Span::mixed_site())
 }
 

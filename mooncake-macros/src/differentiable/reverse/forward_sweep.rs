@@ -1320,7 +1320,9 @@ impl Reverse<'_> {
             }
         });
         if self.counters.nested.contains(&h) {
-            quote!(#t.push((#(#xs,)*));)
+            // With the trip count (see `Control::counted_in_record`).
+            let count = super::control::trips(h);
+            quote!(#t.push((#(#xs,)* #count,));)
         } else {
             quote!(#t = ::core::option::Option::Some((#(#xs,)*));)
         }

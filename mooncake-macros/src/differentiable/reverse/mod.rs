@@ -456,6 +456,13 @@ impl<'a> Reverse<'a> {
             handles.iter().map(|l| shadow_capture(*l)).collect(),
         );
         control.guards.windows = self.shadow_windows();
+        control.counted_in_record = self
+            .counters
+            .records
+            .keys()
+            .copied()
+            .filter(|h| self.counters.nested.contains(h))
+            .collect();
         // A block whose statements touch no such buffer: its code (in either sweep, re-run or
         // not) names none of them or their shadows.
         control.guards.quiet = body

@@ -541,9 +541,12 @@ impl Reverse<'_> {
                 quote!(#x = #rt::CoDual::new(#tmp, #rt::NoFData);)
             }
         });
-        let get = if self.counters.nested.contains(&h) { quote!(pop()) } else { quote!(take()) };
+        let nested = self.counters.nested.contains(&h);
+        let get = if nested { quote!(pop()) } else { quote!(take()) };
+        // A nested loop's record holds its trip count last (see `Control::counted_in_record`).
+        let count = if nested { quote!(__n,) } else { quote!() };
         quote!(
-            let (#(#tmps,)*) = match #t.#get {
+            let (#(#tmps,)* #count) = match #t.#get {
                 ::core::option::Option::Some(e) => e,
                 ::core::option::Option::None => ::core::unreachable!(),
             };
