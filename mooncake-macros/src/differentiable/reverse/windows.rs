@@ -407,39 +407,39 @@ fn shadow_use(
             && !reads_base)
             .then_some((base, idx, false));
     }
-    let Rvalue::Use(Operand::Use(p)) = rv else { return None };
-    let Some(Access::Index(base, idx)) = access(p) else { return None };
+    let (base, idx) = index_load(s)?;
     let b_ = base.index();
-    (place.projections.is_empty()
-        && place.local != base
-        && r.captured_locals[b_]
-        && r.index_only[b_]
-        && !r.inactive.bufs[b_])
+    (place.local != base && r.captured_locals[b_] && r.index_only[b_] && !r.inactive.bufs[b_])
         .then_some((base, idx, true))
+}
+
+/// `(base, index)` of a load `y = x[i]` into a local.
+fn index_load(s: &Statement) -> Option<(Local, Local)> {
+    let StatementKind::Assign(place, Rvalue::Use(Operand::Use(p))) = &s.kind else { return None };
+    if !place.projections.is_empty() {
+        return None;
+    }
+    match access(p) {
+        Some(Access::Index(base, i)) => Some((base, i)),
+        _ => None,
+    }
 }
 
 /// The loads of stable arguments in the forward sweep that may read a window (see
 /// [`Of::FwdArg`]): `(base, index)`.
 fn fwd_arg_load(r: &Reverse<'_>, s: &Statement) -> Option<(Local, Local)> {
-    let StatementKind::Assign(place, Rvalue::Use(Operand::Use(p))) = &s.kind else { return None };
-    if !place.projections.is_empty() {
-        return None;
-    }
-    let Some(Access::Index(base, i)) = access(p) else { return None };
-    let b = base.index();
-    (r.index_only[b] && !r.inactive.bufs[b] && !r.handles[b] && !r.captured_locals[b])
-        .then_some((base, i))
+    index_load(s).filter(|(base, _)| {
+        let b = base.index();
+        r.index_only[b] && !r.inactive.bufs[b] && !r.handles[b] && !r.captured_locals[b]
+    })
 }
 
 /// The loads whose adds go into a sink (see `Reverse::reverse_statement`): `(base, index)`.
 fn sink_load(r: &Reverse<'_>, s: &Statement) -> Option<(Local, Local)> {
-    let StatementKind::Assign(place, Rvalue::Use(Operand::Use(p))) = &s.kind else { return None };
-    if !place.projections.is_empty() {
-        return None;
-    }
-    let Some(Access::Index(base, i)) = access(p) else { return None };
-    let b = base.index();
-    (r.index_only[b] && !r.inactive.bufs[b] && r.sinks[b]).then_some((base, i))
+    index_load(s).filter(|(base, _)| {
+        let b = base.index();
+        r.index_only[b] && !r.inactive.bufs[b] && r.sinks[b]
+    })
 }
 
 impl Reverse<'_> {
