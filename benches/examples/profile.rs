@@ -13,7 +13,9 @@
 //! which a profile can subtract by running with 0). The Hessian-vector product problems
 //! (`hvp_rosenbrock_1000`, `hvp_gmm`, of the generic copies in `problems::second_order`) have
 //! the modes `gradient` (the prepared gradient), `prepared` (`hvp!` with an `HvpCache`) and
-//! `hand` (the hand-written product; Rosenbrock only). Prints a checksum, so that nothing is
+//! `hand` (the hand-written product; Rosenbrock only). `ode_euler_1000` has two more:
+//! `batched` (`value_and_gradient_forward!` with `chunk = 6`) and `num_dual` (num-dual's
+//! `DualSVec64<6>`), the forward-mode gradients of BENCHMARKS.md. Prints a checksum, so that nothing is
 //! optimised away. `bash benches/callgrind.sh` counts every problem and mode this way.
 //!
 //! Each problem has the sizes of its criterion group, and each mode is called as the group's
@@ -29,6 +31,11 @@
 use mooncake_benches::*;
 use mooncake_runtime::prelude::*;
 use std::hint::black_box;
+
+// The peers' code, as the criterion bench includes it (`num_dual` mode of `ode_euler_1000`).
+#[allow(dead_code, unreachable_pub)]
+#[path = "../src/peers.rs"]
+mod peers;
 
 /// The problems, in the order of `benches/gradients.rs` (`benches/callgrind.sh` reads this list).
 const PROBLEMS: [&str; 18] = [
@@ -252,14 +259,33 @@ fn main() {
             let (mut gp, mut gu) = (vec![0.0; 4], vec![0.0; 2]);
             let mut traj = vec![0.0; 2 * (steps + 1)];
             let mut cache = GradientCache::new();
-            modes!(
-                mode,
-                reps,
-                ode_euler(black_box(&p), &u0, steps),
-                ode_euler_gradient(black_box(&p), &u0, steps, &mut traj, &mut gp, &mut gu),
-                value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps)),
-                value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps), cache = &mut cache)
-            )
+            let flat = [&p[..], &u0[..]].concat();
+            let peer = peers::OdeEuler { steps };
+            match mode {
+                // The forward-mode gradients of the table "Forward-mode gradients": one pass of
+                // the batched rule carrying all six directions, and num-dual's vector dual.
+                "batched" => repeat(reps, || {
+                    let (v, g) = value_and_gradient_forward!(
+                        ode_euler(&*black_box(&p), &u0, steps),
+                        chunk = 6
+                    );
+                    black_box(g);
+                    v
+                }),
+                "num_dual" => repeat(reps, || {
+                    let (v, g) = peers::num_dual_gradient_static::<_, 6>(&peer, black_box(&flat));
+                    black_box(g);
+                    v
+                }),
+                _ => modes!(
+                    mode,
+                    reps,
+                    ode_euler(black_box(&p), &u0, steps),
+                    ode_euler_gradient(black_box(&p), &u0, steps, &mut traj, &mut gp, &mut gu),
+                    value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps)),
+                    value_and_gradient!(ode_euler(&*black_box(&p), &u0, steps), cache = &mut cache)
+                ),
+            }
         }
         "recursive" => {
             let depth = 100;

@@ -15,6 +15,7 @@ use crate::rules::buffer::{self, ReadBuffer, WriteBuffer};
 use crate::rules::scalar::{self, CastRule};
 use crate::tangent::Primal;
 
+pub mod const_operand;
 pub mod dialect;
 pub mod lanes;
 

@@ -275,7 +275,8 @@ pub(crate) fn items(
                 // The dialect of `__N` directions (the runtime's `fwd::dialect`).
                 #[allow(unused_imports)]
                 use #rt::fwd::dialect::lanes::{
-                    self as __fwd, LanesConstant as _, LanesConstantOther as _,
+                    self as __fwd, FloatConstOperand as _, LanesConstant as _,
+                    LanesConstantOther as _, OtherConstOperand as _,
                 };
                 #items
                 let mut #ret_local: #ret_ty;

@@ -15,7 +15,7 @@
 
 use super::codegen::{Names, rt};
 use super::ir::*;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 
 /// The tokens of a place, on its primal (`half = "primal"`) or tangent half.
@@ -312,6 +312,22 @@ impl<'a> Forward<'a> {
                 let name = if *bin == BinOp::Eq { quote!(eq_literal) } else { quote!(ne_literal) };
                 quote_spanned!(span=> #rt::fwd::#name(&#v, #lit))
             }
+            // A constant operand of `+`, `-`, `*`, `/`: the runtime picks the rule that takes it
+            // as a number when both are floats (`fwd::const_operand`).
+            Rvalue::Binary(bin @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div), a, b)
+                if float_constant(a) != float_constant(b) =>
+            {
+                let (name, f) = match bin {
+                    BinOp::Add => ("add", quote!(__fwd::add)),
+                    BinOp::Sub => ("sub", quote!(__fwd::sub)),
+                    BinOp::Mul => ("mul", quote!(__fwd::mul)),
+                    _ => ("div", quote!(__fwd::div)),
+                };
+                let side = if float_constant(a) { "l" } else { "r" };
+                let method = format_ident!("{}_{}", name, side, span = span);
+                let (a, b) = (op(a), op(b));
+                quote_spanned!(span=> (&__fwd::ConstOperand::new(#a, #b)).#method(#f))
+            }
             Rvalue::Binary(bin, a, b) => {
                 let (a, b) = (op(a), op(b));
                 let f = match bin {
@@ -551,6 +567,30 @@ fn str_literal(o: &Operand) -> Option<TokenStream> {
 
 /// Whether a binary operator is arithmetic (its result has its left operand's type), rather
 /// than a comparison.
+/// Whether `o` is a constant that may be a float: a literal other than an integer one, or a path
+/// (`STEP`, `std::f64::consts::PI`, whose type the macro cannot see). An operator with exactly
+/// one such operand goes through `fwd::const_operand`.
+fn float_constant(o: &Operand) -> bool {
+    let Operand::Const(c) = o else { return false };
+    let tokens: Vec<TokenTree> = c.clone().into_iter().collect();
+    match tokens.as_slice() {
+        [TokenTree::Literal(l)] => {
+            let l = l.to_string();
+            let digits = l.starts_with(|c: char| c.is_ascii_digit());
+            let float = l.contains(['.', 'e', 'E']) && !l.starts_with("0x")
+                || l.ends_with("f64")
+                || l.ends_with("f32");
+            digits && float
+        }
+        [] => false,
+        path => path.iter().all(|t| match t {
+            TokenTree::Ident(i) => !i.to_string().starts_with("__mooncake_local_"),
+            TokenTree::Punct(p) => p.as_char() == ':',
+            _ => false,
+        }),
+    }
+}
+
 fn is_arithmetic(op: BinOp) -> bool {
     !matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }

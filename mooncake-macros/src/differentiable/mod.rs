@@ -791,7 +791,9 @@ fn generate(
             let _ = #primal;
             // The dialect of one direction (the runtime's `fwd::dialect`).
             #[allow(unused_imports)]
-            use #rt::fwd::dialect::one as __fwd;
+            use #rt::fwd::dialect::one::{
+                self as __fwd, FloatConstOperand as _, OtherConstOperand as _,
+            };
             #[allow(dead_code)]
             const __N: usize = 1;
             #owned_views

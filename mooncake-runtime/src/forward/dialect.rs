@@ -24,6 +24,7 @@ pub mod one {
     use crate::rules::scalar::CastRule;
     use crate::tangent::Primal;
 
+    pub use super::super::const_operand::{ConstOperand, FloatConstOperand, OtherConstOperand};
     pub use super::super::lanes::Chunk;
     pub use crate::forward::{DebugCheck, DebugCheckFallback, MethodFrule as MethodRule};
 
@@ -129,6 +130,7 @@ pub mod one {
 /// `N` directions per pass: the dialect of the batched rule (the names of
 /// [`super::lanes`] under the names of [`one`]).
 pub mod lanes {
+    pub use super::super::const_operand::{ConstOperand, FloatConstOperand, OtherConstOperand};
     pub use super::super::lanes::{
         Chunk, DebugCheck, DebugCheckFallback, LanesConst as Const, LanesConstant,
         LanesConstantOther, LanesMethodFrule as MethodRule, add, cast, constant, div,

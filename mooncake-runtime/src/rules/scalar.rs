@@ -571,6 +571,68 @@ binary_rules! {
         };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The arithmetic operators with one operand a constant.
+//
+// The forward rules of `+`, `-`, `*`, `/` above with the constant's term dropped: its tangent is
+// zero, but `0 · t` is not `0` in IEEE arithmetic (`t` may be infinite or NaN), so the compiler
+// keeps the general rule's product with a constant's zero tangent. A derived forward rule calls
+// these where the macro sees a literal or a named constant as an operand (`STEP * du`,
+// `x / 2.0`), through `forward::const_operand`. Each is the general rule's tangent, term for
+// term, less the constant's. The constant is `c`, on the side of the operator it is on in the
+// function's name.
+
+/// `c + x`: the tangent is `x'` ([`add_frule`] with `a = c` constant).
+#[inline(always)]
+pub fn const_add_frule<T: Float, D: Directions<T>>(c: T, x: Dual<T, D>) -> Dual<T, D> {
+    Dual::new(c + x.primal, x.tangent)
+}
+
+/// `x + c`: the tangent is `x'` ([`add_frule`] with `b = c` constant).
+#[inline(always)]
+pub fn add_const_frule<T: Float, D: Directions<T>>(x: Dual<T, D>, c: T) -> Dual<T, D> {
+    Dual::new(x.primal + c, x.tangent)
+}
+
+/// `c - x`: the tangent is `-x'` ([`sub_frule`] with `a = c` constant).
+#[inline(always)]
+pub fn const_sub_frule<T: Float, D: Directions<T>>(c: T, x: Dual<T, D>) -> Dual<T, D> {
+    Dual::new(c - x.primal, x.tangent.scale(-T::ONE))
+}
+
+/// `x - c`: the tangent is `x'` ([`sub_frule`] with `b = c` constant).
+#[inline(always)]
+pub fn sub_const_frule<T: Float, D: Directions<T>>(x: Dual<T, D>, c: T) -> Dual<T, D> {
+    Dual::new(x.primal - c, x.tangent)
+}
+
+/// `c x`: the tangent is `c x'` ([`mul_frule`] with `a = c` constant).
+#[inline(always)]
+pub fn const_mul_frule<T: Float, D: Directions<T>>(c: T, x: Dual<T, D>) -> Dual<T, D> {
+    Dual::new(c * x.primal, x.tangent.scale(c))
+}
+
+/// `x c`: the tangent is `c x'` ([`mul_frule`] with `b = c` constant).
+#[inline(always)]
+pub fn mul_const_frule<T: Float, D: Directions<T>>(x: Dual<T, D>, c: T) -> Dual<T, D> {
+    Dual::new(x.primal * c, x.tangent.scale(c))
+}
+
+/// `c / x`: the tangent is `-(y / x) x'` with `y = c / x` ([`div_frule`] with `a = c`
+/// constant).
+#[inline(always)]
+pub fn const_div_frule<T: Float, D: Directions<T>>(c: T, x: Dual<T, D>) -> Dual<T, D> {
+    let y = c / x.primal;
+    Dual::new(y, x.tangent.scale(-y / x.primal))
+}
+
+/// `x / c`: the tangent is `x' / c`, computed as `(1 / c) x'` ([`div_frule`] with `b = c`
+/// constant).
+#[inline(always)]
+pub fn div_const_frule<T: Float, D: Directions<T>>(x: Dual<T, D>, c: T) -> Dual<T, D> {
+    Dual::new(x.primal / c, x.tangent.scale(c.recip()))
+}
+
 select_rules! {
     /// `a.min(b)`: the derivative is `(1, 0)` where `a < b` and `(0, 1)` where `b < a`. At a tie
     /// (`a == b`), where it is not defined, the whole derivative goes to the **first** argument,
