@@ -481,25 +481,19 @@ pub fn wrt_rdata<R: ZeroRData>(live: bool, r: R) -> R {
 // ---------------------------------------------------------------------------------------------
 // Buffers read in derived code.
 
-/// A codual buffer that can be read: gives the buffer rules a `CoDual<&S, SharedVec<T>>` with
-/// `S` free of the borrow's lifetime, so that their pullbacks capture no borrow.
+/// A codual buffer whose elements can be read on the primal (with no derivative): every
+/// buffer [`AsRead`] takes, and a constant array (`const W: [f64; 3]`, held by value with no
+/// shadow) read where nothing is differentiated through it (`W[k]`, `W.len()`, `W.iter()`).
 #[diagnostic::on_unimplemented(
     message = "reverse mode reads `{Self}` as a buffer (indexed, `len()`, `clone()`, iterated), which it is not",
     label = "read here as a `Vec`, slice or array",
     note = "a nalgebra or ndarray matrix is read by its own rules only where the function's text shows it is one: declare the variable's type (`let h: DMatrix<f64> = g(x);`) when it is the result of a call"
 )]
-pub trait AsRead<T: Primal> {
+pub trait ReadPrimal<T: Primal> {
     /// The buffer type behind the reference.
     type S: crate::rules::buffer::ReadBuffer<T> + ?Sized;
     /// The buffer, without its shadow.
     fn buffer(&self) -> &Self::S;
-    /// The shadow.
-    fn shadow(&self) -> &crate::shared::SharedVec<T::Tangent>;
-    /// The buffer by reference, with (a clone of) its shadow.
-    #[inline(always)]
-    fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T::Tangent>> {
-        CoDual::new(self.buffer(), self.shadow().clone())
-    }
     /// The buffer's length (without touching the shadow).
     #[inline(always)]
     fn read_len(&self) -> usize {
@@ -515,15 +509,34 @@ pub trait AsRead<T: Primal> {
     }
 }
 
+/// A codual buffer that can be read: gives the buffer rules a `CoDual<&S, SharedVec<T>>` with
+/// `S` free of the borrow's lifetime, so that their pullbacks capture no borrow.
+#[diagnostic::on_unimplemented(
+    message = "reverse mode reads `{Self}` as a buffer (indexed, `len()`, `clone()`, iterated), which it is not",
+    label = "read here as a `Vec`, slice or array",
+    note = "a nalgebra or ndarray matrix is read by its own rules only where the function's text shows it is one: declare the variable's type (`let h: DMatrix<f64> = g(x);`) when it is the result of a call"
+)]
+pub trait AsRead<T: Primal>: ReadPrimal<T> {
+    /// The shadow.
+    fn shadow(&self) -> &crate::shared::SharedVec<T::Tangent>;
+    /// The buffer by reference, with (a clone of) its shadow.
+    #[inline(always)]
+    fn as_read(&self) -> CoDual<&Self::S, crate::shared::SharedVec<T::Tangent>> {
+        CoDual::new(self.buffer(), self.shadow().clone())
+    }
+}
+
 /// `AsRead` for a codual whose primal is the buffer (`by_value`) or a reference to it.
 macro_rules! as_read_impls {
     ($([$($g:tt)*] $primal:ty => $s:ty, $by:tt;)*) => {$(
-        impl<$($g)*> AsRead<T> for CoDual<$primal, crate::shared::SharedVec<T::Tangent>> {
+        impl<$($g)*> ReadPrimal<T> for CoDual<$primal, crate::shared::SharedVec<T::Tangent>> {
             type S = $s;
             #[inline(always)]
             fn buffer(&self) -> &$s {
                 as_read_impls!(@buffer self $by)
             }
+        }
+        impl<$($g)*> AsRead<T> for CoDual<$primal, crate::shared::SharedVec<T::Tangent>> {
             #[inline(always)]
             fn shadow(&self) -> &crate::shared::SharedVec<T::Tangent> {
                 &self.fdata
@@ -544,6 +557,16 @@ as_read_impls! {
     [T: Primal, const N: usize] crate::shared::SharedArray<T, N> => crate::shared::SharedVec<T>, array;
 }
 
+/// A constant array held by value (`rev::constant(W)` of `const W: [f64; 3]`), which has no
+/// shadow: read on the primal only.
+impl<T: Primal, const N: usize> ReadPrimal<T> for CoDual<[T; N], [T::FData; N]> {
+    type S = [T; N];
+    #[inline(always)]
+    fn buffer(&self) -> &[T; N] {
+        &self.primal
+    }
+}
+
 /// The free-function form generated code calls.
 #[inline(always)]
 pub fn as_read<T: Primal, B: AsRead<T>>(
@@ -555,7 +578,7 @@ pub fn as_read<T: Primal, B: AsRead<T>>(
 /// Element `i` of a codual buffer, however it is held (a load whose pullback derived code
 /// writes inline: see [`shadow_add`]).
 #[inline(always)]
-pub fn read_at<T: Primal + Copy, B: AsRead<T>>(b: &B, i: usize) -> T {
+pub fn read_at<T: Primal + Copy, B: ReadPrimal<T>>(b: &B, i: usize) -> T {
     b.read_at(i)
 }
 
@@ -621,14 +644,26 @@ pub fn guarded_add<D: crate::element::AddRData<R>, R>(g: &mut [D], i: usize, r: 
 /// The length of a codual buffer, however it is held: `len()` has derivative zero, so derived
 /// code computes it on the primal, with no rule and no tape.
 #[inline(always)]
-pub fn len_of<T: Primal, B: AsRead<T>>(b: &B) -> usize {
+pub fn len_of<T: Primal, B: ReadPrimal<T>>(b: &B) -> usize {
     b.read_len()
+}
+
+/// Element `j` of row `i` of a buffer of rows read with no derivative (`C[i][j]` of a constant
+/// table `const C: [[f64; 2]; 2]`).
+#[inline(always)]
+pub fn read2_at<V, B>(b: &B, i: usize, j: usize) -> V::Elem
+where
+    V: Primal + crate::rules::buffer::Row,
+    V::Elem: Copy,
+    B: ReadPrimal<V>,
+{
+    crate::rules::buffer::ReadBuffer::with_slice(b.buffer(), |s| s[i].row()[j])
 }
 
 /// `x.iter().sum()` of a buffer of integers, however it is held: no derivative, so derived code
 /// computes it on the primal.
 #[inline(always)]
-pub fn sum_of<T: Primal + Copy + std::iter::Sum, B: AsRead<T>>(b: &B) -> T {
+pub fn sum_of<T: Primal + Copy + std::iter::Sum, B: ReadPrimal<T>>(b: &B) -> T {
     crate::rules::buffer::ReadBuffer::with_slice(b.buffer(), |s| s.iter().copied().sum())
 }
 

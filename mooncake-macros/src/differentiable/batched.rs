@@ -25,7 +25,7 @@
 //! direction per pass.
 
 use super::codegen::{Names, rt};
-use super::ir::{Body, Local, NUMBER_METHODS, Rvalue, StatementKind};
+use super::ir::{Body, Local, NUMBER_METHODS, Operand, Place, Rvalue, StatementKind};
 use super::{FnParts, local_declarations, parse};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -146,6 +146,7 @@ pub(crate) fn qualifies(func: &FnParts<'_>, sig: &parse::Sig, body: &Body) -> bo
         _ => true,
     });
     generics_ok
+        && constants_read_by_element(body)
         && sig.args.iter().all(|a| batched_type(&a.ty, &floats))
         && scalar(&sig.ret, &floats) == Some(Scalar::Float)
         && body.locals.iter().all(|l| l.ty.as_ref().is_none_or(|t| batched_type(t, &floats)))
@@ -155,6 +156,38 @@ pub(crate) fn qualifies(func: &FnParts<'_>, sig: &parse::Sig, body: &Body) -> bo
                 StatementKind::Check(_) => true,
             })
         })
+}
+
+/// Whether every use of a named constant (`ir::constant_locals`) is one a batched rule can make
+/// whatever the constant's type: an element or field read (a constant itself, `W[k]`), `len`,
+/// or a number's method. A constant's type is not known to the macro, and one without batched
+/// tangents (`const V: &[f64]`, a constant struct) has its ordinary tangent in a batched rule,
+/// so a borrow of its elements (`V.iter().zip(x)`) or another method on it would mix the two
+/// kinds of tangent.
+fn constants_read_by_element(body: &Body) -> bool {
+    let consts = super::ir::constant_locals(body);
+    let constant = |q: &Place| consts[q.local.index()];
+    body.blocks.iter().flat_map(|b| &b.statements).all(|s| {
+        let StatementKind::Assign(_, rv) = &s.kind else { return true };
+        let operand_ok = |o: &Operand| !matches!(o, Operand::Ref(q, _) if constant(q));
+        match rv {
+            Rvalue::Method { receiver, method, args } => {
+                (!constant(receiver)
+                    || method == "len"
+                    || NUMBER_METHODS.iter().any(|m| method == m))
+                    && args.iter().all(operand_ok)
+            }
+            Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(o, _) => operand_ok(o),
+            Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => operand_ok(a) && operand_ok(b),
+            Rvalue::Call { args, .. }
+            | Rvalue::Tuple(args)
+            | Rvalue::Array(args)
+            | Rvalue::VecList(args) => args.iter().all(operand_ok),
+            Rvalue::Struct { fields, .. } => fields.iter().all(|(_, o)| operand_ok(o)),
+            Rvalue::Repeat(o, _) | Rvalue::Convert(_, o) => operand_ok(o),
+            Rvalue::Matches(..) => true,
+        }
+    })
 }
 
 fn batched_rvalue(rv: &Rvalue) -> bool {

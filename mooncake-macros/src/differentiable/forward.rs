@@ -59,6 +59,10 @@ pub(crate) struct Forward<'a> {
     /// Per block and statement: whether the statement's method receiver is borrowed shared
     /// ([`shared_receivers`]).
     shared_receiver: Vec<Vec<bool>>,
+    /// Locals that only hold a named constant ([`constant_locals`]): their elements and fields
+    /// are read as constants, so that a table of constants (`const W: [f64; 3]`, a
+    /// `const V: &[f64]`, a constant struct) needs no tangent in either dialect.
+    constants: Vec<bool>,
 }
 
 impl<'a> Forward<'a> {
@@ -98,6 +102,7 @@ impl<'a> Forward<'a> {
         }
         let literal_int = literal_ints(body);
         let shared_receiver = shared_receivers(body, &shared_ref);
+        let constants = constant_locals(body);
         Forward {
             names,
             debug: false,
@@ -106,6 +111,7 @@ impl<'a> Forward<'a> {
             mut_ref,
             literal_int,
             shared_receiver,
+            constants,
         }
     }
 
@@ -115,6 +121,14 @@ impl<'a> Forward<'a> {
             Operand::Use(place) if place.projections.is_empty() => {
                 let l = self.names.local(place.local);
                 quote_spanned!(span=> #l)
+            }
+            // An element or field of a named constant (`W[k]`, `P0.a`): a constant itself.
+            Operand::Use(place)
+                if !place.projections.is_empty() && self.constants[place.local.index()] =>
+            {
+                let p = place_half(self.names, place, "primal");
+                quote_spanned!(span=> (&__fwd::Const::new(::core::clone::Clone::clone(&#p)))
+                    .constant(__fwd::Chunk::<__N>))
             }
             // Behind a reference, a field read by value is a copy (Rust allows no move there):
             // the primal is `Copy`, its tangent (a derived struct's) is cloned.
@@ -192,6 +206,10 @@ impl<'a> Forward<'a> {
             let l = self.names.local(place.local);
             return Receiver::Local(quote_spanned!(span=> #l));
         }
+        // A field or element of a named constant (`PRIOR.scale.ln()`): a constant.
+        if self.constants[place.local.index()] {
+            return Receiver::Value(self.operand(&Operand::Use(place.clone()), span));
+        }
         let p = place_half(self.names, place, "primal");
         let t = place_half(self.names, place, "tangent");
         Receiver::Value(if self.shared_ref[place.local.index()] {
@@ -205,6 +223,9 @@ impl<'a> Forward<'a> {
     /// [`shared_receivers`]): a `Dual` of shared references to the place.
     fn shared_receiver(&self, place: &Place, span: Span) -> Receiver {
         let rt = rt();
+        if !place.projections.is_empty() && self.constants[place.local.index()] {
+            return self.receiver(place, span);
+        }
         if self.shared_ref[place.local.index()] {
             return self.receiver(place, span);
         }

@@ -514,3 +514,87 @@ pub(crate) const NUMBER_METHODS: &[&str] = &[
     "is_sign_positive",
     "is_sign_negative",
 ];
+
+/// The locals that only ever hold a named constant (`W` of `const W: [f64; 3]`, read as
+/// `W[k]`, `W.len()`, `W.iter()`, or copied, `let w = W;`): every assignment to one is the
+/// constant's path or a copy of another such local, and nothing writes into one, borrows it
+/// mutably or calls a method on it other than one that reads. Their loads carry no derivative
+/// (reverse mode's `Inactive::bufs`; forward mode reads their elements as constants): a constant has no shadow to take adjoints.
+pub(crate) fn constant_locals(body: &Body) -> Vec<bool> {
+    const READS: [&str; 8] =
+        ["len", "__iter_sum", "__get2", "__len2", "__deep_len", "to_vec", "clone", "__sub_to_vec"];
+    let n = body.locals.len();
+    // `Some(true)`: only constants assigned so far; `Some(false)`: something else.
+    let mut only: Vec<Option<bool>> = vec![None; n];
+    let mut spoiled = vec![false; n];
+    let statements = || body.blocks.iter().flat_map(|b| &b.statements);
+    for s in statements() {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        if !p.projections.is_empty() {
+            spoiled[p.local.index()] = true;
+        }
+        match rv {
+            Rvalue::Method { receiver, method, .. }
+                if !READS.contains(&method.to_string().as_str())
+                    && !NUMBER_METHODS.iter().any(|m| method == m) =>
+            {
+                spoiled[receiver.local.index()] = true;
+            }
+            _ => {}
+        }
+        let operands: Vec<&Operand> = match rv {
+            Rvalue::Use(o)
+            | Rvalue::Unary(_, o)
+            | Rvalue::Cast(o, _)
+            | Rvalue::Repeat(o, _)
+            | Rvalue::Convert(_, o) => vec![o],
+            Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => vec![a, b],
+            Rvalue::Call { args, .. }
+            | Rvalue::Tuple(args)
+            | Rvalue::Array(args)
+            | Rvalue::VecList(args)
+            | Rvalue::Method { args, .. } => args.iter().collect(),
+            Rvalue::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),
+            Rvalue::Matches(..) => Vec::new(),
+        };
+        for o in operands {
+            if let Operand::Ref(q, true) = o {
+                spoiled[q.local.index()] = true;
+            }
+        }
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for s in statements() {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            if !p.projections.is_empty() {
+                continue;
+            }
+            let constant = match rv {
+                Rvalue::Use(Operand::Const(c)) => syn::parse2::<syn::Lit>(c.clone()).is_err(),
+                Rvalue::Use(Operand::Use(q)) => {
+                    q.projections.is_empty() && only[q.local.index()] == Some(true)
+                }
+                // A copy of a constant or of a range of one (`W.to_vec()`, `&W[1..]`).
+                Rvalue::Method { receiver, method, .. }
+                    if ["to_vec", "clone", "__sub_to_vec"]
+                        .contains(&method.to_string().as_str()) =>
+                {
+                    receiver.projections.is_empty() && only[receiver.local.index()] == Some(true)
+                }
+                _ => false,
+            };
+            let l = p.local.index();
+            let now = match only[l] {
+                None => Some(constant),
+                Some(was) => Some(was && constant),
+            };
+            if now != only[l] {
+                only[l] = now;
+                changed = true;
+            }
+        }
+    }
+    (0..n).map(|l| l > body.n_args && only[l] == Some(true) && !spoiled[l]).collect()
+}

@@ -1668,7 +1668,20 @@ impl Lower<'_> {
                 "method calls with explicit generic arguments are not supported yet",
             );
         }
+        // A method that reads, on a named constant (`W.len()`, `W.iter()`, `STEP.sqrt()`): the
+        // constant is read into a temporary like any other value. Any other method on a name
+        // that is not a local could be one on global state (`COUNTER.fetch_add(1, ..)`).
+        // (Not `get`, which is also how a `OnceLock` or a `Cell` in a static is read.)
+        let reads = (READ_ONLY_BUFFER_METHODS.contains(&name.as_str()) && name != "get")
+            || super::ir::NUMBER_METHODS.contains(&name.as_str())
+            || name == "is_empty";
+        let constant = |p: &syn::ExprPath| {
+            p.path
+                .get_ident()
+                .is_some_and(|i| i.to_string().starts_with(|c: char| c.is_uppercase()))
+        };
         match &*m.receiver {
+            Expr::Path(p) if reads && constant(p) => {}
             Expr::Path(p)
                 if self.lower_place(&m.receiver).is_none() && p.path.get_ident().is_some() =>
             {

@@ -647,6 +647,23 @@ impl Reverse<'_> {
                     (call, self.box_all_calls)
                 }
             }
+            // A copy of a named constant or of a range of one (`W.to_vec()`, `&W[1..]`): a
+            // constant.
+            Rvalue::Method { receiver, method, args }
+                if self.inactive.consts[place.local.index()] && receiver.projections.is_empty() =>
+            {
+                let r = self.names.local(receiver.local);
+                let value = match (method.to_string().as_str(), args.as_slice()) {
+                    ("__sub_to_vec", [lo, hi]) => {
+                        let (lo, hi) =
+                            (self.primal_operand(lo, span), self.primal_operand(hi, span));
+                        quote_spanned!(span=> #r.primal[#lo..#hi].to_vec())
+                    }
+                    ("to_vec", []) => quote_spanned!(span=> #r.primal.to_vec()),
+                    _ => quote_spanned!(span=> ::core::clone::Clone::clone(&#r.primal)),
+                };
+                return quote_spanned!(span=> #x = #rt::rev::constant(#value); #mark);
+            }
             Rvalue::Method { receiver, method, args }
                 if method == "__iter_sum"
                     && receiver.projections.is_empty()
@@ -749,6 +766,18 @@ impl Reverse<'_> {
                     quote_spanned!(span=> #rt::rules::buffer::repeat_rows_rrule(#rt::rev::as_read(&#r), #n)),
                     false,
                 )
+            }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 2
+                    && method == "__get2"
+                    && receiver.projections.is_empty()
+                    && self.inactive.bufs[receiver.local.index()] =>
+            {
+                // `C[i][j]` of a table of constants: read, nothing kept.
+                let r = self.names.local(receiver.local);
+                let (a, c) =
+                    (self.primal_operand(&args[0], span), self.primal_operand(&args[1], span));
+                return no_derivative(quote_spanned!(span=> #rt::rev::read2_at(&#r, #a, #c)));
             }
             Rvalue::Method { receiver, method, args } if args.len() == 2 && method == "__get2" => {
                 let r = self.buffer_receiver(receiver, span);

@@ -74,6 +74,10 @@ pub(super) struct Inactive {
     /// `vec![false; n]`, a `Vec<usize>` grown by `push`): a load from one is a plain read, with
     /// no rule, no tape and no adjoint.
     pub(super) bufs: Vec<bool>,
+    /// Locals that only hold a named constant or a copy of one (`ir::constant_locals`), also in
+    /// `bufs`: assigned with no derivative, their copies (`W.to_vec()`, `W[1..]`) on the
+    /// primal.
+    pub(super) consts: Vec<bool>,
     /// Matrices and arrays the syntax shows (`Body::matrices`): values with a shadow rather
     /// than rdata, whose sums and negations keep their rules (not inline adjoints).
     pub(super) matrices: Vec<bool>,
@@ -232,8 +236,9 @@ pub(super) fn inactive_locals(body: &Body) -> Inactive {
             }
         }
     }
-    let bufs = int_bufs.iter().zip(&flag_bufs).map(|(a, b)| *a || *b).collect();
-    Inactive { ints, bufs, matrices: body.matrices.clone() }
+    let consts = super::super::ir::constant_locals(body);
+    let bufs = (0..body.locals.len()).map(|l| int_bufs[l] || flag_bufs[l] || consts[l]).collect();
+    Inactive { ints, bufs, consts, matrices: body.matrices.clone() }
 }
 
 /// For tests: of the arithmetic statements (`+ - * / %`, unary `-`, `as`), how many of those

@@ -83,6 +83,10 @@ pub(super) fn operand_local(o: &Operand) -> Option<Local> {
 
 pub(super) fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactive) -> Kind {
     let ints = &inactive.ints;
+    // A named constant, or a copy of one.
+    if place.projections.is_empty() && inactive.consts[place.local.index()] {
+        return Kind::NoDerivative;
+    }
     // A read or a sum of an integer or `bool` buffer: no derivative.
     if place.projections.is_empty()
         && let Rvalue::Use(Operand::Use(q)) = rv
@@ -92,7 +96,7 @@ pub(super) fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactiv
         return Kind::NoDerivative;
     }
     if let Rvalue::Method { receiver, method, .. } = rv
-        && method == "__iter_sum"
+        && (method == "__iter_sum" || method == "__get2")
         && receiver.projections.is_empty()
         && inactive.bufs[receiver.local.index()]
     {
