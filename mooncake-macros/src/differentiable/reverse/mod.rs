@@ -67,14 +67,25 @@ use std::collections::BTreeSet;
 /// as a row of a nested buffer (a type error in the expansion); the name of a type in the
 /// runtime's `reverse::unsupported`.
 pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str, Span)> {
-    for b in &body.blocks {
-        for s in &b.statements {
-            if let StatementKind::Assign(_, Rvalue::Method { receiver, method, .. }) = &s.kind
-                && !reverse_method(&method.to_string())
-                && matches!(receiver.projections.last(), Some(Projection::Index(_)))
-            {
-                return Some(("MethodsOfElements", method.span()));
-            }
+    // Locals bound to a borrow of an element (`for l in net.layers.iter()`, `let b = &xs[i];`).
+    let mut element_refs = vec![false; body.locals.len()];
+    let statements = || body.blocks.iter().flat_map(|b| &b.statements);
+    for s in statements() {
+        if let StatementKind::Assign(p, Rvalue::Use(Operand::Ref(q, _))) = &s.kind
+            && p.projections.is_empty()
+            && q.projections.iter().any(|pr| matches!(pr, Projection::Index(_)))
+        {
+            element_refs[p.local.index()] = true;
+        }
+    }
+    for s in statements() {
+        if let StatementKind::Assign(_, Rvalue::Method { receiver, method, .. }) = &s.kind
+            && !reverse_method(&method.to_string())
+            && (matches!(receiver.projections.last(), Some(Projection::Index(_)))
+                || (element_refs[receiver.local.index()]
+                    && receiver.projections.iter().all(|pr| matches!(pr, Projection::Deref))))
+        {
+            return Some(("MethodsOfElements", method.span()));
         }
     }
     None

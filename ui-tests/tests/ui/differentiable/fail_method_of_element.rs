@@ -31,7 +31,18 @@ fn potential(bodies: &[Body]) -> f64 {
     e
 }
 
+// The same with the element bound by a `for` loop.
+#[differentiable]
+fn spread(bodies: &[Body], origin: &Body) -> f64 {
+    let mut s = 0.0;
+    for b in bodies.iter() {
+        s += b.dist2(origin);
+    }
+    s
+}
+
 fn main() {
     let b = vec![Body { pos: [0.0; 3], mass: 1.0 }, Body { pos: [1.0; 3], mass: 1.0 }];
     let _ = value_and_gradient!(potential(&b));
+    let _ = value_and_gradient!(spread(&b, &b[0]));
 }
