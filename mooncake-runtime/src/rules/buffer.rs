@@ -918,6 +918,41 @@ where
     (CoDual::new(y, dy), pullback)
 }
 
+/// Reverse rule of a copy of an element of a buffer lent whole to a user function or method
+/// (`for l in net.layers.iter() { h = l.forward(&h); }`, `f(&bodies[i])`): `get` clones the
+/// element, which gets a zero fdata of its own; the pullback joins that fdata with the rdata
+/// given into the copy's tangent and `add`s it into the element's place in the shadow (derived
+/// code writes both as the same path). The borrow was shared, so the callee only read the copy.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn deep_clone_rrule<E, V, S, G, A>(
+    x: CoDual<&S, SharedVec<E::Tangent>>,
+    get: G,
+    add: A,
+) -> (CoDual<V, V::FData>, impl FnOnce(V::RData) + use<E, V, S, G, A>)
+where
+    E: Primal,
+    S: ReadBuffer<E> + ?Sized,
+    V: Primal,
+    G: FnOnce(&[E]) -> V,
+    A: FnOnce(&mut [E::Tangent], V::Tangent),
+{
+    let y = x.primal.with_slice(get);
+    let f = y.zero_fdata();
+    let (dx, fd) = (x.fdata, f.clone());
+    let pullback = move |r: V::RData| {
+        let t = V::join_tangent(&fd, r);
+        dx.with_mut(|d| add(d, t));
+    };
+    (CoDual::new(y, f), pullback)
+}
+
+/// Adds the tangent `t` into `d` (see [`deep_clone_rrule`]).
+#[inline(always)]
+pub fn add_tangent<T: crate::tangent::TangentSpace>(d: &mut T, t: &T) {
+    d.increment(t);
+}
+
 /// Adds `r` into the tangent `d` (a number's gradient, or nothing for a number with none).
 #[inline(always)]
 pub fn add_rdata_to<D: crate::element::AddRData<R>, R>(d: &mut D, r: R) {

@@ -694,6 +694,24 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            // A copy of an element lent whole to a user function or method (`nested`, step 0).
+            Rvalue::Method { receiver, method, args } if method == "__deep_clone" => {
+                let r = self.buffer_receiver(receiver, span);
+                let (lets, path) = self.deep_path(args, span);
+                let nos = (0..=args.len()).map(|_| quote!(#rt::NoRData));
+                (
+                    quote_spanned!(span=> {
+                        #lets
+                        let (__o, __pb) = #rt::rules::buffer::deep_clone_rrule(
+                            #rt::rev::as_read(&#r),
+                            move |__p: &[_]| ::core::clone::Clone::clone(&__p #path),
+                            move |__d: &mut [_], __t| #rt::rules::buffer::add_tangent(&mut __d #path, &__t),
+                        );
+                        (__o, move |__r| { __pb(__r); (#(#nos,)*) })
+                    }),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args }
                 if method == "__deep" || method == "__deep_to_vec" =>
             {

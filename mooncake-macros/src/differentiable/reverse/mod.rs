@@ -67,7 +67,19 @@ use std::collections::BTreeSet;
 /// as a row of a nested buffer (a type error in the expansion); the name of a type in the
 /// runtime's `reverse::unsupported`.
 pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str, Span)> {
-    // Locals bound to a borrow of an element (`for l in net.layers.iter()`, `let b = &xs[i];`).
+    // Locals bound to a borrow of an element (`for l in net.layers.iter()`, `let b = &xs[i];`)
+    // that normalising does not turn into copies (`nested::clone_lent_elements`).
+    let mut copied;
+    let body = if body.blocks.iter().flat_map(|b| &b.statements).any(|s| {
+        matches!(&s.kind, StatementKind::Assign(_, Rvalue::Use(Operand::Ref(q, false)))
+            if matches!(q.projections.last(), Some(Projection::Index(_))))
+    }) {
+        copied = body.clone();
+        nested::clone_lent_elements(&mut copied);
+        &copied
+    } else {
+        body
+    };
     let mut element_refs = vec![false; body.locals.len()];
     let statements = || body.blocks.iter().flat_map(|b| &b.statements);
     for s in statements() {
@@ -81,7 +93,9 @@ pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str,
     for s in statements() {
         if let StatementKind::Assign(_, Rvalue::Method { receiver, method, .. }) = &s.kind
             && !reverse_method(&method.to_string())
-            && (matches!(receiver.projections.last(), Some(Projection::Index(_)))
+            && ((matches!(receiver.projections.last(), Some(Projection::Index(_)))
+                && !(nested::shared_arg(&body.locals, body.n_args, receiver.local)
+                    && receiver.projections.iter().all(|pr| !matches!(pr, Projection::Deref))))
                 || (element_refs[receiver.local.index()]
                     && receiver.projections.iter().all(|pr| matches!(pr, Projection::Deref))))
         {
@@ -277,6 +291,7 @@ const BUFFER_METHODS: &[&str] = &[
     "__deep",
     "__deep_len",
     "__deep_to_vec",
+    "__deep_clone",
     "__repeat_rows",
 ];
 

@@ -78,6 +78,172 @@ fn nested_locals(body: &Body) -> Vec<bool> {
     nested
 }
 
+/// Whether `q` is an element of a buffer reached through fields and indices (`net.layers[k]`,
+/// `layers[k]`, `net.blocks[i].layers[j]`): its last projection an index, no dereference.
+fn element_place(q: &Place) -> bool {
+    matches!(q.projections.last(), Some(Projection::Index(_)))
+        && q.projections.iter().all(|pr| !matches!(pr, Projection::Deref))
+}
+
+/// Whether `l` is an argument declared behind a shared reference (`bodies: &[Body]`, `net: &Net`):
+/// nothing in it can be written while the rule runs.
+pub(super) fn shared_arg(locals: &[LocalDecl], n_args: usize, l: Local) -> bool {
+    l.index() >= 1
+        && l.index() <= n_args
+        && matches!(&locals[l.index()].ty, Some(syn::Type::Reference(r)) if r.mutability.is_none())
+}
+
+/// Step 0 of the module: a local bound to a shared borrow of an element that a user method or
+/// function is given (`for l in net.layers.iter() { h = l.forward(&h); }`,
+/// `let b = &bodies[i]; e += b.energy();`) holds a copy of the element instead
+/// (`__deep_clone`, whose pullback adds the copy's gradient into the element's shadow). The
+/// borrow is shared, so the methods called on it read it (`&self`, or `self` of a `Copy`
+/// type): nothing written into the copy is lost. Its uses become uses of the copy: a receiver
+/// as it is, an argument passed on by value (`f(l)`) lent as `&copy`, field reads (`l.w[j]`,
+/// `(*l).b`) without the dereference. A local used any other way (copied, borrowed, compared,
+/// named in an assertion) keeps the borrow, and with it what the rest of normalising does.
+pub(super) fn clone_lent_elements(body: &mut Body) {
+    // A user method called on an element behind a shared-reference argument
+    // (`bodies[i].dist2(..)` of `bodies: &[Body]`) reads it: on a copy.
+    let n_args = body.n_args;
+    for b in &mut body.blocks {
+        let mut out = Vec::with_capacity(b.statements.len());
+        for mut s in std::mem::take(&mut b.statements) {
+            if let StatementKind::Assign(_, Rvalue::Method { receiver, method, .. }) = &mut s.kind
+                && !reverse_method(&method.to_string())
+                && element_place(receiver)
+                && shared_arg(&body.locals, n_args, receiver.local)
+                && let Some((r, args)) = deep_parts(receiver)
+            {
+                body.locals.push(LocalDecl { name: None, ty: None, span: s.span });
+                let t = Local((body.locals.len() - 1) as u32);
+                let clone = Rvalue::Method {
+                    receiver: r,
+                    method: syn::Ident::new("__deep_clone", s.span),
+                    args,
+                };
+                out.push(Statement {
+                    kind: StatementKind::Assign(Place::local(t), clone),
+                    span: s.span,
+                });
+                *receiver = Place::local(t);
+            }
+            out.push(s);
+        }
+        b.statements = out;
+    }
+    let n = body.locals.len();
+    let mut cand = vec![false; n];
+    let mut other = vec![false; n];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        let l = p.local.index();
+        match rv {
+            Rvalue::Use(Operand::Ref(q, false))
+                if p.projections.is_empty() && element_place(q) && q.local != p.local =>
+            {
+                cand[l] = true
+            }
+            _ => other[l] = true,
+        }
+    }
+    for (l, c) in cand.iter_mut().enumerate() {
+        *c = *c && !other[l] && l > body.n_args;
+    }
+    if !cand.iter().any(|c| *c) {
+        return;
+    }
+    // The uses: a user method's receiver, an argument of a user function or method, a field
+    // read; and at least one of the first two (elements of numbers keep their own path).
+    let mut lent = vec![false; n];
+    let strip = |q: &Place| {
+        let mut q = q.clone();
+        while matches!(q.projections.first(), Some(Projection::Deref)) {
+            q.projections.remove(0);
+        }
+        q
+    };
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        if !p.projections.is_empty() && cand[p.local.index()] {
+            cand[p.local.index()] = false;
+        }
+        if matches!(rv, Rvalue::Use(Operand::Ref(..))) && cand[p.local.index()] {
+            continue;
+        }
+        let user = match rv {
+            Rvalue::Call { func, .. } => {
+                func.segments.first().is_none_or(|s| s.ident != "Vec" && s.ident != "std")
+            }
+            Rvalue::Method { method, .. } => !reverse_method(&method.to_string()),
+            _ => false,
+        };
+        if let Rvalue::Method { receiver, .. } | Rvalue::Matches(receiver, _) = rv {
+            let r = strip(receiver);
+            if cand[r.local.index()] {
+                if r.projections.is_empty() && user {
+                    lent[r.local.index()] = true;
+                } else if !matches!(r.projections.first(), Some(Projection::Field(_))) {
+                    cand[r.local.index()] = false;
+                }
+            }
+        }
+        let mut rv2 = rv.clone();
+        for_each_operand(&mut rv2, &mut |o| match o {
+            Operand::Use(q) if q.projections.is_empty() && cand[q.local.index()] => {
+                if user {
+                    lent[q.local.index()] = true;
+                } else {
+                    cand[q.local.index()] = false;
+                }
+            }
+            Operand::Use(q)
+                if cand[q.local.index()]
+                    && !matches!(strip(q).projections.first(), Some(Projection::Field(_))) =>
+            {
+                cand[q.local.index()] = false;
+            }
+            Operand::Ref(q, _) if cand[q.local.index()] => cand[q.local.index()] = false,
+            _ => {}
+        });
+    }
+    for (c, l) in cand.iter_mut().zip(&lent) {
+        *c &= *l;
+    }
+    drop_named_candidates(body, &mut cand);
+    if !cand.iter().any(|c| *c) {
+        return;
+    }
+    for b in &mut body.blocks {
+        for s in &mut b.statements {
+            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
+            if cand[p.local.index()]
+                && let Rvalue::Use(Operand::Ref(q, false)) = rv
+                && let Some((receiver, args)) = deep_parts(q)
+            {
+                *rv = Rvalue::Method {
+                    receiver,
+                    method: syn::Ident::new("__deep_clone", s.span),
+                    args,
+                };
+                continue;
+            }
+            if let Rvalue::Method { receiver, .. } = rv
+                && cand[receiver.local.index()]
+            {
+                *receiver = strip(receiver);
+            }
+            for_each_operand(rv, &mut |o| match o {
+                Operand::Use(q) if q.projections.is_empty() && cand[q.local.index()] => {
+                    *o = Operand::Ref(q.clone(), false);
+                }
+                Operand::Use(q) if cand[q.local.index()] => *q = strip(q),
+                _ => {}
+            });
+        }
+    }
+}
+
 /// Step 1 of the module: rows borrowed into locals replaced by the rows.
 pub(super) fn substitute_rows(body: &mut Body) {
     let n = body.locals.len();
@@ -241,6 +407,15 @@ pub(super) fn nested_reads(body: &mut Body) {
             let mut found = deep_place(p);
             let mut rv2 = rv.clone();
             for_each_place(&mut rv2, &mut |q| found |= deep_place(q));
+            // An element lent whole to a call or a method, or a user method's receiver.
+            if let Rvalue::Method { receiver, method, .. } = rv {
+                found |= !reverse_method(&method.to_string()) && element_place(receiver);
+            }
+            if matches!(rv, Rvalue::Call { .. } | Rvalue::Method { .. }) {
+                for_each_operand(&mut rv2, &mut |o| {
+                    found |= matches!(o, Operand::Ref(q, false) if element_place(q));
+                });
+            }
             found
         }
         StatementKind::Check(_) => false,
@@ -248,7 +423,24 @@ pub(super) fn nested_reads(body: &mut Body) {
     if !nested.iter().any(|b| *b) && !any_deep {
         return;
     }
-    let row_of = |q: &Place| one_index(q).filter(|_| nested[q.local.index()]);
+    // Buffers declared with elements of a named type that is not a buffer (`&[Layer]`): an
+    // element lent whole is copied as a value (`__deep_clone`), not as a row.
+    let struct_rows: Vec<bool> = body
+        .locals
+        .iter()
+        .map(|d| {
+            d.ty.as_ref().and_then(buffer_element).is_some_and(|e| {
+                matches!(e, syn::Type::Path(p) if buffer_element(e).is_none()
+                && p.path.segments.last().is_some_and(|s| {
+                    let name = s.ident.to_string();
+                    name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
+                }))
+            })
+        })
+        .collect();
+    let row_of = |q: &Place| {
+        one_index(q).filter(|_| nested[q.local.index()] && !struct_rows[q.local.index()])
+    };
     // Locals that hold buffers (built, copied, declared or indexed), for `vec![row; n]`.
     let mut buffers = vec![false; body.locals.len()];
     for b in &body.blocks {
@@ -310,6 +502,10 @@ pub(super) fn nested_reads(body: &mut Body) {
                 } else if deep_place(q) {
                     let (receiver, args) = deep_parts(q)?;
                     method(receiver, "__deep_to_vec", args, span)
+                } else if element_place(q) {
+                    // An element lent whole (`f(&net.layers[k])`, `g(&x[i])`): a copy.
+                    let (receiver, args) = deep_parts(q)?;
+                    method(receiver, "__deep_clone", args, span)
                 } else {
                     return None;
                 };

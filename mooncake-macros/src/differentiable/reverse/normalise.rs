@@ -14,6 +14,7 @@ pub(crate) fn normalise(body: &Body) -> Body {
     drop_unread_borrows(&mut out);
     mut_element_borrows(&mut out);
     super::scalarise::scalarise_arrays(&mut out);
+    super::nested::clone_lent_elements(&mut out);
     super::nested::substitute_rows(&mut out);
     // 1. Locals that only ever hold a shared borrow of a buffer element.
     // Also a copy of such a local (`let w = v;` of a loop's element, as an iterator chain's
