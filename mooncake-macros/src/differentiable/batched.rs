@@ -170,23 +170,13 @@ fn constants_read_by_element(body: &Body) -> bool {
     body.blocks.iter().flat_map(|b| &b.statements).all(|s| {
         let StatementKind::Assign(_, rv) = &s.kind else { return true };
         let operand_ok = |o: &Operand| !matches!(o, Operand::Ref(q, _) if constant(q));
-        match rv {
-            Rvalue::Method { receiver, method, args } => {
-                (!constant(receiver)
-                    || method == "len"
-                    || NUMBER_METHODS.iter().any(|m| method == m))
-                    && args.iter().all(operand_ok)
+        let receiver_ok = match rv {
+            Rvalue::Method { receiver, method, .. } => {
+                !constant(receiver) || method == "len" || NUMBER_METHODS.iter().any(|m| method == m)
             }
-            Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(o, _) => operand_ok(o),
-            Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => operand_ok(a) && operand_ok(b),
-            Rvalue::Call { args, .. }
-            | Rvalue::Tuple(args)
-            | Rvalue::Array(args)
-            | Rvalue::VecList(args) => args.iter().all(operand_ok),
-            Rvalue::Struct { fields, .. } => fields.iter().all(|(_, o)| operand_ok(o)),
-            Rvalue::Repeat(o, _) | Rvalue::Convert(_, o) => operand_ok(o),
-            Rvalue::Matches(..) => true,
-        }
+            _ => true,
+        };
+        receiver_ok && rv.operands().into_iter().all(operand_ok)
     })
 }
 

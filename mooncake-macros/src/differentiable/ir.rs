@@ -185,6 +185,27 @@ pub(crate) enum Rvalue {
     Convert(Conversion, Operand),
 }
 
+impl Rvalue {
+    /// The operands, in order (not a method's receiver or a `Matches`' place, which are places).
+    pub(crate) fn operands(&self) -> Vec<&Operand> {
+        match self {
+            Rvalue::Use(o)
+            | Rvalue::Unary(_, o)
+            | Rvalue::Cast(o, _)
+            | Rvalue::Repeat(o, _)
+            | Rvalue::Convert(_, o) => vec![o],
+            Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => vec![a, b],
+            Rvalue::Call { args, .. }
+            | Rvalue::Tuple(args)
+            | Rvalue::Array(args)
+            | Rvalue::VecList(args)
+            | Rvalue::Method { args, .. } => args.iter().collect(),
+            Rvalue::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),
+            Rvalue::Matches(..) => Vec::new(),
+        }
+    }
+}
+
 /// The pattern that [`Rvalue::Matches`] uses for "the value is a residual" (`None`, `Err(..)`:
 /// the test of `?`, `unwrap_or`, `is_none`, ...), which no Rust pattern says for both
 /// `Option` and `Result`: written `__mooncake_residual` in the text form, tested through the
@@ -542,22 +563,7 @@ pub(crate) fn constant_locals(body: &Body) -> Vec<bool> {
             }
             _ => {}
         }
-        let operands: Vec<&Operand> = match rv {
-            Rvalue::Use(o)
-            | Rvalue::Unary(_, o)
-            | Rvalue::Cast(o, _)
-            | Rvalue::Repeat(o, _)
-            | Rvalue::Convert(_, o) => vec![o],
-            Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => vec![a, b],
-            Rvalue::Call { args, .. }
-            | Rvalue::Tuple(args)
-            | Rvalue::Array(args)
-            | Rvalue::VecList(args)
-            | Rvalue::Method { args, .. } => args.iter().collect(),
-            Rvalue::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),
-            Rvalue::Matches(..) => Vec::new(),
-        };
-        for o in operands {
+        for o in rv.operands() {
             if let Operand::Ref(q, true) = o {
                 spoiled[q.local.index()] = true;
             }

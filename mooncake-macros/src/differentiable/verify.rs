@@ -44,32 +44,12 @@ pub(crate) fn verify(body: &Body) -> Vec<String> {
                     for l in place_locals(p) {
                         check_local(l, &at, &mut problems);
                     }
-                    let ops: Vec<&Operand> = match r {
-                        Rvalue::Use(o)
-                        | Rvalue::Unary(_, o)
-                        | Rvalue::Cast(o, _)
-                        | Rvalue::Repeat(o, _)
-                        | Rvalue::Convert(_, o) => vec![o],
-                        Rvalue::Binary(_, a, b) | Rvalue::VecRepeat(a, b) => vec![a, b],
-                        Rvalue::Call { args, .. }
-                        | Rvalue::Tuple(args)
-                        | Rvalue::Array(args)
-                        | Rvalue::VecList(args) => args.iter().collect(),
-                        Rvalue::Method { receiver, args, .. } => {
-                            for l in place_locals(receiver) {
-                                check_local(l, &at, &mut problems);
-                            }
-                            args.iter().collect()
+                    if let Rvalue::Method { receiver: p, .. } | Rvalue::Matches(p, _) = r {
+                        for l in place_locals(p) {
+                            check_local(l, &at, &mut problems);
                         }
-                        Rvalue::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),
-                        Rvalue::Matches(p, _) => {
-                            for l in place_locals(p) {
-                                check_local(l, &at, &mut problems);
-                            }
-                            Vec::new()
-                        }
-                    };
-                    for o in ops {
+                    }
+                    for o in r.operands() {
                         for l in operand_locals(o) {
                             check_local(l, &at, &mut problems);
                         }
