@@ -1374,6 +1374,42 @@ impl Lower<'_> {
         }
     }
 
+    /// `swap(&mut a, &mut b)` (by any path ending in `mem::swap`) as
+    /// `{ let t = a; a = b; b = t; }`, and `mem::replace(&mut a, v)` as `{ let t = a; a = v; t }`,
+    /// when `a` and `b` are variables of the function: the moves they stand for, which both
+    /// modes differentiate. `None` for anything else.
+    fn mem_swap_or_replace(&mut self, func: &syn::Path, c: &syn::ExprCall) -> Option<Expr> {
+        let names: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
+        let name = names.last()?.as_str();
+        // (Not a bare `swap(..)`: the function's own `swap` may be something else.)
+        let qualified = names.len() >= 2 && names[names.len() - 2] == "mem";
+        if !qualified || c.args.len() != 2 {
+            return None;
+        }
+        // `&mut v` of a variable `v` of the function (not a borrow held in a local).
+        let variable = |e: &Expr| -> Option<syn::Ident> {
+            let Expr::Reference(r) = strip_parens(e) else { return None };
+            r.mutability?;
+            let Expr::Path(p) = strip_parens(&r.expr) else { return None };
+            let id = p.path.get_ident()?.clone();
+            (self.lookup(&id).is_some() && self.alias_of(&r.expr).is_none()).then_some(id)
+        };
+        let a = variable(&c.args[0])?;
+        let span = c.span();
+        let t = syn::Ident::new("__mooncake_swapped", Span::mixed_site());
+        match name {
+            "swap" => {
+                let b = variable(&c.args[1])?;
+                Some(syn::parse_quote_spanned!(span=> { let #t = #a; #a = #b; #b = #t; }))
+            }
+            "replace" => {
+                let v = &c.args[1];
+                Some(syn::parse_quote_spanned!(span=> { let #t = #a; #a = #v; #t }))
+            }
+            _ => None,
+        }
+    }
+
     fn lower_call(&mut self, c: &syn::ExprCall) -> Operand {
         let span = c.span();
         let func = match &*c.func {
@@ -1402,6 +1438,19 @@ impl Lower<'_> {
         }
         if let Some(block) = from_fn_loops(&func, c) {
             return self.lower_expr(&block);
+        }
+        // `std::mem::swap(&mut a, &mut b)` and `mem::replace(&mut a, v)` of variables: the moves
+        // they stand for.
+        if let Some(block) = self.mem_swap_or_replace(&func, c) {
+            return self.lower_expr(&block);
+        }
+        if func.segments.len() >= 2 && func.segments[func.segments.len() - 2].ident == "mem" {
+            return self.refuse(
+                &c.func,
+                "of `std::mem`, `swap(&mut a, &mut b)` and `replace(&mut a, v)` of variables of \
+                 the function are supported; swap elements of a buffer with `x.swap(i, j)`, and \
+                 write other moves out (`let t = a; a = b; b = t;`)",
+            );
         }
         // `Vector3::new(a, b, c)` of nalgebra (and `Vector2`, `Vector4`, `SVector::new`): a call
         // of the runtime's `svector3(a, b, c)`, whose rules the associated function cannot have.
@@ -3762,6 +3811,8 @@ pub(crate) fn body_items(block: &syn::Block) -> TokenStream {
                     out.extend(quote!(#[::mooncake_runtime::differentiable] #f));
                 }
             }
+            // A `use` the rules may not need (`use std::mem;` of a `mem::swap` they write out).
+            syn::Item::Use(u) => out.extend(quote!(#[allow(unused_imports)] #u)),
             item if body_item(item) => out.extend(quote!(#item)),
             _ => {}
         }

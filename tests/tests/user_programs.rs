@@ -1,0 +1,202 @@
+//! Small programs of the kinds numerical code is made of, written as users write them, each
+//! checked by `test_rule!` (both modes against central finite differences and against each
+//! other): table interpolation, `std::mem::swap` / `mem::replace` of variables, a fold with a
+//! tuple accumulator, differences over `windows(2)`, `x.get(i)`, a match on ranges, a model's
+//! method in a loss, an Adam step on `&mut` state, generic functions calling generic functions,
+//! a logistic regression over rows, a result built by `collect` and passed on.
+
+#![allow(clippy::needless_range_loop)]
+
+use mooncake_runtime::prelude::*;
+
+/// Linear interpolation in a table with step `h`.
+#[differentiable]
+fn interp(tab: &[f64], x: f64, h: f64) -> f64 {
+    let s = x / h;
+    let i = (s.floor() as usize).min(tab.len() - 2);
+    let t = s - i as f64;
+    (1.0 - t) * tab[i] + t * tab[i + 1]
+}
+
+/// The larger minus twice the smaller, by a swap.
+#[differentiable]
+fn ordered(a: f64, b: f64) -> f64 {
+    let (mut x, mut y) = (a, b);
+    if x > y {
+        std::mem::swap(&mut x, &mut y);
+    }
+    y - x * 2.0
+}
+
+/// A running value replaced, its old value kept: `mem::replace`.
+#[differentiable]
+fn replaced(x: &[f64]) -> f64 {
+    use std::mem;
+    let mut prev = x[0];
+    let mut s = 0.0;
+    for i in 1..x.len() {
+        let next = x[i] * prev;
+        let old = mem::replace(&mut prev, next);
+        s += old.sin();
+    }
+    s + prev
+}
+
+/// Buffers swapped between iterations (a double buffer).
+#[differentiable]
+fn double_buffer(x: &[f64], steps: usize) -> f64 {
+    let mut cur = x.to_vec();
+    let mut next = vec![0.0; x.len()];
+    for _ in 0..steps {
+        for i in 0..x.len() {
+            let l = if i > 0 { cur[i - 1] } else { cur[i] };
+            next[i] = 0.5 * (cur[i] + l);
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    cur.iter().map(|v| v * v).sum()
+}
+
+#[differentiable]
+fn variance(x: &[f64]) -> f64 {
+    let (s, ss) = x.iter().fold((0.0, 0.0), |(s, ss), &v| (s + v, ss + v * v));
+    ss / x.len() as f64 - (s / x.len() as f64).powi(2)
+}
+
+#[differentiable]
+fn roughness(x: &[f64]) -> f64 {
+    x.windows(2).map(|w| (w[1] - w[0]).powi(2)).sum()
+}
+
+#[differentiable]
+fn at_or_zero(x: &[f64], i: usize) -> f64 {
+    if let Some(v) = x.get(i) { v * 2.0 } else { 0.0 }
+}
+
+#[differentiable]
+fn by_order(x: f64, k: u32) -> f64 {
+    match k {
+        0 => x,
+        1..=3 => x * x,
+        _ => x.powf(k as f64),
+    }
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Linear {
+    a: f64,
+    b: f64,
+}
+
+#[differentiable]
+impl Linear {
+    fn eval(&self, x: f64) -> f64 {
+        self.a * x + self.b
+    }
+}
+
+#[differentiable]
+fn mse(m: &Linear, xs: &[f64], ys: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in xs.iter().zip(ys) {
+        let r = m.eval(*x) - y;
+        s += r * r;
+    }
+    s / xs.len() as f64
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Adam {
+    m: Vec<f64>,
+    v: Vec<f64>,
+    t: usize,
+}
+
+/// One Adam step, in place.
+#[differentiable]
+fn adam_step(x: &mut [f64], g: &[f64], st: &mut Adam, lr: f64) {
+    st.t += 1;
+    let (b1, b2) = (0.9, 0.999);
+    for i in 0..x.len() {
+        st.m[i] = b1 * st.m[i] + (1.0 - b1) * g[i];
+        st.v[i] = b2 * st.v[i] + (1.0 - b2) * g[i] * g[i];
+        let mh = st.m[i] / (1.0 - b1.powi(st.t as i32));
+        let vh = st.v[i] / (1.0 - b2.powi(st.t as i32));
+        x[i] -= lr * mh / (vh.sqrt() + 1e-8);
+    }
+}
+
+#[differentiable]
+fn generic_norm<T: Float>(x: &[T]) -> T {
+    let mut s = T::zero();
+    for v in x {
+        s += *v * *v;
+    }
+    s.sqrt()
+}
+
+#[differentiable]
+fn generic_caller<T: Float>(x: &[T]) -> T {
+    generic_norm(x) * T::from_f64(2.0)
+}
+
+#[differentiable]
+fn logistic_nll(w: &[f64], xs: &[Vec<f64>], ys: &[f64]) -> f64 {
+    let mut nll = 0.0;
+    for (x, &y) in xs.iter().zip(ys) {
+        let z: f64 = w.iter().zip(x).map(|(a, b)| a * b).sum();
+        let p = 1.0 / (1.0 + (-z).exp());
+        nll -= y * p.ln() + (1.0 - y) * (1.0 - p).ln();
+    }
+    nll
+}
+
+#[differentiable]
+fn exps(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v.exp()).collect()
+}
+
+#[differentiable]
+fn softplus_sum(x: &[f64]) -> f64 {
+    let e = exps(x);
+    e.iter().map(|v| (1.0 + v).ln()).sum()
+}
+
+#[test]
+fn everyday_programs_pass_test_rule() {
+    let tab = vec![0.0, 0.5, 1.7, 1.1, -0.3];
+    test_rule!(interp(&tab, 1.3, 0.5));
+    test_rule!(ordered(0.7, -0.4));
+    test_rule!(ordered(-0.7, 0.4));
+    let x = vec![0.3, -1.2, 0.7, 2.1];
+    test_rule!(replaced(&x));
+    test_rule!(double_buffer(&x, 3));
+    test_rule!(variance(&x));
+    test_rule!(roughness(&x));
+    test_rule!(at_or_zero(&x, 2));
+    test_rule!(at_or_zero(&x, 9));
+    test_rule!(by_order(0.8, 2));
+    test_rule!(by_order(0.8, 5));
+    let m = Linear { a: 0.7, b: -0.2 };
+    test_rule!(mse(&m, &x, &[0.1, 0.4, -0.3, 0.9]));
+    let st = Adam { m: vec![0.1, -0.2, 0.0, 0.3], v: vec![0.01, 0.02, 0.03, 0.04], t: 2 };
+    let w = x.clone();
+    test_rule!(adam_step(&mut w, &[0.5, -0.1, 0.2, 0.05], &mut st, 0.01));
+    test_rule!(generic_caller(&x));
+    let rows = vec![vec![0.5, -1.0], vec![1.5, 0.3], vec![-0.7, 0.8]];
+    test_rule!(logistic_nll(&[0.4, -0.6], &rows, &[1.0, 0.0, 1.0]));
+    test_rule!(softplus_sum(&x));
+}
+
+#[test]
+fn a_swap_orders_and_a_double_buffer_smooths() {
+    // `ordered` is `max - 2 min`: its gradient is (−2, 1) or (1, −2).
+    let (_, (ga, gb)) = value_and_gradient!(ordered(0.7, -0.4));
+    assert_eq!((ga, gb), (1.0, -2.0));
+    let (_, (ga, gb)) = value_and_gradient!(ordered(-0.7, 0.4));
+    assert_eq!((ga, gb), (-2.0, 1.0));
+    // One smoothing step of a constant signal leaves it constant.
+    let flat = vec![2.0, 2.0, 2.0];
+    let (y, _) = value_and_gradient!(double_buffer(&flat, 1));
+    assert_eq!(y, 12.0);
+}
