@@ -150,6 +150,26 @@ fn log_prior(x: f64) -> f64 {
     -0.5 * z * z - PRIOR.scale.ln()
 }
 
+/// Loops over constants and array literals by value, and rows of a constant table.
+const CORNERS: [[f64; 2]; 3] = [[0.0, 1.0], [1.0, -0.5], [-0.25, 0.75]];
+
+#[differentiable]
+fn loops_by_value(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in SQRT_SERIES {
+        s += c * x[0];
+    }
+    for v in [x[1], x[2], 3.0] {
+        s += v * v;
+    }
+    for p in CORNERS {
+        let d = (p[0] - x[0]) * (p[0] - x[0]) + (p[1] - x[1]) * (p[1] - x[1]);
+        s += d.sqrt();
+    }
+    let corner = CORNERS[1];
+    s + corner[0] * x[2]
+}
+
 #[test]
 fn tables_of_constants_pass_test_rule() {
     let x = vec![0.3, -1.2, 0.7, 2.1];
@@ -162,6 +182,7 @@ fn tables_of_constants_pass_test_rule() {
     test_rule!(copied_table(&x));
     test_rule!(ranges_and_copies(&x[..3]));
     test_rule!(log_prior(1.7));
+    test_rule!(loops_by_value(&x[..3]));
 }
 
 #[test]

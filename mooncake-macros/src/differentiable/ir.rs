@@ -579,8 +579,10 @@ pub(crate) fn constant_locals(body: &Body) -> Vec<bool> {
             }
             let constant = match rv {
                 Rvalue::Use(Operand::Const(c)) => syn::parse2::<syn::Lit>(c.clone()).is_err(),
+                // A copy of one, or an element or field of one (`W[k]`, `P0.a`).
                 Rvalue::Use(Operand::Use(q)) => {
-                    q.projections.is_empty() && only[q.local.index()] == Some(true)
+                    q.projections.iter().all(|pr| !matches!(pr, Projection::Deref))
+                        && only[q.local.index()] == Some(true)
                 }
                 // A copy of a constant or of a range of one (`W.to_vec()`, `&W[1..]`).
                 Rvalue::Method { receiver, method, .. }

@@ -3286,6 +3286,34 @@ impl Lower<'_> {
                     window: Vec::new(),
                 })
             }
+            // `for c in W` of a named constant, `for v in [a, b, c]` of an array literal: by
+            // value, over a temporary holding it.
+            e @ (Expr::Array(_) | Expr::Repeat(_)) if !matches!(e, Expr::Array(a) if a.elems.is_empty()) =>
+            {
+                let place = self.place_of(e);
+                Some(ForPlan::Elements {
+                    places: vec![(place, ElemKind::Value)],
+                    enumerate: false,
+                    step: None,
+                    shape: Shape::Leaf,
+                    window: Vec::new(),
+                })
+            }
+            Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.segments.last().is_some_and(|s| {
+                        s.ident.to_string().starts_with(|c: char| c.is_uppercase())
+                    }) =>
+            {
+                let place = self.place_of(iter);
+                Some(ForPlan::Elements {
+                    places: vec![(place, ElemKind::Value)],
+                    enumerate: false,
+                    step: None,
+                    shape: Shape::Leaf,
+                    window: Vec::new(),
+                })
+            }
             other => {
                 self.errors.error_spanned(
                     other,

@@ -364,6 +364,19 @@ impl Reverse<'_> {
                 return quote_spanned!(span=> #x = #rt::rev::pass(&#y); #mark);
             }
             Rvalue::Use(Operand::Use(p)) => match access(p) {
+                // An element or a field of a named constant (`W[k]`, `PTS[k]`, `P0.a`): a
+                // constant, whatever its type.
+                Some(
+                    Access::Index(base, _)
+                    | Access::Field(base, _)
+                    | Access::FieldIndex(base, _, _),
+                ) if self.inactive.consts[base.index()] => {
+                    let v = super::super::forward::place_half(self.names, p, "primal");
+                    return quote_spanned!(span=>
+                        #x = #rt::rev::constant(::core::clone::Clone::clone(&#v));
+                        #mark
+                    );
+                }
                 Some(Access::Index(base, index)) if self.inactive.bufs[base.index()] => {
                     // An element of an integer or `bool` buffer: read, nothing kept.
                     let (b_, i_) = (self.names.local(base), self.names.local(index));
