@@ -360,11 +360,17 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                 quote_spanned!(span=> #rt::api::shadow_gradient(&*#m, &#f))
             }
             Expr::Reference(r) => {
+                // The borrow taken once, so that a literal (`&[0.5, -0.5]`) is one value whose
+                // type the rule's call fixes before its gradient is shaped.
                 let inner = &r.expr;
+                let m = format_ident!("__ref{}", i, span = site);
                 let make = if *constant { quote!(constant_shadow) } else { quote!(zero_shadow) };
-                lets.push(quote_spanned!(span=> let #f = #rt::Primal::#make(&#inner);));
-                args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(&#inner, ::core::clone::Clone::clone(&#f)); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                quote_spanned!(span=> #rt::api::shadow_gradient(&#inner, &#f))
+                lets.push(quote_spanned!(span=>
+                    let #m = &#inner;
+                    let #f = #rt::Primal::#make(#m);
+                ));
+                args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(#m, ::core::clone::Clone::clone(&#f)); #rt::CoDual::new(__c.primal, __c.fdata) }));
+                quote_spanned!(span=> #rt::api::shadow_gradient(#m, &#f))
             }
             other => {
                 let m = format_ident!("__m{}", i, span = site);

@@ -189,6 +189,17 @@ fn everyday_programs_pass_test_rule() {
 }
 
 #[test]
+fn literal_arrays_can_be_passed_to_the_gradient() {
+    // `&[..]` of float literals: one value, typed by the rule's call (before, the literal's
+    // element type was still open where the gradient was shaped, and the call did not compile).
+    let (y, (g,)) = value_and_gradient!(roughness(&[0.5, -0.5, 2.0]));
+    assert_eq!(y, 7.25);
+    assert_eq!(g, [2.0, -7.0, 5.0]);
+    let (y, (g, _)) = value_and_gradient!(at_or_zero(&[1.5, 2.5], 1));
+    assert_eq!((y, g), (5.0, [0.0, 2.0]));
+}
+
+#[test]
 fn a_swap_orders_and_a_double_buffer_smooths() {
     // `ordered` is `max - 2 min`: its gradient is (−2, 1) or (1, −2).
     let (_, (ga, gb)) = value_and_gradient!(ordered(0.7, -0.4));
