@@ -3,7 +3,8 @@
 //! other): table interpolation, `std::mem::swap` / `mem::replace` of variables, a fold with a
 //! tuple accumulator, differences over `windows(2)`, `x.get(i)`, a match on ranges, a model's
 //! method in a loss, an Adam step on `&mut` state, generic functions calling generic functions,
-//! a logistic regression over rows, a result built by `collect` and passed on.
+//! a logistic regression over rows, a result built by `collect` and passed on; a state cloned
+//! from a reference and stepped by its `&mut self` methods; methods returning structs.
 
 #![allow(clippy::needless_range_loop)]
 
@@ -162,6 +163,83 @@ fn softplus_sum(x: &[f64]) -> f64 {
     e.iter().map(|v| (1.0 + v).ln()).sum()
 }
 
+#[derive(Tangent, Clone, Debug)]
+struct Particles {
+    x: Vec<f64>,
+    v: Vec<f64>,
+}
+
+#[differentiable]
+impl Particles {
+    fn kick(&mut self, dt: f64, k: f64) {
+        for i in 0..self.x.len() {
+            self.v[i] -= dt * k * self.x[i];
+        }
+    }
+    fn drift(&mut self, dt: f64) {
+        for i in 0..self.x.len() {
+            self.x[i] += dt * self.v[i];
+        }
+    }
+    fn energy(&self, k: f64) -> f64 {
+        let mut e = 0.0;
+        for i in 0..self.x.len() {
+            e += 0.5 * self.v[i] * self.v[i] + 0.5 * k * self.x[i] * self.x[i];
+        }
+        e
+    }
+}
+
+/// A state cloned from a reference, then stepped by its `&mut self` methods (leapfrog).
+#[differentiable]
+fn leapfrog_energy(p: &Particles, k: f64, dt: f64, n: usize) -> f64 {
+    let mut q = p.clone();
+    for _ in 0..n {
+        q.kick(0.5 * dt, k);
+        q.drift(dt);
+        q.kick(0.5 * dt, k);
+    }
+    q.energy(k) + p.energy(k)
+}
+
+#[derive(Tangent, Clone, Copy, Debug)]
+struct State {
+    x: f64,
+    v: f64,
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Oscillator {
+    k: f64,
+    c: f64,
+    dt: f64,
+}
+
+#[differentiable]
+impl Oscillator {
+    fn accel(&self, s: State) -> f64 {
+        -self.k * s.x - self.c * s.v
+    }
+    fn step(&self, s: State) -> State {
+        let a = self.accel(s);
+        State { x: s.x + self.dt * s.v, v: s.v + self.dt * a }
+    }
+    fn run(&self, s0: State, n: usize) -> State {
+        let mut s = s0;
+        for _ in 0..n {
+            s = self.step(s);
+        }
+        s
+    }
+}
+
+/// Methods returning a `Copy` struct, chained through a loop.
+#[differentiable]
+fn final_energy(osc: &Oscillator, x0: f64, v0: f64) -> f64 {
+    let s = osc.run(State { x: x0, v: v0 }, 50);
+    0.5 * s.v * s.v + 0.5 * osc.k * s.x * s.x
+}
+
 #[test]
 fn everyday_programs_pass_test_rule() {
     let tab = vec![0.0, 0.5, 1.7, 1.1, -0.3];
@@ -186,6 +264,10 @@ fn everyday_programs_pass_test_rule() {
     let rows = vec![vec![0.5, -1.0], vec![1.5, 0.3], vec![-0.7, 0.8]];
     test_rule!(logistic_nll(&[0.4, -0.6], &rows, &[1.0, 0.0, 1.0]));
     test_rule!(softplus_sum(&x));
+    let p = Particles { x: vec![0.3, -0.8, 1.1], v: vec![0.5, 0.1, -0.4] };
+    test_rule!(leapfrog_energy(&p, 1.3, 0.05, 10));
+    let osc = Oscillator { k: 2.0, c: 0.3, dt: 0.02 };
+    test_rule!(final_energy(&osc, 0.7, -0.2));
 }
 
 #[test]

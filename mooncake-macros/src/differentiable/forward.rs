@@ -383,6 +383,23 @@ impl<'a> Forward<'a> {
                 quote_spanned!(span=> __fwd::cast::<_, #ty, __N>(#a))
             }
             Rvalue::Call { func, args } => self.call(func, args, span),
+            // `p.clone()` of an argument `p: &S` of a struct type: the value and its tangent
+            // cloned (`clone` is otherwise a buffer's rule).
+            Rvalue::Method { receiver, method, args }
+                if method == "clone"
+                    && args.is_empty()
+                    && receiver.projections.is_empty()
+                    && self.locals[receiver.local.index()]
+                        .ty
+                        .as_ref()
+                        .is_some_and(super::lower::struct_ref_type) =>
+            {
+                let l = self.names.local(receiver.local);
+                quote_spanned!(span=> #rt::Dual::new(
+                    ::core::clone::Clone::clone(#l.primal),
+                    ::core::clone::Clone::clone(#l.tangent),
+                ))
+            }
             Rvalue::Method { receiver, method, args } => {
                 let r = if shared {
                     self.shared_receiver(receiver, span)

@@ -3401,7 +3401,21 @@ const READ_ONLY_BUFFER_METHODS: &[&str] =
     &["len", "iter", "to_vec", "clone", "sum", "first", "last", "get"];
 
 /// Whether `ty` is a matrix or array type of nalgebra or ndarray (behind references too).
-fn matrix_type(ty: &syn::Type) -> bool {
+/// Whether `ty` is `&S` of a named type that is neither a buffer nor a matrix (a
+/// `#[derive(Tangent)]` struct, going by the capital letter), whose `clone()` is the value's
+/// copy rather than a buffer's.
+pub(crate) fn struct_ref_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Reference(r) if r.mutability.is_none()
+    && !matrix_type(&r.elem)
+    && super::reverse::buffer_element(&r.elem).is_none()
+    && matches!(&*r.elem, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| {
+            let name = s.ident.to_string();
+            name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
+        })))
+}
+
+pub(crate) fn matrix_type(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Reference(r) => matrix_type(&r.elem),
         syn::Type::Paren(p) => matrix_type(&p.elem),

@@ -947,6 +947,24 @@ where
     (CoDual::new(y, f), pullback)
 }
 
+/// Reverse rule of `p.clone()` of a value behind a shared reference (`let mut q = p.clone();` of
+/// `p: &S`, a `#[derive(Tangent)]` struct): a copy with a zero fdata of its own; the pullback
+/// joins that fdata with the rdata given into the copy's tangent and adds it into `p`'s shadow.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn clone_ref_rrule<S: Primal + Clone>(
+    x: CoDual<&S, S::Shadow>,
+) -> (CoDual<S, S::FData>, impl FnOnce(S::RData) + use<S>) {
+    let y = x.primal.clone();
+    let f = y.zero_fdata();
+    let (dx, fd) = (x.fdata, f.clone());
+    let pullback = move |r: S::RData| {
+        let t = S::join_tangent(&fd, r);
+        crate::tangent::FData::increment_from(&dx, &S::tangent_to_shadow(t));
+    };
+    (CoDual::new(y, f), pullback)
+}
+
 /// Adds the tangent `t` into `d` (see [`deep_clone_rrule`]).
 #[inline(always)]
 pub fn add_tangent<T: crate::tangent::TangentSpace>(d: &mut T, t: &T) {

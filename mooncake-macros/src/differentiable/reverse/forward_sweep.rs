@@ -707,6 +707,17 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            // `p.clone()` of a struct behind `&` (`normalise::clone_struct_arguments`).
+            Rvalue::Method { receiver, method, .. } if method == "__clone_value" => {
+                let r = self.names.local(receiver.local);
+                (
+                    quote_spanned!(span=> {
+                        let (__o, __pb) = #rt::rules::buffer::clone_ref_rrule(#rt::rev::pass(&#r));
+                        (__o, move |__r| { __pb(__r); (#rt::NoRData,) })
+                    }),
+                    false,
+                )
+            }
             // A copy of an element lent whole to a user function or method (`nested`, step 0).
             Rvalue::Method { receiver, method, args } if method == "__deep_clone" => {
                 let r = self.buffer_receiver(receiver, span);

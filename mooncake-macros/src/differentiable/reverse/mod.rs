@@ -232,6 +232,7 @@ pub(super) fn reverse_method(name: &str) -> bool {
     NUMBER_METHODS.contains(&name)
         || BUFFER_METHODS.contains(&name)
         || WRITE_METHODS.contains(&name)
+        || name == "__clone_value"
 }
 
 /// The projected places the slice reads and writes: `base[index]` and `*base`, with plain

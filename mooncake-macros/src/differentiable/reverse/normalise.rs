@@ -10,6 +10,7 @@ use super::*;
 /// and a pullback.
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
+    clone_struct_arguments(&mut out);
     operators_read_borrows(&mut out);
     drop_unread_borrows(&mut out);
     mut_element_borrows(&mut out);
@@ -945,6 +946,36 @@ pub(super) fn hoist(
                 *o = Operand::Use(Place::local(t));
             }
         });
+    }
+}
+
+/// `p.clone()` of an argument `p: &S` whose type is a named type that is not a buffer or a
+/// matrix (a `#[derive(Tangent)]` struct: `let mut q = p.clone();`, then `q.step(dt)`) is the
+/// runtime's `__clone_value`: a copy with a zero fdata of its own, whose gradient its pullback
+/// adds into `p`'s shadow (`rules::buffer::clone_ref_rrule`). `clone` is otherwise read as a
+/// buffer's copy.
+fn clone_struct_arguments(body: &mut Body) {
+    let n_args = body.n_args;
+    let structs: Vec<bool> = body
+        .locals
+        .iter()
+        .enumerate()
+        .map(|(l, d)| {
+            l >= 1 && l <= n_args && d.ty.as_ref().is_some_and(super::super::lower::struct_ref_type)
+        })
+        .collect();
+    if !structs.iter().any(|s| *s) {
+        return;
+    }
+    for s in body.blocks.iter_mut().flat_map(|b| &mut b.statements) {
+        if let StatementKind::Assign(_, Rvalue::Method { receiver, method, args }) = &mut s.kind
+            && method == "clone"
+            && args.is_empty()
+            && receiver.projections.is_empty()
+            && structs[receiver.local.index()]
+        {
+            *method = syn::Ident::new("__clone_value", method.span());
+        }
     }
 }
 
