@@ -240,6 +240,37 @@ fn final_energy(osc: &Oscillator, x0: f64, v0: f64) -> f64 {
     0.5 * s.v * s.v + 0.5 * osc.k * s.x * s.x
 }
 
+#[derive(Tangent, Clone, Debug)]
+struct Params {
+    a: f64,
+    w: Vec<f64>,
+}
+
+#[differentiable]
+impl Params {
+    fn scale(&mut self, k: f64) {
+        self.a *= k;
+        for i in 0..self.w.len() {
+            self.w[i] *= k;
+        }
+    }
+    fn energy(&self) -> f64 {
+        let mut e = self.a * self.a;
+        for i in 0..self.w.len() {
+            e += self.w[i].sin();
+        }
+        e
+    }
+}
+
+/// A struct held by value, cloned, the copy changed by a `&mut self` method.
+#[differentiable]
+fn cloned_by_value(p: Params, k: f64) -> f64 {
+    let mut q = p.clone();
+    q.scale(k);
+    q.energy() * p.energy()
+}
+
 #[test]
 fn everyday_programs_pass_test_rule() {
     let tab = vec![0.0, 0.5, 1.7, 1.1, -0.3];
@@ -268,6 +299,7 @@ fn everyday_programs_pass_test_rule() {
     test_rule!(leapfrog_energy(&p, 1.3, 0.05, 10));
     let osc = Oscillator { k: 2.0, c: 0.3, dt: 0.02 };
     test_rule!(final_energy(&osc, 0.7, -0.2));
+    test_rule!(cloned_by_value(Params { a: 0.4, w: vec![0.3, -1.1] }, 1.7));
 }
 
 #[test]

@@ -389,15 +389,19 @@ impl<'a> Forward<'a> {
                 if method == "clone"
                     && args.is_empty()
                     && receiver.projections.is_empty()
-                    && self.locals[receiver.local.index()]
-                        .ty
-                        .as_ref()
-                        .is_some_and(super::lower::struct_ref_type) =>
+                    && self.locals[receiver.local.index()].ty.as_ref().is_some_and(|t| {
+                        super::lower::struct_ref_type(t) || super::lower::struct_type(t)
+                    }) =>
             {
                 let l = self.names.local(receiver.local);
+                let by_value = self.locals[receiver.local.index()]
+                    .ty
+                    .as_ref()
+                    .is_some_and(super::lower::struct_type);
+                let amp = if by_value { quote!(&) } else { quote!() };
                 quote_spanned!(span=> #rt::Dual::new(
-                    ::core::clone::Clone::clone(#l.primal),
-                    ::core::clone::Clone::clone(#l.tangent),
+                    ::core::clone::Clone::clone(#amp #l.primal),
+                    ::core::clone::Clone::clone(#amp #l.tangent),
                 ))
             }
             Rvalue::Method { receiver, method, args } => {

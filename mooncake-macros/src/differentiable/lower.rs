@@ -3405,14 +3405,19 @@ const READ_ONLY_BUFFER_METHODS: &[&str] =
 /// `#[derive(Tangent)]` struct, going by the capital letter), whose `clone()` is the value's
 /// copy rather than a buffer's.
 pub(crate) fn struct_ref_type(ty: &syn::Type) -> bool {
-    matches!(ty, syn::Type::Reference(r) if r.mutability.is_none()
-    && !matrix_type(&r.elem)
-    && super::reverse::buffer_element(&r.elem).is_none()
-    && matches!(&*r.elem, syn::Type::Path(p) if p.qself.is_none()
+    matches!(ty, syn::Type::Reference(r) if r.mutability.is_none() && struct_type(&r.elem))
+}
+
+/// Whether `ty` is a named type that is neither a buffer nor a matrix (see
+/// [`struct_ref_type`]).
+pub(crate) fn struct_type(ty: &syn::Type) -> bool {
+    !matrix_type(ty)
+        && super::reverse::buffer_element(ty).is_none()
+        && matches!(ty, syn::Type::Path(p) if p.qself.is_none()
         && p.path.segments.last().is_some_and(|s| {
             let name = s.ident.to_string();
             name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
-        })))
+        }))
 }
 
 pub(crate) fn matrix_type(ty: &syn::Type) -> bool {

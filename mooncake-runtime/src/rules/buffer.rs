@@ -965,6 +965,25 @@ pub fn clone_ref_rrule<S: Primal + Clone>(
     (CoDual::new(y, f), pullback)
 }
 
+/// Reverse rule of `p.clone()` of a value held by value (`let mut q = p.clone();` of `p: S`): a
+/// copy with a zero fdata of its own; the pullback joins that fdata with the rdata given into
+/// the copy's tangent, adds its fdata part into `p`'s fdata and returns its rdata part as `p`'s.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn clone_value_rrule<S: Primal + Clone>(
+    x: &CoDual<S, S::FData>,
+) -> (CoDual<S, S::FData>, impl FnOnce(S::RData) -> S::RData + use<S>) {
+    let y = x.primal.clone();
+    let f = y.zero_fdata();
+    let (dx, fd) = (x.fdata.clone(), f.clone());
+    let pullback = move |r: S::RData| {
+        let (f, r) = S::split_tangent(S::join_tangent(&fd, r));
+        crate::tangent::FData::increment_from(&dx, &f);
+        r
+    };
+    (CoDual::new(y, f), pullback)
+}
+
 /// Adds the tangent `t` into `d` (see [`deep_clone_rrule`]).
 #[inline(always)]
 pub fn add_tangent<T: crate::tangent::TangentSpace>(d: &mut T, t: &T) {

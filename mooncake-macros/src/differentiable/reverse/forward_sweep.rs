@@ -718,6 +718,17 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            // `p.clone()` of a struct held by value.
+            Rvalue::Method { receiver, method, .. } if method == "__clone_owned" => {
+                let r = self.names.local(receiver.local);
+                (
+                    quote_spanned!(span=> {
+                        let (__o, __pb) = #rt::rules::buffer::clone_value_rrule(&#r);
+                        (__o, move |__r| (__pb(__r),))
+                    }),
+                    false,
+                )
+            }
             // A copy of an element lent whole to a user function or method (`nested`, step 0).
             Rvalue::Method { receiver, method, args } if method == "__deep_clone" => {
                 let r = self.buffer_receiver(receiver, span);

@@ -233,6 +233,7 @@ pub(super) fn reverse_method(name: &str) -> bool {
         || BUFFER_METHODS.contains(&name)
         || WRITE_METHODS.contains(&name)
         || name == "__clone_value"
+        || name == "__clone_owned"
 }
 
 /// The projected places the slice reads and writes: `base[index]` and `*base`, with plain

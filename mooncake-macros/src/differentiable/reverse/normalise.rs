@@ -952,19 +952,24 @@ pub(super) fn hoist(
 /// `p.clone()` of an argument `p: &S` whose type is a named type that is not a buffer or a
 /// matrix (a `#[derive(Tangent)]` struct: `let mut q = p.clone();`, then `q.step(dt)`) is the
 /// runtime's `__clone_value`: a copy with a zero fdata of its own, whose gradient its pullback
-/// adds into `p`'s shadow (`rules::buffer::clone_ref_rrule`). `clone` is otherwise read as a
-/// buffer's copy.
+/// adds into `p`'s shadow (`rules::buffer::clone_ref_rrule`); of an argument `p: S`,
+/// `__clone_owned` (`clone_value_rrule`: the gradient's fdata part into `p`'s fdata, its rdata
+/// part returned as `p`'s). `clone` is otherwise read as a buffer's copy.
 fn clone_struct_arguments(body: &mut Body) {
     let n_args = body.n_args;
-    let structs: Vec<bool> = body
+    use super::super::lower::{struct_ref_type, struct_type};
+    // `Some("__clone_value")` for an argument `p: &S`, `Some("__clone_owned")` for `p: S`.
+    let structs: Vec<Option<&str>> = body
         .locals
         .iter()
         .enumerate()
-        .map(|(l, d)| {
-            l >= 1 && l <= n_args && d.ty.as_ref().is_some_and(super::super::lower::struct_ref_type)
+        .map(|(l, d)| match &d.ty {
+            Some(ty) if l >= 1 && l <= n_args && struct_ref_type(ty) => Some("__clone_value"),
+            Some(ty) if l >= 1 && l <= n_args && struct_type(ty) => Some("__clone_owned"),
+            _ => None,
         })
         .collect();
-    if !structs.iter().any(|s| *s) {
+    if !structs.iter().any(|s| s.is_some()) {
         return;
     }
     for s in body.blocks.iter_mut().flat_map(|b| &mut b.statements) {
@@ -972,9 +977,9 @@ fn clone_struct_arguments(body: &mut Body) {
             && method == "clone"
             && args.is_empty()
             && receiver.projections.is_empty()
-            && structs[receiver.local.index()]
+            && let Some(name) = structs[receiver.local.index()]
         {
-            *method = syn::Ident::new("__clone_value", method.span());
+            *method = syn::Ident::new(name, method.span());
         }
     }
 }
