@@ -3172,13 +3172,7 @@ impl Lower<'_> {
                 let place = self.place_of(&m.receiver);
                 self.lend_mut = false;
                 let kind = if m.method == "iter" { ElemKind::Ref } else { ElemKind::Mut };
-                Some(ForPlan::Elements {
-                    places: vec![(place, kind)],
-                    enumerate: false,
-                    step: None,
-                    shape: Shape::Leaf,
-                    window: Vec::new(),
-                })
+                Some(ForPlan::over(place, kind))
             }
             Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => {
                 match self.plan_for(&m.receiver)? {
@@ -3248,25 +3242,13 @@ impl Lower<'_> {
                 let place = self.place_of(&r.expr);
                 self.lend_mut = false;
                 let kind = if r.mutability.is_some() { ElemKind::Mut } else { ElemKind::Ref };
-                Some(ForPlan::Elements {
-                    places: vec![(place, kind)],
-                    enumerate: false,
-                    step: None,
-                    shape: Shape::Leaf,
-                    window: Vec::new(),
-                })
+                Some(ForPlan::over(place, kind))
             }
             e if self.alias_of(e).is_some() => {
                 // `for v in w` of `let w = &net.w;`: by reference, as over `&net.w`.
                 let (place, mutable) = self.alias_of(e).expect("checked");
                 let kind = if mutable { ElemKind::Mut } else { ElemKind::Ref };
-                Some(ForPlan::Elements {
-                    places: vec![(place, kind)],
-                    enumerate: false,
-                    step: None,
-                    shape: Shape::Leaf,
-                    window: Vec::new(),
-                })
+                Some(ForPlan::over(place, kind))
             }
             e if self.lower_place(e).is_some() => {
                 let place = self.place_of(e);
@@ -3278,41 +3260,24 @@ impl Lower<'_> {
                     Some(true) => ElemKind::Mut,
                     None => ElemKind::Value,
                 };
-                Some(ForPlan::Elements {
-                    places: vec![(place, kind)],
-                    enumerate: false,
-                    step: None,
-                    shape: Shape::Leaf,
-                    window: Vec::new(),
-                })
+                Some(ForPlan::over(place, kind))
             }
             // `for c in W` of a named constant, `for v in [a, b, c]` of an array literal: by
             // value, over a temporary holding it.
-            e @ (Expr::Array(_) | Expr::Repeat(_)) if !matches!(e, Expr::Array(a) if a.elems.is_empty()) =>
+            e if match e {
+                Expr::Array(a) => !a.elems.is_empty(),
+                Expr::Repeat(_) => true,
+                Expr::Path(p) => {
+                    p.qself.is_none()
+                        && p.path.segments.last().is_some_and(|s| {
+                            s.ident.to_string().starts_with(|c: char| c.is_uppercase())
+                        })
+                }
+                _ => false,
+            } =>
             {
                 let place = self.place_of(e);
-                Some(ForPlan::Elements {
-                    places: vec![(place, ElemKind::Value)],
-                    enumerate: false,
-                    step: None,
-                    shape: Shape::Leaf,
-                    window: Vec::new(),
-                })
-            }
-            Expr::Path(p)
-                if p.qself.is_none()
-                    && p.path.segments.last().is_some_and(|s| {
-                        s.ident.to_string().starts_with(|c: char| c.is_uppercase())
-                    }) =>
-            {
-                let place = self.place_of(iter);
-                Some(ForPlan::Elements {
-                    places: vec![(place, ElemKind::Value)],
-                    enumerate: false,
-                    step: None,
-                    shape: Shape::Leaf,
-                    window: Vec::new(),
-                })
+                Some(ForPlan::over(place, ElemKind::Value))
             }
             other => {
                 self.errors.error_spanned(
@@ -3369,6 +3334,19 @@ enum ForPlan {
         /// `.skip(a)`, `.take(b)` and `.rev()` applied to the elements, in order.
         window: Vec<WindowOp>,
     },
+}
+
+impl ForPlan {
+    /// The elements of one buffer, taken as `kind` says, with no adaptors.
+    fn over(place: Place, kind: ElemKind) -> Self {
+        ForPlan::Elements {
+            places: vec![(place, kind)],
+            enumerate: false,
+            step: None,
+            shape: Shape::Leaf,
+            window: Vec::new(),
+        }
+    }
 }
 
 /// A step narrowing or turning the elements a `for` loop visits.

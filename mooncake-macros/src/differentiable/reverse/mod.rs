@@ -69,22 +69,13 @@ use std::collections::BTreeSet;
 pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str, Span)> {
     // Locals bound to a borrow of an element (`for l in net.layers.iter()`, `let b = &xs[i];`)
     // that normalising does not turn into copies (`nested::clone_lent_elements`).
-    let mut copied;
-    let body = if body.blocks.iter().flat_map(|b| &b.statements).any(|s| {
-        matches!(&s.kind, StatementKind::Assign(_, Rvalue::Use(Operand::Ref(q, false)))
-            if matches!(q.projections.last(), Some(Projection::Index(_))))
-    }) {
-        copied = body.clone();
-        nested::clone_lent_elements(&mut copied);
-        &copied
-    } else {
-        body
-    };
+    let copied = nested::lent_element_locals(body);
     let mut element_refs = vec![false; body.locals.len()];
     let statements = || body.blocks.iter().flat_map(|b| &b.statements);
     for s in statements() {
         if let StatementKind::Assign(p, Rvalue::Use(Operand::Ref(q, _))) = &s.kind
             && p.projections.is_empty()
+            && !copied[p.local.index()]
             && q.projections.iter().any(|pr| matches!(pr, Projection::Index(_)))
         {
             element_refs[p.local.index()] = true;

@@ -132,6 +132,51 @@ pub(super) fn clone_lent_elements(body: &mut Body) {
         }
         b.statements = out;
     }
+    let cand = lent_element_locals(body);
+    if !cand.iter().any(|c| *c) {
+        return;
+    }
+    let strip = |q: &Place| {
+        let mut q = q.clone();
+        while matches!(q.projections.first(), Some(Projection::Deref)) {
+            q.projections.remove(0);
+        }
+        q
+    };
+    for b in &mut body.blocks {
+        for s in &mut b.statements {
+            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
+            if cand[p.local.index()]
+                && let Rvalue::Use(Operand::Ref(q, false)) = rv
+                && let Some((receiver, args)) = deep_parts(q)
+            {
+                *rv = Rvalue::Method {
+                    receiver,
+                    method: syn::Ident::new("__deep_clone", s.span),
+                    args,
+                };
+                continue;
+            }
+            if let Rvalue::Method { receiver, .. } = rv
+                && cand[receiver.local.index()]
+            {
+                *receiver = strip(receiver);
+            }
+            for_each_operand(rv, &mut |o| match o {
+                Operand::Use(q) if q.projections.is_empty() && cand[q.local.index()] => {
+                    *o = Operand::Ref(q.clone(), false);
+                }
+                Operand::Use(q) if cand[q.local.index()] => *q = strip(q),
+                _ => {}
+            });
+        }
+    }
+}
+
+/// The locals [`clone_lent_elements`] turns into copies: each bound only to a shared borrow of
+/// an element, used as a user method's receiver or a user call's argument (at least once) and
+/// otherwise only read through fields. Reverse mode's check for methods of elements reads it too.
+pub(super) fn lent_element_locals(body: &Body) -> Vec<bool> {
     let n = body.locals.len();
     let mut cand = vec![false; n];
     let mut other = vec![false; n];
@@ -151,7 +196,7 @@ pub(super) fn clone_lent_elements(body: &mut Body) {
         *c = *c && !other[l] && l > body.n_args;
     }
     if !cand.iter().any(|c| *c) {
-        return;
+        return cand;
     }
     // The uses: a user method's receiver, an argument of a user function or method, a field
     // read; and at least one of the first two (elements of numbers keep their own path).
@@ -211,37 +256,7 @@ pub(super) fn clone_lent_elements(body: &mut Body) {
         *c &= *l;
     }
     drop_named_candidates(body, &mut cand);
-    if !cand.iter().any(|c| *c) {
-        return;
-    }
-    for b in &mut body.blocks {
-        for s in &mut b.statements {
-            let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
-            if cand[p.local.index()]
-                && let Rvalue::Use(Operand::Ref(q, false)) = rv
-                && let Some((receiver, args)) = deep_parts(q)
-            {
-                *rv = Rvalue::Method {
-                    receiver,
-                    method: syn::Ident::new("__deep_clone", s.span),
-                    args,
-                };
-                continue;
-            }
-            if let Rvalue::Method { receiver, .. } = rv
-                && cand[receiver.local.index()]
-            {
-                *receiver = strip(receiver);
-            }
-            for_each_operand(rv, &mut |o| match o {
-                Operand::Use(q) if q.projections.is_empty() && cand[q.local.index()] => {
-                    *o = Operand::Ref(q.clone(), false);
-                }
-                Operand::Use(q) if cand[q.local.index()] => *q = strip(q),
-                _ => {}
-            });
-        }
-    }
+    cand
 }
 
 /// Step 1 of the module: rows borrowed into locals replaced by the rows.
