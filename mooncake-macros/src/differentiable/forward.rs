@@ -404,6 +404,21 @@ impl<'a> Forward<'a> {
                     ::core::clone::Clone::clone(#amp #l.tangent),
                 ))
             }
+            // `x[k].clone()` of an element (a struct, a tuple, a row): the element's value and
+            // its tangent cloned, whatever the element's type.
+            Rvalue::Method { receiver, method, args }
+                if method == "clone"
+                    && args.is_empty()
+                    && matches!(receiver.projections.last(), Some(Projection::Index(_)))
+                    && !self.constants[receiver.local.index()] =>
+            {
+                let p = place_half(self.names, receiver, "primal");
+                let t = place_half(self.names, receiver, "tangent");
+                quote_spanned!(span=> #rt::Dual::new(
+                    ::core::clone::Clone::clone(&#p),
+                    ::core::clone::Clone::clone(&#t),
+                ))
+            }
             Rvalue::Method { receiver, method, args } => {
                 let r = if shared {
                     self.shared_receiver(receiver, span)

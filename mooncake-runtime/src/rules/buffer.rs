@@ -984,6 +984,42 @@ pub fn clone_value_rrule<S: Primal + Clone>(
     (CoDual::new(y, f), pullback)
 }
 
+/// Reverse rule of the store that puts back a copy of an element of a buffer the function may
+/// write, after a user method ran on the copy (`bodies[i].advance(dt)` of `bodies: &mut [Body]`
+/// is the copy [`deep_clone_rrule`], the method on the copy, then this): `at` and `at_d` reach
+/// the element in the elements and in the shadow (derived code writes both as the same path).
+/// The element and its shadow are kept (the shadow's element is zeroed); the pullback gives the
+/// shadow's element to the copy (its fdata part added into the copy's fdata, its rdata part
+/// returned) and puts both back.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn deep_put_rrule<E, V, G, H>(
+    x: CoDual<SharedVec<E>, SharedVec<E::Tangent>>,
+    at: G,
+    at_d: H,
+    v: CoDual<V, V::FData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> V::RData + use<E, V, G, H>)
+where
+    E: Primal,
+    V: Primal,
+    G: Fn(&mut [E]) -> &mut V,
+    H: Fn(&mut [E::Tangent]) -> &mut V::Tangent,
+{
+    let (x, dx) = x.into_parts();
+    let (v, fd) = (v.primal, v.fdata);
+    let zero = v.zero_tangent();
+    let old = x.with_mut(|s| std::mem::replace(at(s), v));
+    let old_d = dx.with_mut(|d| std::mem::replace(at_d(d), zero));
+    let pullback = move |_: NoRData| {
+        let g = dx.with_mut(|d| std::mem::replace(at_d(d), old_d));
+        x.with_mut(|s| *at(s) = old);
+        let (f, r) = V::split_tangent(g);
+        crate::tangent::FData::increment_from(&fd, &f);
+        r
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
 /// Adds the tangent `t` into `d` (see [`deep_clone_rrule`]).
 #[inline(always)]
 pub fn add_tangent<T: crate::tangent::TangentSpace>(d: &mut T, t: &T) {

@@ -797,6 +797,28 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            // The copy of an element a user method ran on, put back (`nested`, step 0).
+            Rvalue::Method { receiver, method, args }
+                if method == "__deep_put" && !args.is_empty() =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let v = self.codual_operand(&args[0], span);
+                let (lets, path) = self.deep_path(&args[1..], span);
+                let nos = (1..args.len()).map(|_| quote!(#rt::NoRData));
+                (
+                    quote_spanned!(span=> {
+                        #lets
+                        let (__o, __pb) = #rt::rules::buffer::deep_put_rrule(
+                            #rt::rev::as_write(&#r),
+                            move |__p: &mut [_]| &mut __p #path,
+                            move |__d: &mut [_]| &mut __d #path,
+                            #v,
+                        );
+                        (__o, move |__r| (#rt::NoRData, __pb(__r), #(#nos,)*))
+                    }),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args } if args.len() == 3 && method == "__set2" => {
                 let r = self.buffer_receiver(receiver, span);
                 let (a, c, v) = (

@@ -70,6 +70,12 @@ pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str,
     // Locals bound to a borrow of an element (`for l in net.layers.iter()`, `let b = &xs[i];`)
     // that normalising does not turn into copies (`nested::clone_lent_elements`).
     let copied = nested::lent_element_locals(body);
+    // Locals bound to `&mut` borrows of elements that normalising replaces by the element (a
+    // method called on one is then a method on the element, put back after it when the buffer
+    // is a `&mut` argument of structs or tuples).
+    let (substituted, bases) = normalise::mut_element_locals(body);
+    let (locals, n_args) = (&body.locals, body.n_args);
+    let no_deref = |p: &Place| p.projections.iter().all(|pr| !matches!(pr, Projection::Deref));
     let mut element_refs = vec![false; body.locals.len()];
     let statements = || body.blocks.iter().flat_map(|b| &b.statements);
     for s in statements() {
@@ -78,15 +84,21 @@ pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str,
             && !copied[p.local.index()]
             && q.projections.iter().any(|pr| matches!(pr, Projection::Index(_)))
         {
-            element_refs[p.local.index()] = true;
+            let l = p.local.index();
+            // The element `base[i]` the borrow stands for, as `written_element` reads it.
+            let written = substituted[l]
+                && matches!(&bases[l], Some(Some(b)) if no_deref(b)
+                    && nested::written_element(locals, n_args, q, &Place::local(Local(0))));
+            element_refs[l] = !written;
         }
     }
     for s in statements() {
-        if let StatementKind::Assign(_, Rvalue::Method { receiver, method, .. }) = &s.kind
+        if let StatementKind::Assign(dest, Rvalue::Method { receiver, method, .. }) = &s.kind
             && !reverse_method(&method.to_string())
             && ((matches!(receiver.projections.last(), Some(Projection::Index(_)))
-                && !(nested::shared_arg(&body.locals, body.n_args, receiver.local)
-                    && receiver.projections.iter().all(|pr| !matches!(pr, Projection::Deref))))
+                && !((nested::shared_arg(locals, n_args, receiver.local)
+                    || nested::written_element(locals, n_args, receiver, dest))
+                    && no_deref(receiver)))
                 || (element_refs[receiver.local.index()]
                     && receiver.projections.iter().all(|pr| matches!(pr, Projection::Deref))))
         {
@@ -305,6 +317,7 @@ const WRITE_METHODS: &[&str] = &[
     "__sub_assign",
     "__set2",
     "__deep_set",
+    "__deep_put",
 ];
 
 fn load_parts(p: &Place) -> Option<Access> {

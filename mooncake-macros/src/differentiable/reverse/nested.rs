@@ -85,6 +85,55 @@ fn element_place(q: &Place) -> bool {
         && q.projections.iter().all(|pr| !matches!(pr, Projection::Deref))
 }
 
+/// Whether a user method's receiver `q` (an element place) is an element of a buffer of
+/// structs or tuples behind a `&mut` argument (`bodies[i]` of `bodies: &mut [Body]`, or
+/// `sys.bodies[i]` of `sys: &mut System`, whose field a method of an element shows to hold
+/// values), which the method may write: run on a copy put back after it, unless the method's
+/// result is stored into the element's path (`i = bodies[i].next()`).
+pub(super) fn written_element(
+    locals: &[LocalDecl],
+    n_args: usize,
+    q: &Place,
+    dest: &Place,
+) -> bool {
+    let l = q.local;
+    // A `&mut` argument, or a `Vec` held by value.
+    let mut_arg = l.index() >= 1
+        && l.index() <= n_args
+        && match &locals[l.index()].ty {
+            Some(syn::Type::Reference(r)) => r.mutability.is_some(),
+            Some(t @ syn::Type::Path(_)) => buffer_element(t).is_some(),
+            _ => false,
+        };
+    let through_field = matches!(q.projections.first(), Some(Projection::Field(_)));
+    let holds_values = || {
+        locals[l.index()].ty.as_ref().and_then(buffer_element).is_some_and(|e| match e {
+            syn::Type::Tuple(t) => !t.elems.is_empty(),
+            syn::Type::Path(p) => {
+                buffer_element(e).is_none()
+                    && p.path.segments.last().is_some_and(|s| {
+                        let name = s.ident.to_string();
+                        name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
+                    })
+            }
+            _ => false,
+        })
+    };
+    let index_written =
+        q.projections.iter().any(|pr| matches!(pr, Projection::Index(i) if *i == dest.local))
+            || dest.local == l;
+    mut_arg && (through_field || holds_values()) && !index_written
+}
+
+/// Whether the local `l` is declared a buffer of tuples (`&mut [(f64, f64)]`).
+fn tuple_rows(locals: &[LocalDecl], l: Local) -> bool {
+    locals[l.index()]
+        .ty
+        .as_ref()
+        .and_then(buffer_element)
+        .is_some_and(|e| matches!(e, syn::Type::Tuple(t) if !t.elems.is_empty()))
+}
+
 /// Whether `l` is an argument declared behind a shared reference (`bodies: &[Body]`, `net: &Net`):
 /// nothing in it can be written while the rule runs.
 pub(super) fn shared_arg(locals: &[LocalDecl], n_args: usize, l: Local) -> bool {
@@ -104,31 +153,52 @@ pub(super) fn shared_arg(locals: &[LocalDecl], n_args: usize, l: Local) -> bool 
 /// named in an assertion) keeps the borrow, and with it what the rest of normalising does.
 pub(super) fn clone_lent_elements(body: &mut Body) {
     // A user method called on an element behind a shared-reference argument
-    // (`bodies[i].dist2(..)` of `bodies: &[Body]`) reads it: on a copy.
+    // (`bodies[i].dist2(..)` of `bodies: &[Body]`) reads it: on a copy. On an element of a
+    // buffer behind `&mut` (`bodies[i].advance(dt)` of `bodies: &mut [Body]`) it may write it:
+    // on a copy, put back after the call (`__deep_put`).
     let n_args = body.n_args;
     for b in &mut body.blocks {
         let mut out = Vec::with_capacity(b.statements.len());
         for mut s in std::mem::take(&mut b.statements) {
-            if let StatementKind::Assign(_, Rvalue::Method { receiver, method, .. }) = &mut s.kind
+            let mut put = None;
+            if let StatementKind::Assign(dest, Rvalue::Method { receiver, method, .. }) =
+                &mut s.kind
                 && !reverse_method(&method.to_string())
                 && element_place(receiver)
-                && shared_arg(&body.locals, n_args, receiver.local)
+                && let shared = shared_arg(&body.locals, n_args, receiver.local)
+                && (shared || written_element(&body.locals, n_args, receiver, dest))
                 && let Some((r, args)) = deep_parts(receiver)
             {
                 body.locals.push(LocalDecl { name: None, ty: None, span: s.span });
                 let t = Local((body.locals.len() - 1) as u32);
                 let clone = Rvalue::Method {
-                    receiver: r,
+                    receiver: r.clone(),
                     method: syn::Ident::new("__deep_clone", s.span),
-                    args,
+                    args: args.clone(),
                 };
                 out.push(Statement {
                     kind: StatementKind::Assign(Place::local(t), clone),
                     span: s.span,
                 });
                 *receiver = Place::local(t);
+                if !shared {
+                    body.locals.push(LocalDecl { name: None, ty: None, span: s.span });
+                    let u = Local((body.locals.len() - 1) as u32);
+                    let mut put_args = vec![Operand::Use(Place::local(t))];
+                    put_args.extend(args);
+                    let rv = Rvalue::Method {
+                        receiver: r,
+                        method: syn::Ident::new("__deep_put", s.span),
+                        args: put_args,
+                    };
+                    put = Some(Statement {
+                        kind: StatementKind::Assign(Place::local(u), rv),
+                        span: s.span,
+                    });
+                }
             }
             out.push(s);
+            out.extend(put);
         }
         b.statements = out;
     }
@@ -424,7 +494,9 @@ pub(super) fn nested_reads(body: &mut Body) {
             for_each_place(&mut rv2, &mut |q| found |= deep_place(q));
             // An element lent whole to a call or a method, or a user method's receiver.
             if let Rvalue::Method { receiver, method, .. } = rv {
-                found |= !reverse_method(&method.to_string()) && element_place(receiver);
+                found |= (!reverse_method(&method.to_string()) || method == "clone")
+                    && element_place(receiver);
+                found |= method == "__deep_clone" || method == "__deep_put";
             }
             if matches!(rv, Rvalue::Call { .. } | Rvalue::Method { .. }) {
                 for_each_operand(&mut rv2, &mut |o| {
@@ -474,6 +546,42 @@ pub(super) fn nested_reads(body: &mut Body) {
             for_each_place(&mut rv2, &mut |q| mark(q));
         }
     }
+    // Buffers whose elements are structs or tuples: declared so, or (for a buffer in a field of
+    // an argument, `sys.bodies`) reached into through a field of an element somewhere
+    // (`sys.bodies[k].pos`). The prefix of each such place up to its element's index.
+    let mut value_buffers: Vec<(Local, Vec<Projection>)> = Vec::new();
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        let mut rv2 = rv.clone();
+        let mut note = |q: &Place| {
+            if let Some(i) = q.projections.iter().position(|pr| matches!(pr, Projection::Index(_)))
+                && matches!(q.projections.get(i + 1), Some(Projection::Field(_)))
+            {
+                value_buffers.push((q.local, q.projections[..i].to_vec()));
+            }
+        };
+        note(p);
+        for_each_place(&mut rv2, &mut |q| note(q));
+        // An element that a user method was called on (step 0) is a struct's.
+        if let Rvalue::Method { receiver, method, .. } = rv
+            && (method == "__deep_clone" || method == "__deep_put")
+        {
+            value_buffers.push((receiver.local, receiver.projections.clone()));
+        }
+    }
+    let tuples: Vec<bool> =
+        (0..body.locals.len()).map(|l| tuple_rows(&body.locals, Local(l as u32))).collect();
+    let holds_values_at = |q: &Place| {
+        let prefix = &q.projections[..q.projections.len() - 1];
+        (prefix.is_empty() && (struct_rows[q.local.index()] || tuples[q.local.index()]))
+            || value_buffers.iter().any(|(l, pre)| {
+                let (a, b) = (
+                    Place { local: *l, projections: pre.clone() },
+                    Place { local: q.local, projections: prefix.to_vec() },
+                );
+                super::normalise::same_place(&a, &b)
+            })
+    };
     let mut locals = std::mem::take(&mut body.locals);
     let ident = |name: &str, span: Span| syn::Ident::new(name, span);
     let method = |receiver: Place, name: &str, args: Vec<Operand>, span: Span| Rvalue::Method {
@@ -556,6 +664,33 @@ pub(super) fn nested_reads(body: &mut Body) {
                 let set = method(receiver, "__deep_set", args, span);
                 out.push(Statement { kind: StatementKind::Assign(Place::local(t), set), span });
                 continue;
+            }
+            // `bodies[k] = b` of a buffer of structs or tuples: `__deep_put(bodies, b, k)`.
+            if let StatementKind::Assign(p, Rvalue::Use(v)) = &s.kind
+                && element_place(p)
+                && !deep_place(p)
+                && !matches!(v, Operand::Ref(..))
+                && holds_values_at(p)
+                && let Some((receiver, path)) = deep_parts(p)
+            {
+                let t = fresh(&mut locals);
+                let mut args = vec![v.clone()];
+                args.extend(path);
+                let put = method(receiver, "__deep_put", args, span);
+                out.push(Statement { kind: StatementKind::Assign(Place::local(t), put), span });
+                continue;
+            }
+            // `bodies[k].clone()` of a buffer of structs or tuples: a copy of the element.
+            if let StatementKind::Assign(_, rv) = &mut s.kind
+                && let Rvalue::Method { receiver, method: m, args } = rv
+                && m == "clone"
+                && args.is_empty()
+                && element_place(receiver)
+                && !deep_place(receiver)
+                && holds_values_at(receiver)
+                && let Some((r, a)) = deep_parts(receiver)
+            {
+                *rv = method(r, "__deep_clone", a, span);
             }
             // `vec![row; n]` of a buffer `row`: a matrix of equal rows.
             if let StatementKind::Assign(_, rv) = &mut s.kind

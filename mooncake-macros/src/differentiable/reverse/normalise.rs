@@ -192,6 +192,23 @@ fn operators_read_borrows(body: &mut Body) {
 ///    `b[k]`. While the borrow lives nothing else can read or write `b` (borrowck), so the
 ///    element is what `*v` names; the index is copied at the borrow, as the borrow fixes it.
 fn mut_element_borrows(body: &mut Body) {
+    let (cand, base) = mut_element_locals(body);
+    if !cand.iter().any(|c| *c) {
+        return;
+    }
+    let base = |v: Local| -> Place {
+        match &base[v.index()] {
+            Some(Some(b)) => b.clone(),
+            _ => unreachable!("a candidate has a base"),
+        }
+    };
+    substitute_borrows(body, &cand, &base, false);
+}
+
+/// The locals [`mut_element_borrows`] replaces by the element they borrow, and the buffer place
+/// each borrows. Reverse mode's check for methods of elements reads it too.
+#[allow(clippy::type_complexity)]
+pub(super) fn mut_element_locals(body: &Body) -> (Vec<bool>, Vec<Option<Option<Place>>>) {
     let n = body.locals.len();
     // The buffer place each candidate borrows (its projections but the last index), or None
     // once disqualified.
@@ -224,7 +241,7 @@ fn mut_element_borrows(body: &mut Body) {
     let mut cand: Vec<bool> =
         (0..n).map(|l| l > body.n_args && !disqualified[l] && base[l].is_some()).collect();
     if !cand.iter().any(|c| *c) {
-        return;
+        return (cand, base);
     }
     // Every use must be `*v` (first projection a dereference) or a method's receiver `v`; and
     // the base's own locals must be candidates of nothing (no borrow of a borrowed element).
@@ -283,16 +300,7 @@ fn mut_element_borrows(body: &mut Body) {
         }
     }
     drop_named_candidates(body, &mut cand);
-    if !cand.iter().any(|c| *c) {
-        return;
-    }
-    let base = |v: Local| -> Place {
-        match &base[v.index()] {
-            Some(Some(b)) => b.clone(),
-            _ => unreachable!("a candidate has a base"),
-        }
-    };
-    substitute_borrows(body, &cand, &base, false);
+    (cand, base)
 }
 
 /// Drops the assignments of borrows of whole places to locals nothing reads (`let w = &net.w;`,
@@ -446,7 +454,7 @@ pub(super) fn substitute_borrows(
 }
 
 /// Whether two places name the same place (same local, same projections).
-fn same_place(a: &Place, b: &Place) -> bool {
+pub(super) fn same_place(a: &Place, b: &Place) -> bool {
     a.local == b.local
         && a.projections.len() == b.projections.len()
         && a.projections.iter().zip(&b.projections).all(|(x, y)| match (x, y) {
