@@ -437,7 +437,7 @@ impl<'b, E: SumElement, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
+impl<'b, E: Primal + Clone, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
     MethodFrule<{ method_key("to_vec") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b P, &'b T>;
@@ -487,7 +487,7 @@ impl<'b, E: Element, P: WriteBuffer<E>, T: WriteBuffer<E::Tangent>>
 
 /// `v.clone()` of a `Vec` held by value.
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+impl<'b, E: Primal + Clone> MethodFrule<{ method_key("clone") }, BufferKey<E>>
     for &'b mut Dual<Vec<E>, Vec<E::Tangent>>
 {
     type Receiver = Dual<&'b Vec<E>, &'b Vec<E::Tangent>>;
@@ -505,7 +505,7 @@ impl<'b, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
 /// The primal and the tangent may be borrowed for different lifetimes (a rule's argument
 /// `&Vec<f64>` is `Dual<&Vec<f64>, &Vec<f64>>` with two elided lifetimes).
 #[diagnostic::do_not_recommend]
-impl<'a, 'c, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+impl<'a, 'c, E: Primal + Clone> MethodFrule<{ method_key("clone") }, BufferKey<E>>
     for &mut Dual<&'a Vec<E>, &'c Vec<E::Tangent>>
 {
     type Receiver = Dual<&'a Vec<E>, &'c Vec<E::Tangent>>;
@@ -518,7 +518,7 @@ impl<'a, 'c, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
 
 /// `v.clone()` of a `Vec` behind `&mut`: reborrowed shared for the copy.
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element> MethodFrule<{ method_key("clone") }, BufferKey<E>>
+impl<'b, E: Primal + Clone> MethodFrule<{ method_key("clone") }, BufferKey<E>>
     for &'b mut Dual<&mut Vec<E>, &mut Vec<E::Tangent>>
 {
     type Receiver = Dual<&'b Vec<E>, &'b Vec<E::Tangent>>;
@@ -591,7 +591,7 @@ impl<E: Primal> VecDual<E> for Dual<&mut Vec<E>, &mut Vec<E::Tangent>> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<E>>
+impl<'b, E: Primal + 'static, D: VecDual<E>> MethodFrule<{ method_key("push") }, BufferKey<E>>
     for &'b mut D
 {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
@@ -676,13 +676,13 @@ impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("extend_from_slice"
 
 /// `Vec::new()`.
 #[inline(always)]
-pub fn vec_new<E: Element>() -> Dual<Vec<E>, Vec<E::Tangent>> {
+pub fn vec_new<E: Primal>() -> Dual<Vec<E>, Vec<E::Tangent>> {
     buffer::vec_new_frule()
 }
 
 /// `Vec::with_capacity(n)`.
 #[inline(always)]
-pub fn vec_with_capacity<E: Element>(n: Dual<usize, NoTangent>) -> Dual<Vec<E>, Vec<E::Tangent>> {
+pub fn vec_with_capacity<E: Primal>(n: Dual<usize, NoTangent>) -> Dual<Vec<E>, Vec<E::Tangent>> {
     buffer::vec_with_capacity_frule(n)
 }
 

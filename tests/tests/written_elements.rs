@@ -7,8 +7,14 @@
 //! overwrites. Checked by `test_rule!` (both modes against central finite differences and each
 //! other, and the arguments restored by the pullback), and a simulation against the same
 //! simulation written over flat buffers of numbers.
+//!
+//! Buffers of structs or tuples the function builds itself work the same way: copies of an
+//! argument (`init.to_vec()`), `Vec::new()` grown by `push` of values built in the body,
+//! `vec![a.clone(), b.clone()]`, a `Vec` of structs returned by a call
+//! (`rules::buffer::values_to_vec_rrule`, `push_value_rrule`, `vec_from_values_rrule`: each
+//! element keeps its own tangent).
 
-#![allow(clippy::needless_range_loop, clippy::ptr_arg, clippy::clone_on_copy)]
+#![allow(clippy::needless_range_loop, clippy::ptr_arg, clippy::clone_on_copy, clippy::useless_vec)]
 
 use mooncake_runtime::prelude::*;
 
@@ -191,6 +197,148 @@ fn owned(mut bodies: Vec<Body>, dt: f64) -> f64 {
     bodies[0].advance(dt);
     bodies[1].pos[0] += dt;
     bodies[0].kinetic() + bodies[0].pos[0] * bodies[1].pos[0]
+}
+
+#[derive(Tangent, Clone, Copy, Debug, PartialEq)]
+struct Particle {
+    x: f64,
+    v: f64,
+}
+
+#[differentiable]
+impl Particle {
+    fn drift(&mut self, dt: f64) {
+        self.x += dt * self.v;
+    }
+}
+
+/// A simulation on a copy of its initial state.
+#[differentiable]
+fn simulate(init: &[Body], k: f64, dt: f64) -> f64 {
+    let mut bodies = init.to_vec();
+    for _ in 0..5 {
+        for b in bodies.iter_mut() {
+            b.kick(k, dt);
+            b.advance(dt);
+        }
+    }
+    let mut e = 0.0;
+    for b in bodies.iter() {
+        e += b.kinetic();
+    }
+    e
+}
+
+/// Particles built by `push`, stepped in place through `iter_mut()`.
+#[differentiable]
+fn oscillators(x0: &[f64], k: f64, dt: f64) -> f64 {
+    let mut ps: Vec<Particle> = Vec::new();
+    for i in 0..x0.len() {
+        ps.push(Particle { x: x0[i], v: 0.0 });
+    }
+    for _ in 0..10 {
+        for p in ps.iter_mut() {
+            p.v -= dt * k * p.x;
+            p.x += dt * p.v;
+        }
+    }
+    let mut e = 0.0;
+    for p in ps.iter() {
+        e += p.x * p.x + p.v * p.v;
+    }
+    e
+}
+
+/// One step of every particle, into a new buffer.
+#[differentiable]
+fn step_all(ps: &[Particle], k: f64, dt: f64) -> Vec<Particle> {
+    let mut out = Vec::with_capacity(ps.len());
+    for p in ps.iter() {
+        let v = p.v - dt * k * p.x;
+        out.push(Particle { x: p.x + dt * v, v });
+    }
+    out
+}
+
+/// A buffer of structs replaced by what a call returns, an element replaced, then a chain.
+#[differentiable]
+fn stepped_by_calls(x0: &[f64], k: f64, dt: f64) -> f64 {
+    let mut ps = Vec::new();
+    for i in 0..x0.len() {
+        let p = Particle { x: x0[i], v: 0.1 * x0[i] };
+        ps.push(p);
+    }
+    for _ in 0..5 {
+        ps = step_all(&ps, k, dt);
+    }
+    ps[0] = Particle { x: ps[0].x * 2.0, v: ps[1].v };
+    ps[1].drift(dt);
+    let n = ps.len();
+    ps.iter().map(|p| p.x * p.x + p.v).sum::<f64>() / n as f64
+}
+
+/// A buffer of tuples built by `push`.
+#[differentiable]
+fn pairs(x: &[f64], y: &[f64]) -> f64 {
+    let mut pts: Vec<(f64, f64)> = Vec::new();
+    for i in 0..x.len() {
+        pts.push((x[i], y[i] * y[i]));
+    }
+    let mut s = 0.0;
+    for (a, b) in pts.iter() {
+        s += a * b;
+    }
+    s + pts[0].0
+}
+
+/// A buffer of structs written out, `vec![a, b]`.
+#[differentiable]
+fn listed(a: &Body, b: &Body, dt: f64) -> f64 {
+    let mut bodies = vec![a.clone(), b.clone()];
+    bodies[0].advance(dt);
+    bodies[0].kinetic() + bodies[1].pos[0] * bodies[0].pos[1]
+}
+
+/// The same as an array.
+#[differentiable]
+fn listed_array(a: &Body, b: &Body, dt: f64) -> f64 {
+    let mut bodies = [a.clone(), b.clone()];
+    bodies[0].advance(dt);
+    bodies[0].kinetic() + bodies[1].pos[0] * bodies[0].pos[1]
+}
+
+#[test]
+fn buffers_of_structs_built_in_the_body_pass_test_rule() {
+    let b = bodies();
+    test_rule!(listed_array(&b[0], &b[1], 0.1));
+    test_rule!(simulate(&b, 2.0, 0.1));
+    test_rule!(listed(&b[0], &b[1], 0.1));
+    test_rule!(oscillators(&[1.0, -0.5, 2.0], 1.5, 0.1));
+    test_rule!(stepped_by_calls(&[1.0, -0.5, 2.0], 1.5, 0.1));
+    test_rule!(pairs(&[1.0, -0.5, 2.0], &[0.3, 0.2, 0.1]));
+    let ps = vec![Particle { x: 1.0, v: 0.5 }, Particle { x: -1.0, v: 0.2 }];
+    test_rule!(step_all(&ps, 1.5, 0.1));
+}
+
+#[test]
+fn oscillators_built_by_push_match_their_closed_form_gradient() {
+    // Each particle's update is linear: (x, v) <- M (x, v) with M = [[1 - h²k, h], [-hk, 1]],
+    // so after ten steps (x, v) = M¹⁰ (x0, 0) and e = Σ |M¹⁰ (x0, 0)|², whose gradient with
+    // respect to x0 is 2 x0 |M¹⁰ e₁|².
+    let (k, dt) = (1.5, 0.1);
+    let m = [[1.0 - dt * dt * k, dt], [-dt * k, 1.0]];
+    let mut col = [1.0, 0.0];
+    for _ in 0..10 {
+        col = [m[0][0] * col[0] + m[0][1] * col[1], m[1][0] * col[0] + m[1][1] * col[1]];
+    }
+    let norm2 = col[0] * col[0] + col[1] * col[1];
+    let x0 = [1.0, -0.5, 2.0];
+    let (e, (g, _, _)) = value_and_gradient!(oscillators(&x0, k, dt));
+    let e_exact: f64 = x0.iter().map(|x| x * x * norm2).sum();
+    assert!((e - e_exact).abs() < 1e-12);
+    for i in 0..3 {
+        assert!((g[i] - 2.0 * x0[i] * norm2).abs() < 1e-12, "{} {}", g[i], 2.0 * x0[i] * norm2);
+    }
 }
 
 #[test]

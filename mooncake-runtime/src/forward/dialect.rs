@@ -19,7 +19,6 @@
 /// One direction per pass: the dialect of `NAME_frule`, each name the ordinary forward rule's.
 pub mod one {
     use crate::dual::{Dual, NoTangent};
-    use crate::element::Element;
     use crate::float::Float;
     use crate::rules::scalar::CastRule;
     use crate::tangent::Primal;
@@ -67,13 +66,13 @@ pub mod one {
 
     /// `Vec::new()` ([`crate::forward::vec_new`]).
     #[inline(always)]
-    pub fn vec_new<E: Element, const N: usize>() -> Dual<Vec<E>, Vec<E::Tangent>> {
+    pub fn vec_new<E: Primal, const N: usize>() -> Dual<Vec<E>, Vec<E::Tangent>> {
         crate::forward::vec_new()
     }
 
     /// `Vec::with_capacity(n)` ([`crate::forward::vec_with_capacity`]).
     #[inline(always)]
-    pub fn vec_with_capacity<E: Element, const N: usize>(
+    pub fn vec_with_capacity<E: Primal, const N: usize>(
         n: Dual<usize, NoTangent>,
     ) -> Dual<Vec<E>, Vec<E::Tangent>> {
         crate::forward::vec_with_capacity(n)

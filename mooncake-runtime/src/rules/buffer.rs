@@ -555,23 +555,48 @@ pub fn vec_from_array_rrule<T: Element, const N: usize>(
     (CoDual::new(Vec::from(x.primal), dy), pullback)
 }
 
+/// Reverse rule of `vec![a, b, ..]` of values with tangents of their own (`#[derive(Tangent)]`
+/// structs, tuples): a shadow of zero tangents; the pullback gives each element's tangent to its
+/// value (its fdata part added into the value's fdata, its rdata part returned).
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn vec_from_values_rrule<T: Primal, const N: usize>(
+    x: [CoDual<T, T::FData>; N],
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> ([T::RData; N],) + use<T, N>) {
+    let (values, fdata): (Vec<T>, Vec<T::FData>) =
+        x.into_iter().map(|c| (c.primal, c.fdata)).unzip();
+    let dy = SharedVec::from_vec(values.iter().map(Primal::zero_tangent).collect());
+    let shadow = dy.clone();
+    let pullback = move |_: NoRData| {
+        let mut g = shadow.with(|s| s.to_vec()).into_iter();
+        let mut fdata = fdata.into_iter();
+        (std::array::from_fn(|_| {
+            let (f, r) = T::split_tangent(g.next().expect(SHADOW_TOO_SHORT));
+            let fd = fdata.next().expect("one fdata per element");
+            crate::tangent::FData::increment_from(&fd, &f);
+            r
+        }),)
+    };
+    (CoDual::new(values, dy), pullback)
+}
+
 /// Forward rule of `Vec::new()`: two empty `Vec`s.
 #[inline]
-pub fn vec_new_frule<T: Element>() -> Dual<Vec<T>, Vec<T::Tangent>> {
+pub fn vec_new_frule<T: Primal>() -> Dual<Vec<T>, Vec<T::Tangent>> {
     Dual::new(Vec::new(), Vec::new())
 }
 
 /// Reverse rule of `Vec::new()`: an empty `Vec` with a fresh empty shadow (the shadow's handle
 /// is the one allocation); the pullback has no argument to return a gradient for.
 #[inline]
-pub fn vec_new_rrule<T: Element>()
+pub fn vec_new_rrule<T: Primal>()
 -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) + use<T>) {
     (CoDual::new(Vec::new(), SharedVec::from_vec(Vec::new())), |_: NoRData| {})
 }
 
 /// Forward rule of `Vec::with_capacity(n)`: two empty `Vec`s with room for `n` elements.
 #[inline]
-pub fn vec_with_capacity_frule<T: Element>(
+pub fn vec_with_capacity_frule<T: Primal>(
     n: Dual<usize, NoTangent>,
 ) -> Dual<Vec<T>, Vec<T::Tangent>> {
     Dual::new(Vec::with_capacity(n.primal), Vec::with_capacity(n.primal))
@@ -580,7 +605,7 @@ pub fn vec_with_capacity_frule<T: Element>(
 /// Reverse rule of `Vec::with_capacity(n)`: an empty `Vec` with a fresh empty shadow, both with
 /// room for `n` elements; `n` gets no gradient.
 #[inline]
-pub fn vec_with_capacity_rrule<T: Element>(
+pub fn vec_with_capacity_rrule<T: Primal>(
     n: CoDual<usize, NoFData>,
 ) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
     let n = n.primal;
@@ -593,7 +618,7 @@ pub fn vec_with_capacity_rrule<T: Element>(
 
 /// Forward rule of `x.push(v)`: pushes `v` onto `x` and `dv` onto its tangent.
 #[inline]
-pub fn push_frule<T: Element>(
+pub fn push_frule<T: Primal>(
     x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
     v: Dual<T, T::Tangent>,
 ) -> Dual<(), NoTangent> {
@@ -617,6 +642,30 @@ pub fn push_rrule<T: Element>(
         let v_bar = T::tangent_rdata(dx.pop().expect(SHADOW_TOO_SHORT));
         x.pop();
         (NoRData, v_bar)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Reverse rule of `x.push(v)` of a value with a tangent of its own (a `#[derive(Tangent)]`
+/// struct, a tuple) onto a buffer of such values the function builds: pushes `v` onto `x` and a
+/// zero tangent onto its shadow; the pullback pops both and gives the popped tangent to `v`
+/// (its fdata part added into `v`'s fdata, its rdata part returned as `v̄`).
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn push_value_rrule<T: Primal>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    v: CoDual<T, T::FData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, T::RData) + use<T>) {
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let (v, fd) = (v.primal, v.fdata);
+    dx.push(v.zero_tangent());
+    x.push(v);
+    let pullback = move |_: NoRData| {
+        let (f, r) = T::split_tangent(dx.pop().expect(SHADOW_TOO_SHORT));
+        crate::tangent::FData::increment_from(&fd, &f);
+        x.pop();
+        (NoRData, r)
     };
     (CoDual::new((), NoFData), pullback)
 }
@@ -1299,7 +1348,7 @@ pub fn extend_from_slice_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
 
 /// Forward rule of `x.to_vec()`: copies of `x` and of its tangent.
 #[inline]
-pub fn to_vec_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
+pub fn to_vec_frule<T: Primal + Clone, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
     x: Dual<B, BT>,
 ) -> Dual<Vec<T>, Vec<T::Tangent>> {
     Dual::new(x.primal.with_slice(<[T]>::to_vec), x.tangent.with_slice(<[T::Tangent]>::to_vec))
@@ -1321,9 +1370,30 @@ pub fn to_vec_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
     (CoDual::new(y, dy), pullback)
 }
 
+/// Reverse rule of `x.to_vec()` / `x.clone()` of a buffer of values with tangents of their own
+/// (`#[derive(Tangent)]` structs, tuples: `let mut bodies = init.to_vec();`): a copy with a
+/// fresh zero shadow; the pullback adds the copy's gradient into `dx`, element by element.
+#[inline]
+pub fn values_to_vec_rrule<T: Primal + Clone, S: ReadBuffer<T> + ?Sized>(
+    x: CoDual<&S, SharedVec<T::Tangent>>,
+) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
+    let y = x.primal.with_slice(<[T]>::to_vec);
+    let dy = SharedVec::from_vec(y.iter().map(Primal::zero_tangent).collect());
+    let (dx, shadow) = (x.fdata, dy.clone());
+    let pullback = move |_: NoRData| {
+        shadow.with(|g| {
+            dx.with_mut(|d| {
+                d.iter_mut().zip(g).for_each(|(d, g)| crate::tangent::TangentSpace::increment(d, g))
+            });
+        });
+        (NoRData,)
+    };
+    (CoDual::new(y, dy), pullback)
+}
+
 /// Forward rule of `x.clone()` for a `Vec` `x`: as [`to_vec_frule`].
 #[inline]
-pub fn vec_clone_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
+pub fn vec_clone_frule<T: Primal + Clone, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
     x: Dual<B, BT>,
 ) -> Dual<Vec<T>, Vec<T::Tangent>> {
     to_vec_frule(x)

@@ -605,10 +605,18 @@ impl Reverse<'_> {
                     .collect();
                 let vals = ops.iter().map(|o| self.codual_operand(o, span));
                 let n = ops.len();
+                // `vec![a, b]` of structs or tuples: each element keeps its fdata.
+                let call = if matches!(rv, Rvalue::VecList(_))
+                    && self.value_buffers[place.local.index()]
+                {
+                    quote!(#rt::rules::buffer::vec_from_values_rrule([#(#vars),*]))
+                } else {
+                    quote!(#rt::rules::buffer::vec_from_array_rrule #elem_n(#rt::CoDual::new([#(#vars.primal),*], [#rt::NoFData; #n])))
+                };
                 (
                     quote_spanned!(span=> {
                         #(let #vars = #vals;)*
-                        #rt::rules::buffer::vec_from_array_rrule #elem_n(#rt::CoDual::new([#(#vars.primal),*], [#rt::NoFData; #n]))
+                        #call
                     }),
                     false,
                 )
@@ -702,8 +710,15 @@ impl Reverse<'_> {
             {
                 into_handle = true;
                 let r = self.buffer_receiver(receiver, span);
+                let rule = if receiver.projections.is_empty()
+                    && self.value_buffers[receiver.local.index()]
+                {
+                    quote!(values_to_vec_rrule)
+                } else {
+                    quote!(to_vec_rrule)
+                };
                 (
-                    quote_spanned!(method.span()=> #rt::rules::buffer::to_vec_rrule(#rt::rev::as_read(&#r))),
+                    quote_spanned!(method.span()=> #rt::rules::buffer::#rule(#rt::rev::as_read(&#r))),
                     false,
                 )
             }
@@ -984,8 +999,15 @@ impl Reverse<'_> {
             Rvalue::Method { receiver, method, args } if args.len() == 1 && method == "push" => {
                 let r = self.buffer_receiver(receiver, span);
                 let v = self.codual_operand(&args[0], span);
+                let rule = if receiver.projections.is_empty()
+                    && self.value_buffers[receiver.local.index()]
+                {
+                    quote!(push_value_rrule)
+                } else {
+                    quote!(push_rrule)
+                };
                 (
-                    quote_spanned!(method.span()=> #rt::rules::buffer::push_rrule(#rt::rev::as_write(&#r), #v)),
+                    quote_spanned!(method.span()=> #rt::rules::buffer::#rule(#rt::rev::as_write(&#r), #v)),
                     false,
                 )
             }

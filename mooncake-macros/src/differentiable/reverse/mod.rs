@@ -74,6 +74,7 @@ pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str,
     // method called on one is then a method on the element, put back after it when the buffer
     // is a `&mut` argument of structs or tuples).
     let (substituted, bases) = normalise::mut_element_locals(body);
+    let values = nested::value_buffer_locals(body);
     let (locals, n_args) = (&body.locals, body.n_args);
     let no_deref = |p: &Place| p.projections.iter().all(|pr| !matches!(pr, Projection::Deref));
     let mut element_refs = vec![false; body.locals.len()];
@@ -88,7 +89,7 @@ pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str,
             // The element `base[i]` the borrow stands for, as `written_element` reads it.
             let written = substituted[l]
                 && matches!(&bases[l], Some(Some(b)) if no_deref(b)
-                    && nested::written_element(locals, n_args, q, &Place::local(Local(0))));
+                    && nested::written_element(locals, n_args, &values, q, &Place::local(Local(0))));
             element_refs[l] = !written;
         }
     }
@@ -97,7 +98,7 @@ pub(crate) fn unsupported_before_normalise(body: &Body) -> Option<(&'static str,
             && !reverse_method(&method.to_string())
             && ((matches!(receiver.projections.last(), Some(Projection::Index(_)))
                 && !((nested::shared_arg(locals, n_args, receiver.local)
-                    || nested::written_element(locals, n_args, receiver, dest))
+                    || nested::written_element(locals, n_args, &values, receiver, dest))
                     && no_deref(receiver)))
                 || (element_refs[receiver.local.index()]
                     && receiver.projections.iter().all(|pr| matches!(pr, Projection::Deref))))
@@ -336,6 +337,9 @@ pub(crate) struct Reverse<'a> {
     mut_refs: Vec<bool>,
     /// Integers and buffers of integers or `bool`s (see [`Inactive`]).
     inactive: Inactive,
+    /// Buffers of structs or tuples (`nested::value_buffer_locals`): copied and grown by rules
+    /// of their own.
+    value_buffers: Vec<bool>,
     /// `#[differentiable(recursive)]`: every call boxes its pullback.
     box_all_calls: bool,
     /// Whether tapes come from thread-local pools (`rev::take_tape`): only in functions without

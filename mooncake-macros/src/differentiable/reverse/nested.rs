@@ -85,53 +85,159 @@ fn element_place(q: &Place) -> bool {
         && q.projections.iter().all(|pr| !matches!(pr, Projection::Deref))
 }
 
+/// Whether a type is a value with a tangent of its own that a buffer may hold: a tuple, or a
+/// named type that is not a buffer (a `#[derive(Tangent)]` struct; a one-letter name is taken
+/// for a type parameter, which the subset's numbers are).
+fn value_type(e: &syn::Type) -> bool {
+    match e {
+        syn::Type::Tuple(t) => !t.elems.is_empty(),
+        syn::Type::Path(p) => {
+            buffer_element(e).is_none()
+                && p.path.segments.last().is_some_and(|s| {
+                    let name = s.ident.to_string();
+                    name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
+                })
+        }
+        _ => false,
+    }
+}
+
+/// The locals holding buffers of structs or tuples: arguments declared so (`bodies: &mut
+/// [Body]`, `pts: &[(f64, f64)]`); buffers an element of which has a field reached (`ps[k].x`)
+/// or is given a user method (`bodies[i].advance(dt)`, directly or through a borrow), or into
+/// which a struct or a tuple built in the body is pushed (`ps.push(P { .. })`); and copies of
+/// those (`let mut bodies = init.to_vec();`, `.clone()`, moves).
+pub(super) fn value_buffer_locals(body: &Body) -> Vec<bool> {
+    let n = body.locals.len();
+    let mut values: Vec<bool> = (0..n)
+        .map(|l| body.locals[l].ty.as_ref().and_then(buffer_element).is_some_and(value_type))
+        .collect();
+    let statements = || body.blocks.iter().flat_map(|b| &b.statements);
+    let mut built = vec![false; n];
+    let mut borrowed_from: Vec<Option<Local>> = vec![None; n];
+    for s in statements() {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        if !p.projections.is_empty() {
+            continue;
+        }
+        match rv {
+            Rvalue::Struct { .. } => built[p.local.index()] = true,
+            Rvalue::Tuple(ops) if !ops.is_empty() => built[p.local.index()] = true,
+            Rvalue::Use(Operand::Ref(q, _)) if one_index(q).is_some() => {
+                borrowed_from[p.local.index()] = Some(q.local)
+            }
+            _ => {}
+        }
+    }
+    for s in statements() {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        let mut rv2 = rv.clone();
+        let mut note = |q: &Place| {
+            if matches!(q.projections.as_slice(), [Projection::Index(_), Projection::Field(_), ..])
+            {
+                values[q.local.index()] = true;
+            }
+        };
+        note(p);
+        for_each_place(&mut rv2, &mut |q| note(q));
+        if let Rvalue::Method { receiver, method, args } = rv {
+            let name = method.to_string();
+            if !reverse_method(&name) {
+                if one_index(receiver).is_some() {
+                    values[receiver.local.index()] = true;
+                } else if receiver.projections.is_empty()
+                    && let Some(base) = borrowed_from[receiver.local.index()]
+                {
+                    values[base.index()] = true;
+                }
+            }
+            // After normalising: an element put back (a user method ran on a copy of it), or a
+            // field inside an element read or written by a rule (`ps[k].x`: `__deep(ps, k, .x)`).
+            let field_after_index = match name.as_str() {
+                "__deep_put" => true,
+                "__deep" | "__deep_len" | "__deep_to_vec" => {
+                    matches!(args.get(1), Some(Operand::Const(_)))
+                }
+                "__deep_set" => matches!(args.get(2), Some(Operand::Const(_))),
+                _ => false,
+            };
+            if field_after_index && receiver.projections.is_empty() {
+                values[receiver.local.index()] = true;
+            }
+            if name == "push"
+                && receiver.projections.is_empty()
+                && matches!(args.as_slice(), [Operand::Use(v)]
+                    if v.projections.is_empty() && built[v.local.index()])
+            {
+                values[receiver.local.index()] = true;
+            }
+        }
+    }
+    // Copies.
+    loop {
+        let mut changed = false;
+        for s in statements() {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            let source = match rv {
+                Rvalue::Use(Operand::Use(q)) => Some(q),
+                Rvalue::Method { receiver, method, args }
+                    if args.is_empty() && (method == "to_vec" || method == "clone") =>
+                {
+                    Some(receiver)
+                }
+                _ => None,
+            };
+            // Either way: a copy holds what its source holds.
+            if p.projections.is_empty()
+                && let Some(q) = source
+                && q.projections.is_empty()
+                && values[q.local.index()] != values[p.local.index()]
+            {
+                values[p.local.index()] = true;
+                values[q.local.index()] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    values
+}
+
 /// Whether a user method's receiver `q` (an element place) is an element of a buffer of
-/// structs or tuples behind a `&mut` argument (`bodies[i]` of `bodies: &mut [Body]`, or
-/// `sys.bodies[i]` of `sys: &mut System`, whose field a method of an element shows to hold
-/// values), which the method may write: run on a copy put back after it, unless the method's
-/// result is stored into the element's path (`i = bodies[i].next()`).
+/// structs or tuples the function may write (`values`: [`value_buffer_locals`]): a `&mut`
+/// argument (`bodies[i]` of `bodies: &mut [Body]`, or `sys.bodies[i]` of `sys: &mut System`,
+/// whose field a method of an element shows to hold values), a `Vec` held by value, or a buffer
+/// the function builds (`let mut bodies = init.to_vec();`). The method may write the element:
+/// it runs on a copy put back after it, unless the method's result is stored into the
+/// element's path (`i = bodies[i].next()`).
 pub(super) fn written_element(
     locals: &[LocalDecl],
     n_args: usize,
+    values: &[bool],
     q: &Place,
     dest: &Place,
 ) -> bool {
     let l = q.local;
+    let through_field = matches!(q.projections.first(), Some(Projection::Field(_)));
+    let arg = l.index() >= 1 && l.index() <= n_args;
     // A `&mut` argument, or a `Vec` held by value.
-    let mut_arg = l.index() >= 1
-        && l.index() <= n_args
+    let mut_arg = arg
         && match &locals[l.index()].ty {
             Some(syn::Type::Reference(r)) => r.mutability.is_some(),
             Some(t @ syn::Type::Path(_)) => buffer_element(t).is_some(),
             _ => false,
         };
-    let through_field = matches!(q.projections.first(), Some(Projection::Field(_)));
-    let holds_values = || {
-        locals[l.index()].ty.as_ref().and_then(buffer_element).is_some_and(|e| match e {
-            syn::Type::Tuple(t) => !t.elems.is_empty(),
-            syn::Type::Path(p) => {
-                buffer_element(e).is_none()
-                    && p.path.segments.last().is_some_and(|s| {
-                        let name = s.ident.to_string();
-                        name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
-                    })
-            }
-            _ => false,
-        })
+    let holds = if arg {
+        mut_arg && (through_field || values[l.index()])
+    } else {
+        l != Local::RETURN && !through_field && values[l.index()]
     };
     let index_written =
         q.projections.iter().any(|pr| matches!(pr, Projection::Index(i) if *i == dest.local))
             || dest.local == l;
-    mut_arg && (through_field || holds_values()) && !index_written
-}
-
-/// Whether the local `l` is declared a buffer of tuples (`&mut [(f64, f64)]`).
-fn tuple_rows(locals: &[LocalDecl], l: Local) -> bool {
-    locals[l.index()]
-        .ty
-        .as_ref()
-        .and_then(buffer_element)
-        .is_some_and(|e| matches!(e, syn::Type::Tuple(t) if !t.elems.is_empty()))
+    holds && !index_written
 }
 
 /// Whether `l` is an argument declared behind a shared reference (`bodies: &[Body]`, `net: &Net`):
@@ -157,6 +263,7 @@ pub(super) fn clone_lent_elements(body: &mut Body) {
     // buffer behind `&mut` (`bodies[i].advance(dt)` of `bodies: &mut [Body]`) it may write it:
     // on a copy, put back after the call (`__deep_put`).
     let n_args = body.n_args;
+    let values = value_buffer_locals(body);
     for b in &mut body.blocks {
         let mut out = Vec::with_capacity(b.statements.len());
         for mut s in std::mem::take(&mut b.statements) {
@@ -166,7 +273,7 @@ pub(super) fn clone_lent_elements(body: &mut Body) {
                 && !reverse_method(&method.to_string())
                 && element_place(receiver)
                 && let shared = shared_arg(&body.locals, n_args, receiver.local)
-                && (shared || written_element(&body.locals, n_args, receiver, dest))
+                && (shared || written_element(&body.locals, n_args, &values, receiver, dest))
                 && let Some((r, args)) = deep_parts(receiver)
             {
                 body.locals.push(LocalDecl { name: None, ty: None, span: s.span });
@@ -569,11 +676,10 @@ pub(super) fn nested_reads(body: &mut Body) {
             value_buffers.push((receiver.local, receiver.projections.clone()));
         }
     }
-    let tuples: Vec<bool> =
-        (0..body.locals.len()).map(|l| tuple_rows(&body.locals, Local(l as u32))).collect();
+    let values = value_buffer_locals(body);
     let holds_values_at = |q: &Place| {
         let prefix = &q.projections[..q.projections.len() - 1];
-        (prefix.is_empty() && (struct_rows[q.local.index()] || tuples[q.local.index()]))
+        (prefix.is_empty() && (struct_rows[q.local.index()] || values[q.local.index()]))
             || value_buffers.iter().any(|(l, pre)| {
                 let (a, b) = (
                     Place { local: *l, projections: pre.clone() },

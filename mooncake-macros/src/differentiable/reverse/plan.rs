@@ -505,6 +505,7 @@ impl<'a> Reverse<'a> {
             stored: Vec::new(),
             fresh: Vec::new(),
             zero_shadow: Vec::new(),
+            value_buffers: super::nested::value_buffer_locals(body),
         };
         r.stored = vec![false; body.locals.len()];
         for block in &body.blocks {

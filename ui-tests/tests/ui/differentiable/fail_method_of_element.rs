@@ -6,6 +6,11 @@ struct Body {
     vel: [f64; 3],
 }
 
+#[derive(Tangent, Clone, Debug)]
+struct World {
+    bodies: Vec<Body>,
+}
+
 #[differentiable]
 impl Body {
     fn advance(&mut self, dt: f64) {
@@ -15,15 +20,17 @@ impl Body {
     }
 }
 
-// Forward mode covers a method of a user type called on an element of a buffer of structs the
-// function builds itself; reverse mode does not yet, and says so at the method. (On an element of
-// a buffer argument, `&[Body]`, `&mut [Body]` or `Vec<Body>`, reverse mode runs the method on a
-// copy of the element, put back after it: `tests/tests/written_elements.rs`.)
+// Forward mode covers a method of a user type called on an element of a buffer inside a struct
+// the function builds itself; reverse mode does not yet, and says so at the method. (On an
+// element of a buffer argument, `&[Body]`, `&mut [Body]`, `Vec<Body>`, a field of a `&mut`
+// argument, or of a buffer the function builds, `init.to_vec()`, `Vec::new()` and `push`,
+// reverse mode runs the method on a copy of the element, put back after it:
+// `tests/tests/written_elements.rs`.)
 #[differentiable]
 fn moved(a: &Body, b: &Body, dt: f64) -> f64 {
-    let mut bodies = vec![a.clone(), b.clone()];
-    bodies[0].advance(dt);
-    bodies[0].pos[0] + bodies[1].pos[1]
+    let mut world = World { bodies: vec![a.clone(), b.clone()] };
+    world.bodies[0].advance(dt);
+    world.bodies[0].pos[0] + world.bodies[1].pos[1]
 }
 
 fn main() {
