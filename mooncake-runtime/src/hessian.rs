@@ -364,7 +364,7 @@ pub struct NotGeneric;
 #[diagnostic::on_unimplemented(
     message = "`hvp!` and `hessian!` need a reverse rule generic over the float: they run it on dual numbers (`T = Fwd<f64>`), but this argument's parameter is `{P}`",
     label = "a parameter of type `{P}`, which cannot hold dual numbers",
-    note = "for a function written over `f64`, put `#[differentiable(second_order)]` on it: its reverse rule is then derived from a copy generic over the float (a leaf of numbers and buffers: arguments `f64`, integers, `&[f64]`, `&Vec<f64>`, `Vec<f64>`, `[f64; N]`; no calls of other functions); or write it generic over `T: Float`, as `fn f<T: Float>(x: &[T], y: T) -> T`, with `T::from_f64(2.0)` for constants; an argument that is a constant of a non-generic parameter can be passed as `Const(..)`"
+    note = "for a function written over `f64`, put `#[differentiable(second_order)]` on it: its reverse rule is then derived from a copy generic over the float (a leaf of numbers and buffers: arguments `f64`, integers, `&[f64]`, `&Vec<f64>`, `Vec<f64>`, `[f64; N]`; calls only of functions generic over the float or marked `second_order`); or write it generic over `T: Float`, as `fn f<T: Float>(x: &[T], y: T) -> T`, with `T::from_f64(2.0)` for constants; an argument that is a constant of a non-generic parameter can be passed as `Const(..)`"
 )]
 pub trait DualParameter<P: ?Sized> {}
 

@@ -419,9 +419,10 @@ pub use mooncake_macros::value_and_gradient_forward;
 /// a gradient's cost. No second derivation: this needs the reverse rule generic over the float.
 /// A function generic over `T: Float` has one (constants written `T::from_f64(..)`,
 /// `T::ZERO`, ..). A function written over `f64` gets one from `#[differentiable(second_order)]`,
-/// which derives its reverse rule from a copy over a float type parameter (a leaf of numbers and
-/// buffers: no calls of other functions, no `&mut` or struct arguments; what cannot be copied
-/// with certainty is refused with a message). For any other function the call does not
+/// which derives its reverse rule from a copy over a float type parameter (a function of numbers
+/// and buffers, calling only functions that are generic over `T: Float` or marked
+/// `second_order` themselves; no `&mut` or struct arguments; what cannot be copied with
+/// certainty is refused with a message). For any other function the call does not
 /// compile, with a message saying so (arguments of a parameter that is not generic may be
 /// passed as `Const(..)`).
 ///

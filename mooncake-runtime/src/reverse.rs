@@ -463,6 +463,21 @@ pub fn zero_of<R: ZeroRData>(_: std::marker::PhantomData<fn() -> R>) -> R {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wrt<const M: u64>;
 
+/// Implemented by the marker `NAME__order` beside a `#[differentiable]` free function whose
+/// reverse rule is generic over the float (the function is generic over `T: Float`, or marked
+/// `second_order`): what a `second_order` function may call.
+#[diagnostic::on_unimplemented(
+    message = "`second_order` needs each function it calls to have a reverse rule generic over the float, and this one's is over `f64` only (`{Self}`)",
+    label = "this function's reverse rule cannot run on dual numbers",
+    note = "mark the called function `#[differentiable(second_order)]` too, or write it generic over `T: Float` (`fn g<T: Float>(x: &[T]) -> T`): its reverse rule is then generic over the float"
+)]
+pub trait FloatGeneric {}
+
+/// Checks, in the reverse rule of a `second_order` function's twin, that a function it calls
+/// has a reverse rule generic over the float (see [`FloatGeneric`]).
+#[inline(always)]
+pub fn second_order_callee<M: FloatGeneric>() {}
+
 /// Whether argument `k` gets a gradient under the mask `mask` (see [`Wrt`]). The mask is a
 /// constant of each instance of a rule, so the adjoint code this guards is removed by the
 /// compiler where it is false.

@@ -9,8 +9,10 @@
 //! - `check_corpus`: `hvp!` and `hessian!` against central differences of the gradient, of
 //!   the value, and against each other.
 //!
-//! The rest of the corpus has no twin (calls of other functions, structs, `&mut`, `f32`):
-//! `hessian_corpus.rs` checks its generic copies.
+//! A function with `second_order` may call others whose reverse rules are generic over the float
+//! (marked `second_order` too, or generic over `T: Float`): its twin calls their
+//! `NAME_rrule_twin` (`calls_of_other_functions`). The rest of the corpus has no twin (structs,
+//! `&mut`, `f32`): `hessian_corpus.rs` checks its generic copies.
 
 #![allow(
     clippy::needless_range_loop,
@@ -427,4 +429,69 @@ fn a_nested_gradient_of_a_function_over_f64() {
     }
     let want: f64 = -y.iter().zip(&x).map(|(y, x)| y.powi(3) * x.powi(3)).sum::<f64>();
     assert!((glr - want).abs() < 1e-12, "{glr} against {want}");
+}
+
+#[differentiable(second_order)]
+fn sq_norm(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += v * v;
+    }
+    s
+}
+
+#[differentiable]
+fn log_sum_exp<T: Float>(x: &[T]) -> T {
+    let mut s = T::ZERO;
+    for v in x.iter() {
+        s += v.exp();
+    }
+    s.ln()
+}
+
+#[differentiable(second_order)]
+fn sigmoid(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// Calls of a `second_order` function of a buffer, of one of a number (in a loop), and of a
+/// generic one.
+#[differentiable(second_order)]
+fn model(x: &[f64], a: f64) -> f64 {
+    let r = sq_norm(x);
+    let l = log_sum_exp(x);
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += sigmoid(a * x[i]);
+    }
+    a * r + l + s
+}
+
+/// A call of a function that itself calls others.
+#[differentiable(second_order)]
+fn outer(x: &[f64]) -> f64 {
+    let m = model(x, 0.7);
+    m * sigmoid(x[0])
+}
+
+#[test]
+fn calls_of_other_functions() {
+    let x = vec![0.3, -0.2, 0.5];
+    test_rule!(model(&x, 1.5));
+    test_rule!(outer(&x));
+    one_slice!(outer, x.clone());
+    check_corpus(
+        "model",
+        x.clone(),
+        |x| model(x, 1.5),
+        |x| value_and_gradient!(model(x, 1.5)).1.0,
+        |x, v| {
+            let (y, (g, _), (h, _)) = hvp!(model(&*x, 1.5), (v, 0.0));
+            (y, g, h)
+        },
+        |x| {
+            let (y, g, h) = hessian!(model(&*x, Const(1.5)));
+            (y, g, h)
+        },
+    );
 }

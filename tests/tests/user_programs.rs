@@ -325,3 +325,57 @@ fn a_swap_orders_and_a_double_buffer_smooths() {
     let (y, _) = value_and_gradient!(double_buffer(&flat, 1));
     assert_eq!(y, 12.0);
 }
+
+#[derive(Tangent, Clone, Debug)]
+struct LinearModel {
+    w: Vec<f64>,
+    b: f64,
+}
+
+#[differentiable]
+impl LinearModel {
+    fn predict(&self, x: &[f64]) -> f64 {
+        self.w.iter().zip(x.iter()).map(|(a, b)| a * b).sum::<f64>() + self.b
+    }
+}
+
+/// A dataset of `(features, target)` pairs, taken apart by patterns: the features are bound
+/// by reference (Rust's default binding mode), and lent to the model.
+#[differentiable]
+fn dataset_loss(model: &LinearModel, data: &[(Vec<f64>, f64)]) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in data.iter() {
+        let r = model.predict(x) - y;
+        s += r * r;
+    }
+    for k in 0..data.len() {
+        let (x, y) = &data[k];
+        s += 0.5 * (model.predict(x) - y).abs();
+    }
+    s / data.len() as f64
+}
+
+#[test]
+fn datasets_of_tuples_holding_buffers() {
+    let model = LinearModel { w: vec![0.5, -0.2], b: 0.1 };
+    let data = vec![(vec![1.0, 2.0], 0.5), (vec![-1.0, 0.5], -0.3), (vec![0.3, 0.1], 0.9)];
+    test_rule!(dataset_loss(&model, &data));
+    // The gradient in closed form: with r_k = w·x_k + b - y_k, d/dw = Σ (2 r_k + sign(r_k) / 2)
+    // x_k / n, d/db the same without x_k; the data's features get (2 r_k + sign(r_k) / 2) w / n.
+    let (_, (gm, gd)) = value_and_gradient!(dataset_loss(&model, &data));
+    let n = data.len() as f64;
+    let (mut gw, mut gb) = (vec![0.0; 2], 0.0);
+    for (k, (x, y)) in data.iter().enumerate() {
+        let r = model.w[0] * x[0] + model.w[1] * x[1] + model.b - y;
+        let c = (2.0 * r + 0.5 * r.signum()) / n;
+        gw[0] += c * x[0];
+        gw[1] += c * x[1];
+        gb += c;
+        for j in 0..2 {
+            assert!((gd[k].0[j] - c * model.w[j]).abs() < 1e-14);
+        }
+        assert!((gd[k].1 + c).abs() < 1e-14);
+    }
+    assert!((gm.w[0] - gw[0]).abs() < 1e-14 && (gm.w[1] - gw[1]).abs() < 1e-14);
+    assert!((gm.b - gb).abs() < 1e-14);
+}

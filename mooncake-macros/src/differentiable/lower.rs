@@ -695,6 +695,13 @@ impl Lower<'_> {
             }
             Pat::Type(pt) => self.bind_pattern(&pt.pat, Some((*pt.ty).clone()), value, span),
             Pat::Tuple(pt) => {
+                // A tuple behind a shared reference whose type the declarations give (`for (x,
+                // y) in data.iter()` of `data: &[(Vec<f64>, f64)]`): a buffer in it is bound by
+                // reference, as Rust's default binding mode does, and names its place.
+                let by_ref: Vec<bool> = match &value {
+                    Operand::Ref(q, false) => self.tuple_buffers(q, pt.elems.len()),
+                    _ => Vec::new(),
+                };
                 let base = self.operand_place(value, ty, span);
                 for (i, elem) in pt.elems.iter().enumerate() {
                     if matches!(elem, Pat::Rest(_)) {
@@ -709,7 +716,12 @@ impl Lower<'_> {
                         index: i as u32,
                         span: elem.span(),
                     })));
-                    self.bind_pattern(elem, None, Operand::Use(place), span);
+                    let bound = if by_ref.get(i).copied().unwrap_or(false) {
+                        Operand::Ref(place, false)
+                    } else {
+                        Operand::Use(place)
+                    };
+                    self.bind_pattern(elem, None, bound, span);
                 }
             }
             Pat::Struct(ps) => {
@@ -824,6 +836,60 @@ impl Lower<'_> {
     }
 
     /// A place holding `value`: the place itself if it is one, else a fresh local.
+    /// For a place `q` that the declared type of its local shows to be a tuple of `n` elements
+    /// (through indices of buffers and positional fields: `data[k]` of `data: &[(Vec<f64>,
+    /// f64)]`), which of its elements are buffers; empty where the type is not known.
+    fn tuple_buffers(&self, q: &Place, n: usize) -> Vec<bool> {
+        fn strip(t: &syn::Type) -> &syn::Type {
+            match t {
+                syn::Type::Reference(r) => strip(&r.elem),
+                syn::Type::Paren(p) => strip(&p.elem),
+                other => other,
+            }
+        }
+        fn element(t: &syn::Type) -> Option<&syn::Type> {
+            match strip(t) {
+                syn::Type::Slice(s) => Some(&s.elem),
+                syn::Type::Array(a) => Some(&a.elem),
+                syn::Type::Path(p) => {
+                    let last = p.path.segments.last()?;
+                    match &last.arguments {
+                        syn::PathArguments::AngleBracketed(a) if last.ident == "Vec" => {
+                            match a.args.first()? {
+                                syn::GenericArgument::Type(t) => Some(t),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        let Some(mut ty) = self.locals[q.local.index()].ty.as_ref() else { return Vec::new() };
+        for pr in &q.projections {
+            ty = match (pr, strip(ty)) {
+                (Projection::Index(_), t) => match element(t) {
+                    Some(e) => e,
+                    None => return Vec::new(),
+                },
+                (Projection::Field(syn::Member::Unnamed(i)), syn::Type::Tuple(t)) => {
+                    match t.elems.iter().nth(i.index as usize) {
+                        Some(e) => e,
+                        None => return Vec::new(),
+                    }
+                }
+                _ => return Vec::new(),
+            };
+        }
+        match strip(ty) {
+            syn::Type::Tuple(t) if t.elems.len() == n => {
+                t.elems.iter().map(|e| element(e).is_some()).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn operand_place(&mut self, value: Operand, ty: Option<syn::Type>, span: Span) -> Place {
         match value {
             Operand::Use(p) if ty.is_none() => p,

@@ -839,9 +839,10 @@ fn generate(
             rev.ret_ty = codual_type(&rsig.ret);
             rev.pool_tapes = !rfunc.in_generic_impl && static_params(&rfunc.sig.generics);
             rev.float_params = float_params(&rfunc.sig.generics);
+            let twin = !std::ptr::eq(rfunc, func);
+            rev.twin_calls = twin;
             let (forward_pass, pullback, _) = rev.generate(rstructured);
             let boxed = rev.boxes_own_pullback();
-            let twin = !std::ptr::eq(rfunc, func);
             // The function's own signatures; and the twin's rule's, when there is one.
             let (wrt_signature, wrapper) = rrule_signatures(func, sig, &names, boxed, "rrule_wrt");
             let signature = if twin {
@@ -884,12 +885,14 @@ fn generate(
             let instance = if twin {
                 let twin_path = own_rule_path(func, "rrule_twin");
                 let mask = reverse::wrt_mask();
+                let marker = order_marker(func, true);
                 quote!(
                     #allow
                     #[inline]
                     #wrt_signature {
                         #twin_path(#rt::rev::Wrt::<#mask>, #(#arg_locals),*)
                     }
+                    #marker
                 )
             } else {
                 twin_alias(func)
@@ -953,10 +956,34 @@ fn twin_alias(func: &FnParts<'_>) -> TokenStream {
         format_ident!("{}_rrule_twin", ident, span = ident.span()),
     );
     let vis = func.vis;
+    let marker = order_marker(func, !float_params(&func.sig.generics).is_empty());
     quote!(
         #[doc(hidden)]
         #[allow(unused_imports)]
         #vis use #wrt as #twin;
+        #marker
+    )
+}
+
+/// `NAME__order`, beside a free function: a unit struct that implements `rev::FloatGeneric`
+/// when the function's `NAME_rrule_twin` is generic over the float (`float_generic`: the
+/// function is generic over `T: Float` or has a twin). The reverse rule of another function's
+/// twin checks it before calling `NAME_rrule_twin` (`twin.rs`), so that calling a function over
+/// `f64` from a `second_order` function is an error that says what to do, at the call.
+pub(crate) fn order_marker(func: &FnParts<'_>, float_generic: bool) -> TokenStream {
+    if is_associated(func) {
+        return TokenStream::new();
+    }
+    let ident = &func.sig.ident;
+    let name = format_ident!("{}{}", ident, twin::ORDER_MARKER, span = ident.span());
+    let vis = func.vis;
+    let rt = rt();
+    let imp = float_generic.then(|| quote!(impl #rt::rev::FloatGeneric for #name {}));
+    quote!(
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name;
+        #imp
     )
 }
 

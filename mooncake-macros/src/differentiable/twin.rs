@@ -27,7 +27,8 @@
 //! keeps its type), no type but numbers, `Vec`s, arrays, slices, tuples and references (a type
 //! alias keeps its `f64`), no items, no macros that mention floats but `vec!` and the standard
 //! ones whose arguments are expressions (`assert!`, `panic!`, `println!`, ..), no float
-//! patterns, no calls but `Vec`'s constructors, and every cast of an operand the text shows to
+//! patterns, no calls but `Vec`'s constructors and other free functions (see [`twin_call`]:
+//! the twin calls their rules generic over the float), and every cast of an operand the text shows to
 //! be an integer (an integer argument, literal, `len()`, a counter of a range loop or of
 //! `enumerate()`, arithmetic of those, a `let` of one; a name bound to anything else anywhere
 //! counts as unknown). Its lowering must then succeed and its statements be ones the generic
@@ -45,6 +46,10 @@ use syn::visit_mut::{self, VisitMut};
 
 /// The name of the twin's type parameter.
 pub(crate) const PARAM: &str = "__F";
+
+/// The suffix of the marker beside each free function that says whether its
+/// `NAME_rrule_twin` is generic over the float (`order_marker` in `mod.rs`).
+pub(crate) const ORDER_MARKER: &str = "__order";
 
 /// The integer types (the operand of a cast must be one of these).
 const INTS: &[&str] =
@@ -177,8 +182,9 @@ pub(crate) fn uncovered(body: &Body) -> Option<Refusal> {
                     Some(format!("the method `{method}` has no rule generic over the float"))
                 }
                 Rvalue::Call { func, .. } if super::batched::leaf_call(func) => None,
+                Rvalue::Call { func, .. } if twin_call(func) => None,
                 Rvalue::Call { .. } => {
-                    Some("it cannot call other functions (their rules are over `f64`)".to_owned())
+                    Some("it cannot call this function (its rule is over `f64`)".to_owned())
                 }
                 Rvalue::Struct { .. } | Rvalue::Convert(..) => {
                     Some("it cannot build structs".to_owned())
@@ -190,6 +196,21 @@ pub(crate) fn uncovered(body: &Body) -> Option<Refusal> {
         }
     }
     None
+}
+
+/// Whether a call of `path` in the twin calls another derived function's rule generic over the
+/// float: a free function (every segment lowercase, none with type arguments, not through
+/// `std` or `core`), whose `NAME_rrule_twin` is its reverse rule derived from its own twin
+/// (`second_order`) or, for a function generic over `T: Float`, its reverse rule itself. A
+/// function written over `f64` without `second_order` has an `NAME_rrule_twin` over `f64`:
+/// the call then fails to type-check at the user's call, with `__F` where `f64` is expected.
+pub(crate) fn twin_call(path: &syn::Path) -> bool {
+    let segs = &path.segments;
+    !segs.is_empty()
+        && segs.iter().all(|s| {
+            s.arguments.is_none() && !s.ident.to_string().starts_with(|c: char| c.is_uppercase())
+        })
+        && !matches!(segs[0].ident.to_string().as_str(), "std" | "core" | "mooncake_runtime")
 }
 
 /// `refuse` for a statement of the twin's body.
@@ -703,10 +724,18 @@ impl VisitMut for Rewrite<'_> {
                         && segs[0].ident == "Vec"
                         && (segs[1].ident == "new" || segs[1].ident == "with_capacity");
                     if !constructor {
-                        self.no(
-                            p.span(),
-                            "it cannot call other functions (their reverse rules are over `f64`)",
-                        );
+                        // Another `#[differentiable]` function: its rule generic over the
+                        // float is called (`NAME_rrule_twin`, see `twin_call`).
+                        if !twin_call(&p.path) || p.qself.is_some() {
+                            self.no(
+                                p.span(),
+                                "it can call only free functions named by a path without type arguments (another function generic over `T: Float` or marked `second_order`), not this",
+                            );
+                            return;
+                        }
+                        for a in c.args.iter_mut() {
+                            self.visit_expr_mut(a);
+                        }
                         return;
                     }
                 }

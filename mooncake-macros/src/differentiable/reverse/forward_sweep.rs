@@ -656,10 +656,29 @@ impl Reverse<'_> {
                         false,
                     )
                 } else {
-                    let rule = rule_path(func, "rrule");
+                    let runtime =
+                        func.segments.first().is_some_and(|s| s.ident == "mooncake_runtime");
+                    // In a twin, another function's rule generic over the float, every
+                    // argument's gradient wanted.
+                    let (rule, wrt, check) = if self.twin_calls && !runtime {
+                        // The callee's marker says whether its rule is generic over the float.
+                        let marker = super::super::forward::sibling_path(
+                            func,
+                            super::super::twin::ORDER_MARKER,
+                        );
+                        let at = func.segments.last().map_or(span, |s| s.ident.span());
+                        (
+                            rule_path(func, "rrule_twin"),
+                            quote_spanned!(span=> #rt::rev::Wrt::<{ u64::MAX }>,),
+                            quote_spanned!(at=> #rt::rev::second_order_callee::<#marker>();),
+                        )
+                    } else {
+                        (rule_path(func, "rrule"), quote!(), quote!())
+                    };
                     let (args, loans) = self.call_arguments(args, span);
                     has_loans = gives_back(&loans);
-                    let call = lend(quote_spanned!(span=> #rule(#(#args),*)), loans, span);
+                    let call =
+                        lend(quote_spanned!(span=> { #check #rule(#wrt #(#args),*) }), loans, span);
                     // The runtime's own rules (enum variants, `T::from_f64`) call nothing back.
                     if func.segments.first().is_none_or(|s| s.ident != "mooncake_runtime") {
                         self.calls_out.set(true);

@@ -18,17 +18,6 @@ fn float_cast(x: &[f64]) -> f64 {
     x[k]
 }
 
-// A call of another function, whose rule is over `f64`.
-#[differentiable]
-fn helper(v: f64) -> f64 {
-    v * v
-}
-
-#[differentiable(second_order)]
-fn calls(x: &[f64]) -> f64 {
-    helper(x[0])
-}
-
 // `&mut` arguments.
 #[differentiable(second_order)]
 fn mutates(x: &mut [f64]) -> f64 {
