@@ -19,9 +19,17 @@ pub(crate) struct Signature<'a> {
     /// One entry per argument: its name (`self` for a receiver) and declared type.
     pub(crate) args: Vec<(syn::Ident, syn::Type, bool)>,
     pub(crate) ret_ty: syn::Type,
+    /// The function's type parameters, whose names are not types of user values.
+    pub(crate) type_params: Vec<String>,
 }
 
 impl<'a> Signature<'a> {
+    /// The signature with the type parameters of `generics` recorded.
+    pub(crate) fn with_generics(mut self, generics: &syn::Generics) -> Self {
+        self.type_params = generics.type_params().map(|p| p.ident.to_string()).collect();
+        self
+    }
+
     /// The signature of a function named `name`, from its parsed signature.
     pub(crate) fn of(name: &'a syn::Ident, sig: &super::parse::Sig) -> Self {
         Signature {
@@ -32,6 +40,7 @@ impl<'a> Signature<'a> {
                 .map(|a| (a.name.clone(), a.ty.clone(), a.receiver.is_some()))
                 .collect(),
             ret_ty: sig.ret.clone(),
+            type_params: Vec::new(),
         }
     }
 }
@@ -56,6 +65,8 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         array_lens: Default::default(),
         matrices: Default::default(),
         typed_matrix: false,
+        user_values: Default::default(),
+        type_params: sig.type_params.clone(),
         f32_locals: Default::default(),
         sum_into_matrix: false,
         number_refs: Default::default(),
@@ -184,6 +195,11 @@ pub(super) struct Lower<'e> {
     /// Whether a local was declared with a matrix type (`matrix_type`): with `matrices`, whether
     /// the function may hold matrices at all, before which no temporary is tested for one.
     typed_matrix: bool,
+    /// Variables bound to values of user types (see [`Lower::user_value_like`]): arithmetic on
+    /// them is their operator traits' methods.
+    user_values: Vec<Local>,
+    /// The function's type parameters (see [`Signature::type_params`]).
+    type_params: Vec<String>,
     /// How many copies of the innermost body being lowered the loops around it make by being
     /// unrolled (see `unroll`).
     pub(super) unroll_factor: usize,
@@ -576,6 +592,7 @@ impl Lower<'_> {
             Some(init) => {
                 let len = if ty.is_none() { self.literal_array_len(&init.expr) } else { None };
                 let matrix = self.matrix_like(&init.expr);
+                let user_value = ty.is_none() && !matrix && self.user_value_like(&init.expr);
                 let f32_init = matrix && self.f32_matrix(&init.expr);
                 // `let z: Array1<f64> = a + b + c;`: every partial sum is a matrix.
                 self.sum_into_matrix = ty.as_ref().is_some_and(matrix_type)
@@ -592,6 +609,11 @@ impl Lower<'_> {
                     && let Some(l) = self.lookup(&pi.ident)
                 {
                     self.array_lens.insert(l, n);
+                }
+                if let (true, Pat::Ident(pi)) = (user_value, pat)
+                    && let Some(l) = self.lookup(&pi.ident)
+                {
+                    self.user_values.push(l);
                 }
                 if let (true, Pat::Ident(pi)) = (matrix, pat)
                     && let Some(l) = self.lookup(&pi.ident)
@@ -1037,6 +1059,13 @@ impl Lower<'_> {
                     if let Expr::Lit(lit) = &*u.expr {
                         return Operand::Const(quote_spanned!(span=> -#lit));
                     }
+                    if self.user_value_like(&u.expr) {
+                        // `-v` of a user type: `Neg::neg`.
+                        let a = self.lower_expr(&u.expr);
+                        let receiver = Place::local(self.operand_local(a, span));
+                        let method = syn::Ident::new("neg", u.op.span());
+                        return self.emit(Rvalue::Method { receiver, method, args: vec![] }, span);
+                    }
                     let a = self.lower_expr(&u.expr);
                     let v = self.emit(Rvalue::Unary(UnOp::Neg, a), span);
                     self.mark_matrix(&u.expr, &v);
@@ -1312,6 +1341,21 @@ impl Lower<'_> {
                 self.switch_to(join);
                 Operand::Use(Place::local(result))
             }
+            (_, Some(op))
+                if compound
+                    && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div)
+                    && self.user_value_like(&b.left) =>
+            {
+                // `p += v` of a user type: `AddAssign::add_assign(&mut p, v)`.
+                let value = self.lower_expr(&b.right);
+                let Some(receiver) = self.lower_place(&b.left) else {
+                    return self.refuse(&b.left, "can only assign to a variable or a field");
+                };
+                let name = format!("{}_assign", op_method(op));
+                let method = syn::Ident::new(&name, b.op.span());
+                self.emit(Rvalue::Method { receiver, method, args: vec![value] }, span);
+                unit()
+            }
             (_, Some(op)) if compound => {
                 let value = self.lower_expr(&b.right);
                 let value = self.deref_float_ref(value, op, span);
@@ -1347,6 +1391,26 @@ impl Lower<'_> {
                 {
                     spine.push((op, &*inner.right, inner.span()));
                     left = &inner.left;
+                }
+                // Arithmetic on values of user types (`a + b` of `a: V3`) is their operator
+                // traits' methods (`a.add(b)`), which `#[differentiable] impl Add for V3`
+                // differentiates.
+                let arithmetic =
+                    |op: &BinOp| matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div);
+                if spine.iter().all(|(op, _, _)| arithmetic(op))
+                    && (self.user_value_like(left)
+                        || spine.last().is_some_and(|(op, r, _)| {
+                            matches!(op, BinOp::Add | BinOp::Sub) && self.user_value_like(r)
+                        }))
+                {
+                    let mut value = self.lower_expr(left);
+                    for (op, right, span) in spine.into_iter().rev() {
+                        let r = self.lower_expr(right);
+                        let receiver = Place::local(self.operand_local(value, span));
+                        let method = syn::Ident::new(op_method(op), span);
+                        value = self.emit(Rvalue::Method { receiver, method, args: vec![r] }, span);
+                    }
+                    return value;
                 }
                 let mut value = self.lower_expr(left);
                 if let Some((op, first_right, span)) = spine.last() {
@@ -2014,6 +2078,61 @@ impl Lower<'_> {
                 }
                 _ => false,
             },
+            _ => false,
+        }
+    }
+
+    /// Whether the text shows that `e` is a value of a user type (a `#[derive(Tangent)]` struct
+    /// held by value, whose operators are its own): a variable declared with such a type
+    /// (`a: V3`, `lower::struct_type`) or bound to such a value, a struct literal (`V3 { .. }`),
+    /// `Type::new(..)` of such a type, `clone()` of one, or arithmetic with one on the left (on
+    /// either side of `+` and `-`). Matrices are not (`matrix_like`); a reference is not.
+    pub(super) fn user_value_like(&self, e: &Expr) -> bool {
+        let user_path = |p: &syn::Path| {
+            p.segments.last().is_some_and(|s| {
+                let name = s.ident.to_string();
+                name.len() > 1
+                    && name.starts_with(|c: char| c.is_uppercase())
+                    && !NOT_USER_VALUES.contains(&name.as_str())
+                    && !MATRIX_TYPES.contains(&name.as_str())
+                    && !self.type_params.contains(&name)
+            })
+        };
+        match e {
+            Expr::Paren(p) => self.user_value_like(&p.expr),
+            Expr::Path(p) if p.qself.is_none() => {
+                let Some(l) = p.path.get_ident().and_then(|i| self.lookup(i)) else {
+                    return false;
+                };
+                self.user_values.contains(&l)
+                    || self.locals[l.index()].ty.as_ref().is_some_and(|t| {
+                        struct_type(t) && matches!(t, syn::Type::Path(tp) if user_path(&tp.path))
+                    })
+            }
+            Expr::Struct(s) => s.qself.is_none() && user_path(&s.path),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    let segs = &p.path.segments;
+                    segs.len() >= 2
+                        && segs.last().is_some_and(|s| s.ident == "new")
+                        && user_path(&syn::Path {
+                            leading_colon: None,
+                            segments: segs.iter().take(segs.len() - 1).cloned().collect(),
+                        })
+                }
+                _ => false,
+            },
+            Expr::MethodCall(m) if m.method == "clone" && m.args.is_empty() => {
+                self.user_value_like(&m.receiver)
+            }
+            Expr::Binary(b) => match b.op {
+                syn::BinOp::Add(_) | syn::BinOp::Sub(_) => {
+                    self.user_value_like(&b.left) || self.user_value_like(&b.right)
+                }
+                syn::BinOp::Mul(_) | syn::BinOp::Div(_) => self.user_value_like(&b.left),
+                _ => false,
+            },
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.user_value_like(&u.expr),
             _ => false,
         }
     }
@@ -3933,5 +4052,21 @@ fn nested_call(
         func: Box::new(syn::parse_quote_spanned!(span=> #func)),
         paren_token: call.paren_token,
         args,
+    }
+}
+
+/// Capitalised names that are not types of user values (see [`Lower::user_value_like`]).
+const NOT_USER_VALUES: &[&str] = &[
+    "Some", "Ok", "Err", "None", "String", "Vec", "Option", "Result", "Box", "Rc", "Fwd", "Dual",
+    "Lanes",
+];
+
+/// The method of the operator trait of an arithmetic operation (`Add::add`, ..).
+fn op_method(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        _ => "div",
     }
 }

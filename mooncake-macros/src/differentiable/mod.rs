@@ -340,7 +340,7 @@ struct Rules {
 fn rules_of(parts: &FnParts<'_>, args: &parse::Args, errors: &mut Errors) -> Rules {
     let before = errors.has_errors();
     let sig = parse::signature(parts.sig, errors);
-    let lsig = lower::Signature::of(&parts.sig.ident, &sig);
+    let lsig = lower::Signature::of(&parts.sig.ident, &sig).with_generics(&parts.sig.generics);
     let failed_signature = errors.has_errors() && !before;
     let stubbed = |sig: parse::Sig, usable: bool| Rules {
         tokens: stubs(parts, &sig),
@@ -994,7 +994,7 @@ fn twin_source(parts: &FnParts<'_>) -> Result<(parse::Sig, structure::Node, Body
     let name = parts.sig.ident.span();
     let mut scratch = Errors::new();
     let sig = parse::signature(parts.sig, &mut scratch);
-    let lsig = lower::Signature::of(&parts.sig.ident, &sig);
+    let lsig = lower::Signature::of(&parts.sig.ident, &sig).with_generics(&parts.sig.generics);
     let mut body = lower::lower(&lsig, parts.block, &mut scratch);
     if let Some(e) = scratch.take_first() {
         return Err(twin::refusal(e.span(), &format!("its copy could not be lowered ({e})")));
