@@ -143,6 +143,11 @@ rev_binary!(
 /// value, made from the local without giving it up. A number is copied; a matrix of the
 /// `nalgebra` feature, owned or behind a reference, is cloned into an owned codual (the same
 /// shadow), so that the rule's pullback owns what it needs and borrows nothing from the call.
+#[diagnostic::on_unimplemented(
+    message = "an operator in #[differentiable] code is given a value of another type than numbers and matrices (`{Self}`)",
+    label = "an operand of an arithmetic operator",
+    note = "arithmetic on a value of a user type is its operator trait's method (`a + b` is `a.add(b)`, which a `#[differentiable] impl Add for V3` differentiates) where the function's text shows the operand to be such a value: a variable declared with its type or bound to a struct literal, `V3::new(..)` or arithmetic of one; for a field (`self.pos + v`), bind it to a variable with its type (`let p: V3 = self.pos;`) or call the method (`self.pos.add(v)`)"
+)]
 pub trait Operand {
     /// What the rule takes.
     type Owned;
