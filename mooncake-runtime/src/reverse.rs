@@ -1311,6 +1311,21 @@ impl<T: crate::element::Element, const N: usize> CopyHandle
     }
 }
 
+/// The rule of copying a buffer of buffers or of structs held through a handle (`u = next;` of
+/// `Vec<Vec<f64>>`s, then written): a new handle holding a copy with a fresh zero shadow, which
+/// the pullback adds into the original's, element by element.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn values_copy_rrule<T: Primal + Clone>(
+    h: &CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>,
+) -> (
+    CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>,
+    impl FnOnce(NoRData) -> (NoRData,) + use<T>,
+) {
+    let (v, pb) = crate::rules::buffer::values_to_vec_rrule(h.as_read());
+    (into_handle(v), pb)
+}
+
 /// The rule of copying a buffer held through a handle (`let mut y = x;` of an array, then
 /// written): a new handle with a fresh zero shadow, which the pullback adds into the
 /// original's.

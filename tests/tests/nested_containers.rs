@@ -9,6 +9,9 @@
 //! buffers (`ps[k].x = v`, `p.x += ..` of `for p in ps.iter_mut()`) are covered; a buffer
 //! method on a row (`m[i].push(v)`) is refused in reverse mode (UI `fail_nested_indexing.rs`).
 //! `test_rule!` checks each function's rules against finite differences and against each other.
+//! Copies of buffers of buffers (`u0.to_vec()`, `u.clone()`, `u = next;`) are copied row by
+//! row (`heat_steps`), and rows borrowed from a buffer in a field (`for row in self.w.iter()`)
+//! are read as that field's rows (`Dense::forward`).
 
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)] // written as users write them
 
@@ -304,4 +307,83 @@ fn gradients_are_shaped_like_the_input() {
     let ragged = vec![vec![0.1, 0.2, 0.3], vec![0.4]];
     let (_, (g,)) = value_and_gradient!(frobenius_sq(&ragged));
     assert_eq!(g, vec![vec![0.2, 0.4, 0.6], vec![0.8]]);
+}
+
+/// Explicit steps of the heat equation on a grid copied from the argument, each step into a
+/// copy of the last (`to_vec`, `clone` and a move of buffers of buffers).
+#[differentiable]
+fn heat_steps(u0: &[Vec<f64>], alpha: f64) -> f64 {
+    let n = u0.len();
+    let mut u = u0.to_vec();
+    for _ in 0..3 {
+        let mut next = u.clone();
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                next[i][j] = u[i][j]
+                    + alpha
+                        * (u[i + 1][j] + u[i - 1][j] + u[i][j + 1] + u[i][j - 1] - 4.0 * u[i][j]);
+            }
+        }
+        u = next;
+    }
+    u.iter().map(|r| r.iter().map(|v| v * v).sum::<f64>()).sum()
+}
+
+#[derive(Tangent, Clone, Debug)]
+struct Dense {
+    w: Vec<Vec<f64>>,
+    b: Vec<f64>,
+}
+
+#[differentiable]
+impl Dense {
+    /// `relu(W x + b)`, the rows of `W` borrowed from the field.
+    fn forward(&self, x: &[f64]) -> Vec<f64> {
+        let mut y = self.b.clone();
+        for (i, row) in self.w.iter().enumerate() {
+            for (j, wij) in row.iter().enumerate() {
+                y[i] += wij * x[j];
+            }
+            y[i] = y[i].max(0.0);
+        }
+        y
+    }
+}
+
+#[differentiable]
+fn two_dense(l1: &Dense, l2: &Dense, x: &[f64]) -> f64 {
+    let h = l1.forward(x);
+    let o = l2.forward(&h);
+    o.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn copies_of_grids_and_rows_of_fields() {
+    let g = vec![
+        vec![0.1, 0.2, 0.3, 0.1],
+        vec![0.4, 0.5, 0.6, 0.2],
+        vec![0.7, 0.8, 0.9, 0.3],
+        vec![0.2, 0.1, 0.4, 0.5],
+    ];
+    test_rule!(heat_steps(&g, 0.1));
+    let l1 = Dense {
+        w: vec![vec![0.5, -0.2], vec![0.3, 0.8], vec![-0.4, 0.1]],
+        b: vec![0.1, -0.1, 0.2],
+    };
+    let l2 = Dense { w: vec![vec![1.0, 0.5, -0.3]], b: vec![0.2] };
+    test_rule!(two_dense(&l1, &l2, &[0.3, 0.7]));
+    // The gradient of the first layer's weights in closed form: with h = relu(W1 x + b1) and
+    // o = W2 h + b2, d(o²)/dW1[i][j] = 2 o W2[0][i] [h_i > 0] x_j.
+    let x = [0.3, 0.7];
+    let (_, (g1, _, _)) = value_and_gradient!(two_dense(&l1, &l2, &x));
+    let h: Vec<f64> =
+        (0..3).map(|i| (l1.w[i][0] * x[0] + l1.w[i][1] * x[1] + l1.b[i]).max(0.0)).collect();
+    let o = l2.w[0].iter().zip(&h).map(|(a, b)| a * b).sum::<f64>() + l2.b[0];
+    for i in 0..3 {
+        for j in 0..2 {
+            let active = if h[i] > 0.0 { 1.0 } else { 0.0 };
+            let expected = 2.0 * o * l2.w[0][i] * active * x[j];
+            assert!((g1.w[i][j] - expected).abs() < 1e-14, "{i} {j}");
+        }
+    }
 }

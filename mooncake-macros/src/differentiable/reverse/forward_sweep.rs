@@ -496,6 +496,14 @@ impl Reverse<'_> {
                         quote_spanned!(span=> #rt::rev::hold_rrule(#rt::rev::pass(&#v)))
                     }
                     Conversion::Release => quote_spanned!(span=> #rt::rev::release_rrule(&#v)),
+                    // A copy of a buffer of buffers or of structs: element by element.
+                    Conversion::Copy
+                        if matches!(o, Operand::Use(q) if q.projections.is_empty()
+                            && (self.value_buffers[q.local.index()]
+                                || self.nested_buffers[q.local.index()])) =>
+                    {
+                        quote_spanned!(span=> #rt::rev::values_copy_rrule(&#v))
+                    }
                     Conversion::Copy => quote_spanned!(span=> #rt::rev::copy_rrule(&#v)),
                 };
                 (call, false)
@@ -729,8 +737,9 @@ impl Reverse<'_> {
             {
                 into_handle = true;
                 let r = self.buffer_receiver(receiver, span);
+                let l = receiver.local.index();
                 let rule = if receiver.projections.is_empty()
-                    && self.value_buffers[receiver.local.index()]
+                    && (self.value_buffers[l] || self.nested_buffers[l])
                 {
                     quote!(values_to_vec_rrule)
                 } else {

@@ -340,6 +340,9 @@ pub(crate) struct Reverse<'a> {
     /// Buffers of structs or tuples (`nested::value_buffer_locals`): copied and grown by rules
     /// of their own.
     value_buffers: Vec<bool>,
+    /// Buffers whose elements are not numbers (`nested::nested_locals`): copied element by
+    /// element like `value_buffers`.
+    nested_buffers: Vec<bool>,
     /// The rule is derived from a function's twin (`second_order`, `twin.rs`): every call of
     /// another function calls its rule generic over the float, `NAME_rrule_twin`.
     pub(crate) twin_calls: bool,

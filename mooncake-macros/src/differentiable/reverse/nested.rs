@@ -58,7 +58,7 @@ fn one_index(p: &Place) -> Option<Local> {
 
 /// The locals holding buffers whose elements are not numbers: declared so, or reached into
 /// (`a[i][j]`, `v[k].w`) somewhere.
-fn nested_locals(body: &Body) -> Vec<bool> {
+pub(super) fn nested_locals(body: &Body) -> Vec<bool> {
     let n = body.locals.len();
     let mut nested: Vec<bool> =
         (0..n).map(|l| body.locals[l].ty.as_ref().is_some_and(deep_type)).collect();
@@ -173,13 +173,21 @@ pub(super) fn value_buffer_locals(body: &Body) -> Vec<bool> {
             }
         }
     }
-    // Copies.
+    propagate_copies(body, &mut values);
+    values
+}
+
+/// Marks every copy of a marked local, and the source of every marked copy (moves, `to_vec`,
+/// `clone`, the conversions normalising writes), until nothing changes: a copy holds what its
+/// source holds.
+fn propagate_copies(body: &Body, marked: &mut [bool]) {
+    let statements = || body.blocks.iter().flat_map(|b| &b.statements);
     loop {
         let mut changed = false;
         for s in statements() {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
             let source = match rv {
-                Rvalue::Use(Operand::Use(q)) => Some(q),
+                Rvalue::Use(Operand::Use(q)) | Rvalue::Convert(_, Operand::Use(q)) => Some(q),
                 Rvalue::Method { receiver, method, args }
                     if args.is_empty() && (method == "to_vec" || method == "clone") =>
                 {
@@ -187,14 +195,13 @@ pub(super) fn value_buffer_locals(body: &Body) -> Vec<bool> {
                 }
                 _ => None,
             };
-            // Either way: a copy holds what its source holds.
             if p.projections.is_empty()
                 && let Some(q) = source
                 && q.projections.is_empty()
-                && values[q.local.index()] != values[p.local.index()]
+                && marked[q.local.index()] != marked[p.local.index()]
             {
-                values[p.local.index()] = true;
-                values[q.local.index()] = true;
+                marked[p.local.index()] = true;
+                marked[q.local.index()] = true;
                 changed = true;
             }
         }
@@ -202,7 +209,29 @@ pub(super) fn value_buffer_locals(body: &Body) -> Vec<bool> {
             break;
         }
     }
-    values
+}
+
+/// The locals holding buffers of buffers in a normalised body: declared so or reached into
+/// ([`nested_locals`]), the receivers of the rules of rows (`__get2`, `__len2`, `__row_to_vec`,
+/// `__set2`) and the results of `__repeat_rows`, and copies of those.
+pub(super) fn nested_buffer_locals(body: &Body) -> Vec<bool> {
+    let mut nested = nested_locals(body);
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, Rvalue::Method { receiver, method, .. }) = &s.kind else {
+            continue;
+        };
+        let name = method.to_string();
+        if matches!(name.as_str(), "__get2" | "__len2" | "__row_to_vec" | "__set2")
+            && receiver.projections.is_empty()
+        {
+            nested[receiver.local.index()] = true;
+        }
+        if name == "__repeat_rows" && p.projections.is_empty() {
+            nested[p.local.index()] = true;
+        }
+    }
+    propagate_copies(body, &mut nested);
+    nested
 }
 
 /// Whether a user method's receiver `q` (an element place) is an element of a buffer of
@@ -440,27 +469,46 @@ pub(super) fn lent_element_locals(body: &Body) -> Vec<bool> {
 pub(super) fn substitute_rows(body: &mut Body) {
     let n = body.locals.len();
     let nested = nested_locals(body);
-    if !nested.iter().any(|b| *b) {
-        return;
-    }
-    // Candidates: locals assigned only `&base[i]` of one nested `base`.
-    let mut base: Vec<Option<Local>> = vec![None; n];
+    // The buffer a row is borrowed from: a nested local (`&data[i]`), or a buffer in a field
+    // (`&self.w[i]`), whose rows the borrow's own indexing shows to be buffers (`row[j]`).
+    let row_base = |q: &Place| -> Option<Place> {
+        let (last, prefix) = q.projections.split_last()?;
+        if !matches!(last, Projection::Index(_))
+            || !prefix.iter().all(|pr| matches!(pr, Projection::Field(_)))
+            || (prefix.is_empty() && !nested[q.local.index()])
+        {
+            return None;
+        }
+        Some(Place { local: q.local, projections: prefix.to_vec() })
+    };
+    // Candidates: locals assigned only `&base[i]` of one such `base`.
+    let mut base: Vec<Option<Place>> = vec![None; n];
     let mut cand = vec![true; n];
     let mut copies: Vec<(Local, Local)> = Vec::new();
+    let mut indexed = vec![false; n];
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            let mut rv2 = rv.clone();
+            let mut note = |q: &Place| {
+                if matches!(q.projections.first(), Some(Projection::Index(_))) {
+                    indexed[q.local.index()] = true;
+                }
+            };
+            note(p);
+            for_each_place(&mut rv2, &mut |q| note(q));
             if !p.projections.is_empty() {
                 continue;
             }
             let l = p.local.index();
             match rv {
                 Rvalue::Use(Operand::Ref(q, false))
-                    if one_index(q).is_some() && nested[q.local.index()] && q.local != p.local =>
+                    if q.local != p.local
+                        && let Some(rb) = row_base(q) =>
                 {
-                    match base[l] {
-                        None => base[l] = Some(q.local),
-                        Some(prev) if prev == q.local => {}
+                    match &base[l] {
+                        None => base[l] = Some(rb),
+                        Some(prev) if super::normalise::same_place(prev, &rb) => {}
                         _ => cand[l] = false,
                     }
                 }
@@ -482,12 +530,12 @@ pub(super) fn substitute_rows(body: &mut Body) {
                 continue;
             }
             let ok = cand[src] && base[src].is_some();
-            match (ok, base[d], base[src]) {
+            match (ok, base[d].clone(), base[src].clone()) {
                 (true, None, Some(b)) => {
                     base[d] = Some(b);
                     changed = true;
                 }
-                (true, Some(x), Some(y)) if x == y => {}
+                (true, Some(x), Some(y)) if super::normalise::same_place(&x, &y) => {}
                 _ if base[src].is_none() && cand[src] => {}
                 _ => {
                     cand[d] = false;
@@ -500,7 +548,9 @@ pub(super) fn substitute_rows(body: &mut Body) {
         }
     }
     for (l, c) in cand.iter_mut().enumerate() {
-        *c = *c && base[l].is_some() && l > body.n_args;
+        // A row of a buffer in a field must be indexed somewhere (or be a copy of one).
+        let shown = base[l].as_ref().is_some_and(|b| b.projections.is_empty() || indexed[l]);
+        *c = *c && shown && l > body.n_args;
     }
     for &(d, src) in &copies {
         if cand[d.index()] && !cand[src.index()] {
@@ -564,7 +614,7 @@ pub(super) fn substitute_rows(body: &mut Body) {
     if !cand.iter().any(|c| *c) {
         return;
     }
-    let base = |v: Local| Place::local(base[v.index()].expect("a candidate has a base"));
+    let base = |v: Local| base[v.index()].clone().expect("a candidate has a base");
     substitute_borrows(body, &cand, &base, true);
 }
 

@@ -506,6 +506,7 @@ impl<'a> Reverse<'a> {
             fresh: Vec::new(),
             zero_shadow: Vec::new(),
             value_buffers: super::nested::value_buffer_locals(body),
+            nested_buffers: super::nested::nested_buffer_locals(body),
             twin_calls: false,
         };
         r.stored = vec![false; body.locals.len()];
