@@ -134,6 +134,53 @@ fn sorting_routes_gradients_to_the_elements_that_moved() {
     assert_eq!(g, [0.0, 1.0, 2.0, 0.0, 1.0]);
 }
 
+/// Ranks by an argsort: indices sorted by the values they point at (a comparator of keys).
+#[differentiable]
+fn rank_weighted(x: &[f64]) -> f64 {
+    let mut idx: Vec<usize> = (0..x.len()).collect();
+    idx.sort_by(|&a, &b| x[a].partial_cmp(&x[b]).unwrap());
+    let mut s = 0.0;
+    for (r, &i) in idx.iter().enumerate() {
+        s += (r as f64 + 1.0) * x[i];
+    }
+    s
+}
+
+/// The values sorted by their distance to `c`, farthest first (a key of each element, descending).
+#[differentiable]
+fn farthest_two(x: &[f64], c: f64) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| (b - c).abs().total_cmp(&(a - c).abs()));
+    2.0 * v[0] + v[1]
+}
+
+/// Pairs sorted by their second part.
+#[differentiable]
+fn by_second(p: &[(f64, f64)]) -> f64 {
+    let mut q = p.to_vec();
+    q.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap());
+    q[0].0 * 3.0 + q[1].0
+}
+
+#[test]
+fn sorting_by_keys() {
+    let x = vec![0.3, -0.7, 1.1, 0.2, 0.5];
+    test_rule!(rank_weighted(&x));
+    test_rule!(farthest_two(&x, 0.4));
+    let p = vec![(0.3, 0.9), (-0.7, 0.1), (1.1, 0.5)];
+    test_rule!(by_second(&p));
+    // Ranks: -0.7 (1), 0.2 (2), 0.3 (3), 0.5 (4), 1.1 (5); the gradient is each element's rank.
+    let (_, (g,)) = value_and_gradient!(rank_weighted(&x));
+    assert_eq!(g, [3.0, 1.0, 5.0, 2.0, 4.0]);
+    // Farthest from 0.4: -0.7 (1.1 away), then 1.1 (0.7 away).
+    let (v, (g, gc)) = value_and_gradient!(farthest_two(&x, 0.4));
+    assert_eq!(v, 2.0 * -0.7 + 1.1);
+    assert_eq!((g, gc), (vec![0.0, 2.0, 1.0, 0.0, 0.0], 0.0));
+    let (v, (g,)) = value_and_gradient!(by_second(&p));
+    assert_eq!(v, -0.7 * 3.0 + 1.1);
+    assert_eq!(g, vec![(0.0, 0.0), (3.0, 0.0), (1.0, 0.0)]);
+}
+
 #[test]
 #[should_panic(expected = "partial_cmp` of a NaN")]
 fn sorting_a_nan_by_partial_cmp_panics_as_the_primal_does() {

@@ -1185,6 +1185,91 @@ pub(super) fn sort_order(f: &Expr) -> Option<(bool, bool)> {
     }
 }
 
+/// A comparator of keys computed from the elements (`|&a, &b| x[a].partial_cmp(&x[b]).unwrap()`,
+/// `|p, q| q.1.total_cmp(&p.1)`): the first parameter's pattern, the key as an expression of it
+/// (the comparison's side that reads the first parameter), whether the order is descending
+/// (the first parameter's key on the right) and whether it is `total_cmp`'s. `None` unless each
+/// side reads one parameter only and the two sides are the same expression of their
+/// parameters.
+pub(super) fn sort_key(f: &Expr) -> Option<(Pat, Expr, bool, bool)> {
+    use quote::ToTokens;
+    fn param(p: &Pat) -> Option<&syn::Ident> {
+        match p {
+            Pat::Type(pt) => param(&pt.pat),
+            Pat::Reference(r) => param(&r.pat),
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some(&pi.ident),
+            _ => None,
+        }
+    }
+    fn renamed(e: &Expr, from: &syn::Ident, to: &syn::Ident) -> String {
+        fn go(ts: TokenStream, from: &syn::Ident, to: &syn::Ident) -> TokenStream {
+            ts.into_iter()
+                .map(|t| match t {
+                    proc_macro2::TokenTree::Ident(i) if i == *from => {
+                        proc_macro2::TokenTree::Ident(to.clone())
+                    }
+                    proc_macro2::TokenTree::Group(g) => proc_macro2::TokenTree::Group(
+                        proc_macro2::Group::new(g.delimiter(), go(g.stream(), from, to)),
+                    ),
+                    other => other,
+                })
+                .collect()
+        }
+        go(e.to_token_stream(), from, to).to_string()
+    }
+    fn mentions(e: &Expr, name: &syn::Ident) -> bool {
+        fn go(ts: TokenStream, name: &syn::Ident) -> bool {
+            ts.into_iter().any(|t| match t {
+                proc_macro2::TokenTree::Ident(i) => i == *name,
+                proc_macro2::TokenTree::Group(g) => go(g.stream(), name),
+                _ => false,
+            })
+        }
+        go(e.to_token_stream(), name)
+    }
+    let Expr::Closure(c) = strip(f) else { return None };
+    if c.inputs.len() != 2 {
+        return None;
+    }
+    let (a, b) = (param(&c.inputs[0])?, param(&c.inputs[1])?);
+    let mut body = strip(&c.body);
+    if let Expr::Block(bl) = body
+        && let [syn::Stmt::Expr(e, None)] = bl.block.stmts.as_slice()
+    {
+        body = strip(e);
+    }
+    let (cmp, total) = match body {
+        Expr::MethodCall(m) if m.method == "total_cmp" => (m, true),
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
+            match strip(&m.receiver) {
+                Expr::MethodCall(i) if i.method == "partial_cmp" => (i, false),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let left = strip(&cmp.receiver).clone();
+    let right = match strip(cmp.args.first()?) {
+        Expr::Reference(r) => strip(&r.expr).clone(),
+        other => other.clone(),
+    };
+    let only = |e: &Expr, x: &syn::Ident, y: &syn::Ident| mentions(e, x) && !mentions(e, y);
+    let key = c.inputs[0].clone();
+    if only(&left, a, b)
+        && only(&right, b, a)
+        && renamed(&left, a, b) == right.to_token_stream().to_string()
+    {
+        return Some((key, left, false, total));
+    }
+    if only(&left, b, a)
+        && only(&right, a, b)
+        && renamed(&right, a, b) == left.to_token_stream().to_string()
+    {
+        return Some((key, right, true, total));
+    }
+    None
+}
+
 /// The first method of the source `e` that a `for` loop cannot plan, if any.
 fn unplannable(e: &Expr) -> Option<&syn::Ident> {
     match strip(e) {

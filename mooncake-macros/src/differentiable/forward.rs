@@ -404,6 +404,27 @@ impl<'a> Forward<'a> {
                     ::core::clone::Clone::clone(#amp #l.tangent),
                 ))
             }
+            // `x.sort_by(cmp)` with a comparator of keys: the permutation that sorts the keys,
+            // applied to the value and its tangent.
+            Rvalue::Method { receiver, method, args }
+                if method == "__sort_by_keys" && args.len() == 3 =>
+            {
+                let p = place_half(self.names, receiver, "primal");
+                let t = place_half(self.names, receiver, "tangent");
+                let keys = match &args[0] {
+                    Operand::Use(k) => place_half(self.names, k, "primal"),
+                    other => op(other),
+                };
+                let flag = |o: &Operand| match o {
+                    Operand::Const(c) => c.clone(),
+                    other => op(other),
+                };
+                let (desc, total) = (flag(&args[1]), flag(&args[2]));
+                quote_spanned!(span=> {
+                    #rt::rules::buffer::sort_by_keys_frule(&mut #p[..], &mut #t[..], &#keys[..], #desc, #total);
+                    #rt::Dual::new((), #rt::NoTangent)
+                })
+            }
             // `x[k].clone()` of an element (a struct, a tuple, a row): the element's value and
             // its tangent cloned, whatever the element's type.
             Rvalue::Method { receiver, method, args }

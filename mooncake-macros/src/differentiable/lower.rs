@@ -1928,23 +1928,42 @@ impl Lower<'_> {
         }
         // `v.sort_by(|a, b| a.partial_cmp(b).unwrap())` (or `b` before `a`, `total_cmp`,
         // `sort_unstable_by`): a permutation, with a rule of its own (`__sort_by`).
-        let (method, args) =
-            if matches!(name.as_str(), "sort_by" | "sort_unstable_by") && m.args.len() == 1 {
-                let Some((descending, total)) = super::chains::sort_order(&m.args[0]) else {
-                    return self.refuse(
-                        &m.args[0],
-                        "`sort_by` is supported with a comparator of the elements themselves \
-                     (`|a, b| a.partial_cmp(b).unwrap()`, `|a, b| b.total_cmp(a)`, \
-                     `f64::total_cmp`); to sort by a key, sort indices in a `for` loop or write \
-                     a hand rule",
-                    );
-                };
+        let (method, args) = if matches!(name.as_str(), "sort_by" | "sort_unstable_by")
+            && m.args.len() == 1
+        {
+            // A comparator of keys (`|&a, &b| x[a].partial_cmp(&x[b]).unwrap()`): the keys
+            // computed first (`recv.iter().map(|&a| x[a]).collect()`), then the permutation
+            // that sorts them (`__sort_by_keys`, no derivative through the keys).
+            if super::chains::sort_order(&m.args[0]).is_none()
+                && let Some((pat, key, descending, total)) = super::chains::sort_key(&m.args[0])
+            {
+                let recv = &m.receiver;
+                let keys: Expr = syn::parse_quote_spanned!(span=>
+                    (#recv).iter().map(|#pat| #key).collect::<::std::vec::Vec<_>>()
+                );
+                let keys = self.lower_expr(&keys);
+                let keys = Operand::Use(Place::local(self.operand_local(keys, span)));
                 let flag = |b: bool| Operand::Const(if b { quote!(true) } else { quote!(false) });
-                (syn::Ident::new("__sort_by", m.method.span()), vec![flag(descending), flag(total)])
-            } else {
-                let args = self.lower_operands(m.args.iter());
-                (m.method.clone(), self.lend_slice_copies(args))
+                let method = syn::Ident::new("__sort_by_keys", m.method.span());
+                let args = vec![keys, flag(descending), flag(total)];
+                return self.emit(Rvalue::Method { receiver, method, args }, span);
+            }
+            let Some((descending, total)) = super::chains::sort_order(&m.args[0]) else {
+                return self.refuse(
+                    &m.args[0],
+                    "`sort_by` is supported with a comparator of the elements themselves \
+                     (`|a, b| a.partial_cmp(b).unwrap()`, `|a, b| b.total_cmp(a)`, \
+                     `f64::total_cmp`) or of one key computed the same way from each \
+                     (`|&i, &j| x[i].partial_cmp(&x[j]).unwrap()`, `|a, b| b.1.total_cmp(&a.1)`); \
+                     for another comparator, sort in a `for` loop or write a hand rule",
+                );
             };
+            let flag = |b: bool| Operand::Const(if b { quote!(true) } else { quote!(false) });
+            (syn::Ident::new("__sort_by", m.method.span()), vec![flag(descending), flag(total)])
+        } else {
+            let args = self.lower_operands(m.args.iter());
+            (m.method.clone(), self.lend_slice_copies(args))
+        };
         let out = self.emit(Rvalue::Method { receiver, method, args }, span);
         self.flush_write_backs(mark, span);
         out

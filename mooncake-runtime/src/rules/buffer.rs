@@ -1528,18 +1528,18 @@ fn sort_permutation<T: PartialOrd>(x: &[T], descending: bool, total: bool) -> Ve
 }
 
 /// `x` rearranged so that element `k` is the old element `perm[k]`.
-fn permute<T: Copy>(x: &mut [T], perm: &[usize]) {
+fn permute<T: Clone>(x: &mut [T], perm: &[usize]) {
     let old = x.to_vec();
     for (k, &p) in perm.iter().enumerate() {
-        x[k] = old[p];
+        x[k] = old[p].clone();
     }
 }
 
 /// The inverse of [`permute`]: element `perm[k]` gets back element `k`.
-fn unpermute<T: Copy>(x: &mut [T], perm: &[usize]) {
+fn unpermute<T: Clone>(x: &mut [T], perm: &[usize]) {
     let new = x.to_vec();
     for (k, &p) in perm.iter().enumerate() {
-        x[p] = new[k];
+        x[p] = new[k].clone();
     }
 }
 
@@ -1582,6 +1582,61 @@ pub fn sort_by_rrule<T: Element>(
         dx.with_mut(|s| unpermute(s, &perm));
         x.with_mut(|s| unpermute(s, &perm));
         (NoRData, NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Forward rule of `x.sort_by(cmp)` with a comparator of keys computed from the elements
+/// (`idx.sort_by(|&a, &b| v[a].partial_cmp(&v[b]).unwrap())`, which derived code writes as the
+/// keys `idx.iter().map(|&a| v[a]).collect()`, then this): sorts `x` and its tangent by `keys`,
+/// stably. No derivative flows through the keys: they only choose the permutation.
+///
+/// # Panics
+/// On a NaN key when not `total`, as `partial_cmp(..).unwrap()` does.
+#[inline]
+pub fn sort_by_keys_frule<T: Clone, D: Clone, K: PartialOrd>(
+    x: &mut [T],
+    dx: &mut [D],
+    keys: &[K],
+    descending: bool,
+    total: bool,
+) {
+    let perm = sort_permutation(keys, descending, total);
+    permute(x, &perm);
+    if dx.len() == x.len() {
+        permute(dx, &perm);
+    }
+}
+
+/// Reverse rule of `x.sort_by(cmp)` with a comparator of keys (see [`sort_by_keys_frule`]):
+/// sorts `x` and its shadow by `keys`; the pullback moves both back. The keys get no gradient.
+///
+/// # Panics
+/// On a NaN key when not `total`, as `partial_cmp(..).unwrap()` does.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn sort_by_keys_rrule<T: Primal + Clone, K: PartialOrd + Clone, F>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+    keys: CoDual<SharedVec<K>, F>,
+    descending: CoDual<bool, NoFData>,
+    total: CoDual<bool, NoFData>,
+) -> (
+    CoDual<(), NoFData>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData, NoRData) + use<T, K, F>,
+) {
+    let (x, dx) = x.into_parts();
+    let perm = keys.primal.with_vec(|k| sort_permutation(k, descending.primal, total.primal));
+    x.with_mut(|s| permute(s, &perm));
+    let shadowed = dx.len() == x.len();
+    if shadowed {
+        dx.with_mut(|s| permute(s, &perm));
+    }
+    let pullback = move |_: NoRData| {
+        if shadowed {
+            dx.with_mut(|s| unpermute(s, &perm));
+        }
+        x.with_mut(|s| unpermute(s, &perm));
+        (NoRData, NoRData, NoRData, NoRData)
     };
     (CoDual::new((), NoFData), pullback)
 }

@@ -971,6 +971,16 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            Rvalue::Method { receiver, method, args }
+                if args.len() == 3 && method == "__sort_by_keys" =>
+            {
+                let r = self.buffer_receiver(receiver, span);
+                let args = args.iter().map(|a| self.codual_operand(a, span));
+                (
+                    quote_spanned!(method.span()=> #rt::rules::buffer::sort_by_keys_rrule(#rt::rev::as_write(&#r), #(#args),*)),
+                    false,
+                )
+            }
             Rvalue::Method { receiver, method, args } if args.is_empty() && method == "reverse" => {
                 let r = self.buffer_receiver(receiver, span);
                 (

@@ -310,6 +310,7 @@ const WRITE_METHODS: &[&str] = &[
     "swap",
     "reverse",
     "__sort_by",
+    "__sort_by_keys",
     "copy_from_slice",
     "clear",
     "truncate",
