@@ -127,8 +127,47 @@ fn generic_named<Real: Float>(x: Real, y: Real) -> Real {
     x * y + x / y - y
 }
 
+#[derive(Tangent, Clone, Copy, Debug)]
+struct Particle {
+    pos: V3,
+    vel: V3,
+    mass: f64,
+}
+
+#[differentiable]
+impl Particle {
+    /// A drift: the right operand of `+` of a user value is one too, so `self.vel * dt` is
+    /// `self.vel.mul(dt)` though the text does not show the field's type.
+    fn moved(&self, dt: f64) -> Particle {
+        let pos: V3 = self.pos;
+        Particle { pos: pos + self.vel * dt, vel: self.vel, mass: self.mass }
+    }
+}
+
+#[differentiable]
+fn particle_energy(p: &Particle) -> f64 {
+    let v = p.vel;
+    0.5 * p.mass * v.dot(&v) + p.pos.norm()
+}
+
+#[differentiable]
+fn drifted_energy(p: &Particle, dt: f64) -> f64 {
+    let mut q = *p;
+    for _ in 0..3 {
+        q = q.moved(dt);
+    }
+    particle_energy(&q)
+}
+
 #[test]
 fn operators_of_user_types_pass_test_rule() {
+    let p = Particle {
+        pos: V3 { x: 1.0, y: 0.2, z: 0.1 },
+        vel: V3 { x: 0.0, y: 1.0, z: 0.5 },
+        mass: 2.0,
+    };
+    test_rule!(particle_energy(&p));
+    test_rule!(drifted_energy(&p, 0.1));
     let a = V3 { x: 1.0, y: 0.2, z: 0.1 };
     let b = V3 { x: 0.0, y: 1.0, z: -0.5 };
     test_rule!(spring(a, b, 2.0));

@@ -67,6 +67,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         typed_matrix: false,
         user_values: Default::default(),
         type_params: sig.type_params.clone(),
+        expect_user_value: false,
         f32_locals: Default::default(),
         sum_into_matrix: false,
         number_refs: Default::default(),
@@ -200,6 +201,10 @@ pub(super) struct Lower<'e> {
     user_values: Vec<Local>,
     /// The function's type parameters (see [`Signature::type_params`]).
     type_params: Vec<String>,
+    /// Set while the right operand of `+` or `-` of a user value is lowered: that operand is a
+    /// user value too (`Add<V3> for V3`), so a product in it (`pos + self.vel * dt`) has one on
+    /// its left. Taken by the first binary operation lowered.
+    expect_user_value: bool,
     /// How many copies of the innermost body being lowered the loops around it make by being
     /// unrolled (see `unroll`).
     pub(super) unroll_factor: usize,
@@ -1281,6 +1286,7 @@ impl Lower<'_> {
     fn lower_binary(&mut self, b: &syn::ExprBinary) -> Operand {
         use syn::BinOp as B;
         let span = b.span();
+        let expected_user_value = std::mem::take(&mut self.expect_user_value);
         let simple = |op: &B| -> Option<BinOp> {
             Some(match op {
                 B::Add(_) | B::AddAssign(_) => BinOp::Add,
@@ -1397,15 +1403,24 @@ impl Lower<'_> {
                 // differentiates.
                 let arithmetic =
                     |op: &BinOp| matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div);
+                // The right operand of `+` / `-` of a user value is one too: a product there
+                // whose left operand is a field or a method's result is one of its own.
+                let expected = expected_user_value
+                    && matches!(strip_parens(left), Expr::Field(_) | Expr::MethodCall(_))
+                    && spine.iter().all(|(op, _, _)| matches!(op, BinOp::Mul | BinOp::Div));
                 if spine.iter().all(|(op, _, _)| arithmetic(op))
-                    && (self.user_value_like(left)
+                    && (expected
+                        || self.user_value_like(left)
                         || spine.last().is_some_and(|(op, r, _)| {
                             matches!(op, BinOp::Add | BinOp::Sub) && self.user_value_like(r)
                         }))
                 {
                     let mut value = self.lower_expr(left);
                     for (op, right, span) in spine.into_iter().rev() {
+                        self.expect_user_value = matches!(op, BinOp::Add | BinOp::Sub)
+                            && matches!(strip_parens(right), Expr::Binary(_));
                         let r = self.lower_expr(right);
+                        self.expect_user_value = false;
                         let receiver = Place::local(self.operand_local(value, span));
                         let method = syn::Ident::new(op_method(op), span);
                         value = self.emit(Rvalue::Method { receiver, method, args: vec![r] }, span);
