@@ -1066,7 +1066,7 @@ pub fn cell_store_rrule<T: Float>(
 #[diagnostic::on_unimplemented(
     message = "reverse mode cannot yet store a value of this kind through a `&mut` reference or into a field behind one (`{Self}`)",
     label = "stored here",
-    note = "stores through `&mut` are supported for numbers, integers and whole buffers; for an `Option`, an enum or a `String` behind `&mut`, return the new value instead, or hold it in a local and store numbers"
+    note = "stores through `&mut` are supported for numbers, integers, whole buffers and `#[derive(Tangent)]` structs; for an `Option`, an enum or a `String` behind `&mut`, return the new value instead, or hold it in a local and store numbers"
 )]
 pub trait StoreRule<V> {
     /// The stored value's rdata.
@@ -1077,6 +1077,60 @@ pub trait StoreRule<V> {
         &self,
         v: V,
     ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, Self::VRData) + use<Self, V>);
+}
+
+/// The handle of a `#[derive(Tangent)]` struct (emitted by the derive beside [`HandleOf`]): a
+/// whole struct stored into a place reached through `&mut` (`self.pos = p + v * dt` of a field
+/// `pos: V3` of `&mut self`) has a rule of its own ([`value_store_rrule`]).
+pub trait StructHandle: HandleOf {}
+
+#[diagnostic::do_not_recommend]
+impl<H: StructHandle> StoreRule<CoDual<H::Primal, <H::Primal as Primal>::FData>>
+    for CoDual<H, <H::Primal as Primal>::Shadow>
+{
+    type VRData = <H::Primal as Primal>::RData;
+    #[inline]
+    fn store_rrule(
+        &self,
+        v: CoDual<H::Primal, <H::Primal as Primal>::FData>,
+    ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, Self::VRData) + use<H>) {
+        value_store_rrule(self, v)
+    }
+}
+
+/// `p.field = v` (or `*p = v`) of a struct value through a handle: the value written into the
+/// handle in place and the shadow zeroed, the old value and shadow kept; the pullback gives the
+/// shadow's gradient to `v` (its fdata part added into `v`'s fdata, its rdata part returned)
+/// and puts the old value and shadow back.
+///
+/// # Panics
+/// If the value's buffers have other lengths than the old value's (a shadow is reused in place).
+#[allow(clippy::type_complexity)]
+pub fn value_store_rrule<H: HandleOf>(
+    h: &CoDual<H, <H::Primal as Primal>::Shadow>,
+    v: CoDual<H::Primal, <H::Primal as Primal>::FData>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, <H::Primal as Primal>::RData) + use<H>)
+{
+    const SHAPE: &str = "a struct stored through `&mut` keeps the lengths of its buffers";
+    let (mut handle, mut shadow) = (h.primal.clone(), h.fdata.clone());
+    let old = <H::Primal as crate::tangent::FromHandle>::from_handle(&handle);
+    let old_d = <H::Primal as Primal>::shadow_to_tangent(&shadow);
+    v.primal.reset_handle(&mut handle).expect(SHAPE);
+    v.primal.reset_shadow(&mut shadow).expect(SHAPE);
+    let fd = v.fdata;
+    let pullback = move |_: NoRData| {
+        let g = <H::Primal as Primal>::shadow_to_tangent(&shadow);
+        old.reset_shadow(&mut shadow).expect(SHAPE);
+        crate::tangent::FData::increment_from(
+            &shadow,
+            &<H::Primal as Primal>::tangent_to_shadow(old_d),
+        );
+        old.reset_handle(&mut handle).expect(SHAPE);
+        let (f, r) = <H::Primal as Primal>::split_tangent(g);
+        crate::tangent::FData::increment_from(&fd, &f);
+        (NoRData, r)
+    };
+    (CoDual::new((), NoFData), pullback)
 }
 
 impl<T: Float> StoreRule<CoDual<T, NoFData>>

@@ -4,7 +4,9 @@
 //! operand of `+` and `-`) is such a value (a variable declared or bound as one, a struct
 //! literal, `V3::new(..)`, arithmetic of one), the operation is the trait's method (`a.add(b)`),
 //! in both modes. Checked by `test_rule!` (both modes against central finite differences and
-//! each other) and against the same computation written on numbers.
+//! each other) and against the same computation written on numbers. Whole vectors stored into
+//! the fields of `&mut self` or through a `&mut V3` (`self.pos = p + self.vel * dt`) are
+//! stores of struct values through handles (`rev::value_store_rrule`, `StructHandle`).
 
 use mooncake_runtime::prelude::*;
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
@@ -145,6 +147,35 @@ impl Particle {
 }
 
 #[differentiable]
+impl Particle {
+    /// A damped drift in place: whole vectors stored into the fields of `&mut self`.
+    fn step(&mut self, dt: f64) {
+        let p: V3 = self.pos;
+        self.pos = p + self.vel * dt;
+        let v: V3 = self.vel;
+        self.vel = v * 0.9;
+    }
+}
+
+#[differentiable]
+fn stepped(p: &mut Particle, dt: f64) -> f64 {
+    for _ in 0..3 {
+        p.step(dt);
+    }
+    let q: V3 = p.pos;
+    let w: V3 = p.vel;
+    q.norm() + w.dot(&w)
+}
+
+/// A whole vector stored through `&mut`.
+#[differentiable]
+fn scaled_in_place(a: &mut V3, k: f64) -> f64 {
+    let b: V3 = *a;
+    *a = b * k;
+    a.norm()
+}
+
+#[differentiable]
 fn particle_energy(p: &Particle) -> f64 {
     let v = p.vel;
     0.5 * p.mass * v.dot(&v) + p.pos.norm()
@@ -168,6 +199,29 @@ fn operators_of_user_types_pass_test_rule() {
     };
     test_rule!(particle_energy(&p));
     test_rule!(drifted_energy(&p, 0.1));
+    let q = p;
+    test_rule!(stepped(&mut q, 0.1));
+    let a = V3 { x: 1.0, y: 0.2, z: 0.1 };
+    test_rule!(scaled_in_place(&mut a, 1.5));
+    // Three damped drifts from the start: the final position is pos0 + c vel0.
+    let mut r = p;
+    let (_, (g, _)) = value_and_gradient!(stepped(&mut r, 0.1));
+    let q3 = {
+        let mut q = p;
+        for _ in 0..3 {
+            q.pos = V3 {
+                x: q.pos.x + q.vel.x * 0.1,
+                y: q.pos.y + q.vel.y * 0.1,
+                z: q.pos.z + q.vel.z * 0.1,
+            };
+            q.vel = V3 { x: q.vel.x * 0.9, y: q.vel.y * 0.9, z: q.vel.z * 0.9 };
+        }
+        q
+    };
+    let n = (q3.pos.x * q3.pos.x + q3.pos.y * q3.pos.y + q3.pos.z * q3.pos.z).sqrt();
+    // d/dpos0 of |pos_final| is pos_final / |pos_final| (pos_final = pos0 + c v0).
+    assert!((g.pos.x - q3.pos.x / n).abs() < 1e-12);
+    assert!((g.pos.y - q3.pos.y / n).abs() < 1e-12);
     let a = V3 { x: 1.0, y: 0.2, z: 0.1 };
     let b = V3 { x: 0.0, y: 1.0, z: -0.5 };
     test_rule!(spring(a, b, 2.0));

@@ -665,6 +665,8 @@ impl StructGen<'_> {
             impl #impl_generics #rt::rev::HandleOf for #name #ty_generics #handle_of_where {
                 type Primal = #self_ty;
             }
+            #[automatically_derived]
+            impl #impl_generics #rt::rev::StructHandle for #name #ty_generics #handle_of_where {}
         }
     }
 
