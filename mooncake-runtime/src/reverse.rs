@@ -2937,6 +2937,66 @@ pub fn lend<L: Lend, R>(l: &L, f: impl for<'s> FnOnce(L::Loan<'s>) -> R) -> (R, 
     l.lend(f)
 }
 
+/// A field of a `&mut` argument lent shared to a call (`g(&s.w)`, `a.dot(&p.vel)` of `s, p:
+/// &mut ..`), through the field's handle: a buffer borrowed out of it, a number or a
+/// `#[derive(Tangent)]` struct read out of it; each with the field's own shadow, where the
+/// callee's pullback adds. Nothing is given back: the shadow is the field's.
+pub trait LendField {
+    /// What the callee gets.
+    type Loan<'s>;
+    /// Runs `f` on the loan.
+    fn lend_field<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> R;
+}
+
+impl<T: 'static, const N: usize, D: 'static> LendField
+    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<D>>
+{
+    type Loan<'s> = CoDual<&'s [T; N], crate::shared::SharedVec<D>>;
+    #[inline(always)]
+    fn lend_field<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> R {
+        self.lend(f).0
+    }
+}
+
+impl<T: Copy + 'static> LendField
+    for CoDual<crate::shared::SharedCell<T>, crate::shared::SharedCell<T>>
+{
+    type Loan<'s> = CoDual<&'s T, crate::shared::SharedCell<T>>;
+    #[inline(always)]
+    fn lend_field<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> R {
+        self.lend(f).0
+    }
+}
+
+impl<T: 'static, D: 'static> LendField
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>>
+{
+    type Loan<'s> = CoDual<&'s Vec<T>, crate::shared::SharedVec<D>>;
+    #[inline(always)]
+    fn lend_field<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> R {
+        self.lend(f).0
+    }
+}
+
+/// A struct field: a copy read out of its handle, lent with the field's shadow.
+impl<H: StructHandle> LendField for CoDual<H, <H::Primal as Primal>::Shadow>
+where
+    H::Primal: 'static,
+{
+    type Loan<'s> = CoDual<&'s H::Primal, <H::Primal as Primal>::Shadow>;
+    #[inline]
+    fn lend_field<R>(&self, f: impl for<'s> FnOnce(Self::Loan<'s>) -> R) -> R {
+        let value = <H::Primal as crate::tangent::FromHandle>::from_handle(&self.primal);
+        f(CoDual::new(&value, self.fdata.clone()))
+    }
+}
+
+/// The free-function form generated code calls (see [`LendField`]).
+#[inline(always)]
+pub fn lend_field<L: LendField, R>(l: &L, f: impl for<'s> FnOnce(L::Loan<'s>) -> R) -> (R, ()) {
+    (l.lend_field(f), ())
+}
+
 /// The free-function form generated code calls.
 #[inline(always)]
 pub fn give_back<B: GiveBack>(b: B) -> B::RData {

@@ -162,9 +162,8 @@ fn stepped(p: &mut Particle, dt: f64) -> f64 {
     for _ in 0..3 {
         p.step(dt);
     }
-    let q: V3 = p.pos;
-    let w: V3 = p.vel;
-    q.norm() + w.dot(&w)
+    // Methods of the fields of a `&mut` struct, a field lent to one of them.
+    p.pos.norm() + p.vel.dot(&p.vel)
 }
 
 /// A whole vector stored through `&mut`.

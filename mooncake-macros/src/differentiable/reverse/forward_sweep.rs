@@ -19,7 +19,7 @@ pub(super) fn lend(call: TokenStream, loans: Vec<Loan>, span: Span) -> TokenStre
         loans.into_iter().partition(|(_, _, k)| *k == LoanKind::Field);
     for (l, b, _) in fields.iter().rev() {
         nested = quote_spanned!(span=> {
-            let (__r, ()) = #rt::rev::lend(&#l, |#b| #nested);
+            let (__r, ()) = #rt::rev::lend_field(&#l, |#b| #nested);
             __r
         });
     }
