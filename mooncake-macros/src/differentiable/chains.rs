@@ -1124,6 +1124,47 @@ fn compared(e: &Expr) -> Option<(&Expr, &Expr)> {
     }
 }
 
+/// A comparator closure `|a, b| l.partial_cmp(&r).unwrap()` (or `.expect(..)`,
+/// `.unwrap_or(..)`, or `l.total_cmp(&r)`): its two parameters' names, the comparison's two
+/// sides (`r` without its `&`), and whether NaNs are ordered (`total_cmp`, `unwrap_or`).
+fn comparison(c: &syn::ExprClosure) -> Option<(&syn::Ident, &syn::Ident, &Expr, &Expr, bool)> {
+    fn param(p: &Pat) -> Option<&syn::Ident> {
+        match p {
+            Pat::Type(pt) => param(&pt.pat),
+            Pat::Reference(r) => param(&r.pat),
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some(&pi.ident),
+            _ => None,
+        }
+    }
+    if c.inputs.len() != 2 {
+        return None;
+    }
+    let (a, b) = (param(&c.inputs[0])?, param(&c.inputs[1])?);
+    let mut body = strip(&c.body);
+    if let Expr::Block(bl) = body
+        && let [syn::Stmt::Expr(e, None)] = bl.block.stmts.as_slice()
+    {
+        body = strip(e);
+    }
+    let (cmp, total) = match body {
+        Expr::MethodCall(m) if m.method == "total_cmp" => (m, true),
+        Expr::MethodCall(m)
+            if matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "unwrap_or") =>
+        {
+            match strip(&m.receiver) {
+                Expr::MethodCall(i) if i.method == "partial_cmp" => (i, m.method == "unwrap_or"),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let right = match strip(cmp.args.first()?) {
+        Expr::Reference(r) => strip(&r.expr),
+        other => other,
+    };
+    Some((a, b, strip(&cmp.receiver), right, total))
+}
+
 /// The order a comparator of `sort_by` sorts in, if it compares the elements themselves:
 /// `(descending, total)`, `total` when it does not panic on a NaN (`total_cmp`, or
 /// `partial_cmp(..)` then `unwrap_or(..)`).
@@ -1136,45 +1177,14 @@ pub(super) fn sort_order(f: &Expr) -> Option<(bool, bool)> {
             _ => None,
         }
     }
-    fn param(p: &Pat) -> Option<&syn::Ident> {
-        match p {
-            Pat::Type(pt) => param(&pt.pat),
-            Pat::Reference(r) => param(&r.pat),
-            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some(&pi.ident),
-            _ => None,
-        }
-    }
     match strip(f) {
         Expr::Path(p) => {
             let last = p.path.segments.last()?;
             (last.ident == "total_cmp").then_some((false, true))
         }
-        Expr::Closure(c) if c.inputs.len() == 2 => {
-            let (a, b) = (param(&c.inputs[0])?, param(&c.inputs[1])?);
-            let mut body = strip(&c.body);
-            if let Expr::Block(bl) = body
-                && let [syn::Stmt::Expr(e, None)] = bl.block.stmts.as_slice()
-            {
-                body = strip(e);
-            }
-            let (cmp, total) = match body {
-                Expr::MethodCall(m) if m.method == "total_cmp" => (m, true),
-                Expr::MethodCall(m)
-                    if matches!(
-                        m.method.to_string().as_str(),
-                        "unwrap" | "expect" | "unwrap_or"
-                    ) =>
-                {
-                    match strip(&m.receiver) {
-                        Expr::MethodCall(i) if i.method == "partial_cmp" => {
-                            (i, m.method == "unwrap_or")
-                        }
-                        _ => return None,
-                    }
-                }
-                _ => return None,
-            };
-            let (l, r) = (name(&cmp.receiver)?, name(cmp.args.first()?)?);
+        Expr::Closure(c) => {
+            let (a, b, left, right, total) = comparison(c)?;
+            let (l, r) = (name(left)?, name(right)?);
             match (l == a && r == b, l == b && r == a) {
                 (true, _) => Some((false, total)),
                 (_, true) => Some((true, total)),
@@ -1193,14 +1203,6 @@ pub(super) fn sort_order(f: &Expr) -> Option<(bool, bool)> {
 /// parameters.
 pub(super) fn sort_key(f: &Expr) -> Option<(Pat, Expr, bool, bool)> {
     use quote::ToTokens;
-    fn param(p: &Pat) -> Option<&syn::Ident> {
-        match p {
-            Pat::Type(pt) => param(&pt.pat),
-            Pat::Reference(r) => param(&r.pat),
-            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some(&pi.ident),
-            _ => None,
-        }
-    }
     fn renamed(e: &Expr, from: &syn::Ident, to: &syn::Ident) -> String {
         fn go(ts: TokenStream, from: &syn::Ident, to: &syn::Ident) -> TokenStream {
             ts.into_iter()
@@ -1228,31 +1230,8 @@ pub(super) fn sort_key(f: &Expr) -> Option<(Pat, Expr, bool, bool)> {
         go(e.to_token_stream(), name)
     }
     let Expr::Closure(c) = strip(f) else { return None };
-    if c.inputs.len() != 2 {
-        return None;
-    }
-    let (a, b) = (param(&c.inputs[0])?, param(&c.inputs[1])?);
-    let mut body = strip(&c.body);
-    if let Expr::Block(bl) = body
-        && let [syn::Stmt::Expr(e, None)] = bl.block.stmts.as_slice()
-    {
-        body = strip(e);
-    }
-    let (cmp, total) = match body {
-        Expr::MethodCall(m) if m.method == "total_cmp" => (m, true),
-        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
-            match strip(&m.receiver) {
-                Expr::MethodCall(i) if i.method == "partial_cmp" => (i, false),
-                _ => return None,
-            }
-        }
-        _ => return None,
-    };
-    let left = strip(&cmp.receiver).clone();
-    let right = match strip(cmp.args.first()?) {
-        Expr::Reference(r) => strip(&r.expr).clone(),
-        other => other.clone(),
-    };
+    let (a, b, left, right, total) = comparison(c)?;
+    let (left, right) = (left.clone(), right.clone());
     let only = |e: &Expr, x: &syn::Ident, y: &syn::Ident| mentions(e, x) && !mentions(e, y);
     let key = c.inputs[0].clone();
     if only(&left, a, b)

@@ -819,39 +819,24 @@ impl Reverse<'_> {
                     false,
                 )
             }
+            // A number stored inside an element (`__deep_set`), or the copy of an element a
+            // user method ran on put back (`__deep_put`, `nested`, step 0).
             Rvalue::Method { receiver, method, args }
-                if method == "__deep_set" && !args.is_empty() =>
+                if (method == "__deep_set" || method == "__deep_put") && !args.is_empty() =>
             {
                 let r = self.buffer_receiver(receiver, span);
                 let v = self.codual_operand(&args[0], span);
                 let (lets, path) = self.deep_path(&args[1..], span);
                 let nos = (1..args.len()).map(|_| quote!(#rt::NoRData));
+                let rule = if method == "__deep_set" {
+                    quote!(deep_write_rrule)
+                } else {
+                    quote!(deep_put_rrule)
+                };
                 (
                     quote_spanned!(span=> {
                         #lets
-                        let (__o, __pb) = #rt::rules::buffer::deep_write_rrule(
-                            #rt::rev::as_write(&#r),
-                            move |__p: &mut [_]| &mut __p #path,
-                            move |__d: &mut [_]| &mut __d #path,
-                            #v,
-                        );
-                        (__o, move |__r| (#rt::NoRData, __pb(__r), #(#nos,)*))
-                    }),
-                    false,
-                )
-            }
-            // The copy of an element a user method ran on, put back (`nested`, step 0).
-            Rvalue::Method { receiver, method, args }
-                if method == "__deep_put" && !args.is_empty() =>
-            {
-                let r = self.buffer_receiver(receiver, span);
-                let v = self.codual_operand(&args[0], span);
-                let (lets, path) = self.deep_path(&args[1..], span);
-                let nos = (1..args.len()).map(|_| quote!(#rt::NoRData));
-                (
-                    quote_spanned!(span=> {
-                        #lets
-                        let (__o, __pb) = #rt::rules::buffer::deep_put_rrule(
+                        let (__o, __pb) = #rt::rules::buffer::#rule(
                             #rt::rev::as_write(&#r),
                             move |__p: &mut [_]| &mut __p #path,
                             move |__d: &mut [_]| &mut __d #path,

@@ -85,6 +85,24 @@ fn element_place(q: &Place) -> bool {
         && q.projections.iter().all(|pr| !matches!(pr, Projection::Deref))
 }
 
+/// The locals indexed somewhere (`x[i]`, `x[i].w`: a place whose first projection is an
+/// index), which hold buffers.
+fn indexed_locals(body: &Body) -> Vec<bool> {
+    let mut indexed = vec![false; body.locals.len()];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        let mut rv2 = rv.clone();
+        let mut note = |q: &Place| {
+            if matches!(q.projections.first(), Some(Projection::Index(_))) {
+                indexed[q.local.index()] = true;
+            }
+        };
+        note(p);
+        for_each_place(&mut rv2, &mut |q| note(q));
+    }
+    indexed
+}
+
 /// Whether a type is a value with a tangent of its own that a buffer may hold: a tuple, or a
 /// named type that is not a buffer (a `#[derive(Tangent)]` struct; a one-letter name is taken
 /// for a type parameter, which the subset's numbers are).
@@ -485,18 +503,10 @@ pub(super) fn substitute_rows(body: &mut Body) {
     let mut base: Vec<Option<Place>> = vec![None; n];
     let mut cand = vec![true; n];
     let mut copies: Vec<(Local, Local)> = Vec::new();
-    let mut indexed = vec![false; n];
+    let indexed = indexed_locals(body);
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
-            let mut rv2 = rv.clone();
-            let mut note = |q: &Place| {
-                if matches!(q.projections.first(), Some(Projection::Index(_))) {
-                    indexed[q.local.index()] = true;
-                }
-            };
-            note(p);
-            for_each_place(&mut rv2, &mut |q| note(q));
             if !p.projections.is_empty() {
                 continue;
             }
@@ -686,21 +696,13 @@ pub(super) fn nested_reads(body: &mut Body) {
         one_index(q).filter(|_| nested[q.local.index()] && !struct_rows[q.local.index()])
     };
     // Locals that hold buffers (built, copied, declared or indexed), for `vec![row; n]`.
-    let mut buffers = vec![false; body.locals.len()];
-    for b in &body.blocks {
-        for s in &b.statements {
-            let StatementKind::Assign(p, rv) = &s.kind else { continue };
-            if p.projections.is_empty() && builds_handle(rv) {
-                buffers[p.local.index()] = true;
-            }
-            let mut rv2 = rv.clone();
-            let mut mark = |q: &Place| {
-                if matches!(q.projections.first(), Some(Projection::Index(_))) {
-                    buffers[q.local.index()] = true;
-                }
-            };
-            mark(p);
-            for_each_place(&mut rv2, &mut |q| mark(q));
+    let mut buffers = indexed_locals(body);
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        if let StatementKind::Assign(p, rv) = &s.kind
+            && p.projections.is_empty()
+            && builds_handle(rv)
+        {
+            buffers[p.local.index()] = true;
         }
     }
     // Buffers whose elements are structs or tuples: declared so, or (for a buffer in a field of
