@@ -809,33 +809,24 @@ pub(super) fn nested_reads(body: &mut Body) {
                 out.push(Statement { kind: StatementKind::Assign(Place::local(t), set), span });
                 continue;
             }
-            // `ps[k].x = v`, `layers[k].b[o] = v`: `__deep_set(ps, v, k, .x)`.
+            // `ps[k].x = v`, `layers[k].b[o] = v`: `__deep_set(ps, v, k, .x)`; `bodies[k] = b`
+            // of a buffer of structs or tuples: `__deep_put(bodies, b, k)`.
             if let StatementKind::Assign(p, Rvalue::Use(v)) = &s.kind
-                && deep_place(p)
-                && two_indices(p).is_none()
                 && !matches!(v, Operand::Ref(..))
+                && let Some(name) = if deep_place(p) && two_indices(p).is_none() {
+                    Some("__deep_set")
+                } else if element_place(p) && !deep_place(p) && holds_values_at(p) {
+                    Some("__deep_put")
+                } else {
+                    None
+                }
                 && let Some((receiver, path)) = deep_parts(p)
             {
                 let t = fresh(&mut locals);
                 let mut args = vec![v.clone()];
                 args.extend(path);
-                let set = method(receiver, "__deep_set", args, span);
-                out.push(Statement { kind: StatementKind::Assign(Place::local(t), set), span });
-                continue;
-            }
-            // `bodies[k] = b` of a buffer of structs or tuples: `__deep_put(bodies, b, k)`.
-            if let StatementKind::Assign(p, Rvalue::Use(v)) = &s.kind
-                && element_place(p)
-                && !deep_place(p)
-                && !matches!(v, Operand::Ref(..))
-                && holds_values_at(p)
-                && let Some((receiver, path)) = deep_parts(p)
-            {
-                let t = fresh(&mut locals);
-                let mut args = vec![v.clone()];
-                args.extend(path);
-                let put = method(receiver, "__deep_put", args, span);
-                out.push(Statement { kind: StatementKind::Assign(Place::local(t), put), span });
+                let store = method(receiver, name, args, span);
+                out.push(Statement { kind: StatementKind::Assign(Place::local(t), store), span });
                 continue;
             }
             // `bodies[k].clone()` of a buffer of structs or tuples: a copy of the element.
