@@ -322,11 +322,15 @@ float_methods!(unary:
     log2 => log2_frule, log10 => log10_frule, sqrt => sqrt_frule, cbrt => cbrt_frule,
     abs => abs_frule, signum => signum_frule, recip => recip_frule,
     to_degrees => to_degrees_frule, to_radians => to_radians_frule, floor => floor_frule,
-    ceil => ceil_frule, round => round_frule, trunc => trunc_frule, fract => fract_frule
+    ceil => ceil_frule, round => round_frule, trunc => trunc_frule, fract => fract_frule,
+    neg => neg_frule
 );
 float_methods!(binary:
     atan2 => atan2_frule, hypot => hypot_frule, powf => powf_frule, log => log_frule,
-    min => min_frule, max => max_frule
+    min => min_frule, max => max_frule,
+    // The operators as their traits' methods (`x.mul(y)`): what derived code calls where
+    // lowering reads a capitalised type as a user's vector type and it is an alias of a float.
+    add => add_frule, sub => sub_frule, mul => mul_frule, div => div_frule
 );
 float_methods!(ternary: mul_add => mul_add_frule, clamp => clamp_frule);
 

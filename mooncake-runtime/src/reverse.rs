@@ -2582,6 +2582,64 @@ receiver_markers!(
     ByHandle
 );
 
+/// `a.add(b)`, `a.sub(b)`, `a.mul(b)`, `a.div(b)` and `a.neg()` of floats through the method
+/// dispatch of user types: what derived code calls where lowering writes arithmetic as the
+/// operator traits' methods because the text shows an operand of a capitalised type that may
+/// be a user's vector type (`x * y` of `x, y: Real`), and the type is an alias of a float.
+macro_rules! float_operator_methods {
+    ($($name:literal => |$a:ident, $b:ident, $y:ident| ($value:expr, $da:expr, $db:expr)),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<T: Float> RecvMarker<{ method_key($name) }, FloatKey<T>> for CoDual<T, NoFData> {
+            type Marker = ByValue<FloatKey<T>>;
+        }
+        impl<T: Float> UserMethodRrule<{ method_key($name) }, FloatKey<T>> for ByValue<FloatKey<T>> {
+            type Recv<'a> = CoDual<T, NoFData>;
+            type Args<'a> = (CoDual<T, NoFData>,);
+            type Out = T;
+            type RecvRData = T;
+            type Rets = (T, T);
+            #[inline(always)]
+            fn method_rrule<'a, 'b>(
+                self,
+                recv: &mut CoDual<T, NoFData>,
+                args: (CoDual<T, NoFData>,),
+            ) -> (CoDual<T, NoFData>, impl FnOnce(T, T) -> (T, T) + use<T>) {
+                let ($a, $b) = (recv.primal, args.0.primal);
+                let value = $value;
+                (CoDual::new(value, NoFData), move |$y: T, ra: T| (ra + $da, $db))
+            }
+        }
+    )*};
+}
+
+float_operator_methods!(
+    "add" => |a, b, y| (a + b, y, y),
+    "sub" => |a, b, y| (a - b, y, -y),
+    "mul" => |a, b, y| (a * b, y * b, y * a),
+    "div" => |a, b, y| (a / b, y / b, -(y * a) / (b * b))
+);
+
+#[diagnostic::do_not_recommend]
+impl<T: Float> RecvMarker<{ method_key("neg") }, FloatKey<T>> for CoDual<T, NoFData> {
+    type Marker = ByValue<FloatKey<T>>;
+}
+
+impl<T: Float> UserMethodRrule<{ method_key("neg") }, FloatKey<T>> for ByValue<FloatKey<T>> {
+    type Recv<'a> = CoDual<T, NoFData>;
+    type Args<'a> = ();
+    type Out = T;
+    type RecvRData = T;
+    type Rets = (T,);
+    #[inline(always)]
+    fn method_rrule<'a, 'b>(
+        self,
+        recv: &mut CoDual<T, NoFData>,
+        _: (),
+    ) -> (CoDual<T, NoFData>, impl FnOnce(T, T) -> (T,) + use<T>) {
+        (CoDual::new(-recv.primal, NoFData), move |y: T, ra: T| (ra - y,))
+    }
+}
+
 #[cfg(any(feature = "nalgebra", feature = "ndarray"))]
 /// A key type whose methods, with a rule for a receiver behind `&` ([`ByRef`]), also read a
 /// receiver behind `&mut` held through its handle `SharedRef` (a `&mut DMatrix` argument): the

@@ -246,3 +246,75 @@ fn an_orbit_of_vectors_matches_the_same_on_numbers() {
     let (_, dy) = value_and_derivative!(orbit(p0, v0, 0.05), (e1, zero, 0.0));
     assert!((dy - gp.x).abs() < 1e-12);
 }
+
+/// A complex number with a one-letter name, its methods written with `Self` (in signatures,
+/// struct literals, a pattern and paths), which the rules see as the block's type.
+#[derive(Tangent, Clone, Copy, Debug)]
+struct C {
+    re: f64,
+    im: f64,
+}
+
+#[differentiable]
+impl C {
+    const ONE: f64 = 1.0;
+    fn new(re: f64, im: f64) -> Self {
+        Self { re, im }
+    }
+    fn times(self, o: Self) -> Self {
+        Self::new(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re)
+    }
+    fn abs2(&self) -> f64 {
+        self.re * self.re + self.im * self.im
+    }
+    fn conj(self) -> Self {
+        let Self { re, im } = self;
+        Self { re, im: -im }
+    }
+    fn cube(self) -> Self {
+        let mut r = Self::new(Self::ONE, 0.0);
+        for _ in 0..3 {
+            r = r.times(self);
+        }
+        r
+    }
+}
+
+#[differentiable]
+impl Add for C {
+    type Output = Self;
+    fn add(self, o: Self) -> Self::Output {
+        Self { re: self.re + o.re, im: self.im + o.im }
+    }
+}
+
+/// Five steps of `z ← z² + c`.
+#[differentiable]
+fn mandelbrot(cr: f64, ci: f64) -> f64 {
+    let c = C::new(cr, ci);
+    let mut z = C::new(0.0, 0.0);
+    for _ in 0..5 {
+        z = z.times(z) + c;
+    }
+    z.abs2() + c.cube().abs2() + c.conj().im
+}
+
+type Real = f64;
+
+/// A capitalised type that is an alias of a float: its arithmetic, written as the operators'
+/// methods where the text cannot tell, still differentiates.
+#[differentiable]
+fn aliased(x: Real, y: Real) -> Real {
+    let z: Real = x * y + x / y - y;
+    -z + x
+}
+
+#[test]
+fn self_types_one_letter_names_and_aliases() {
+    test_rule!(mandelbrot(0.1, 0.2));
+    test_rule!(aliased(0.3, 0.7));
+    let (_, (gx, gy)) = value_and_gradient!(aliased(0.3, 0.7));
+    // d/dx (x - x y - x / y + y) = 1 - y - 1 / y; d/dy = -x + x / y² + 1.
+    assert!((gx - (1.0 - 0.7 - 1.0 / 0.7)).abs() < 1e-14);
+    assert!((gy - (-0.3 + 0.3 / 0.49 + 1.0)).abs() < 1e-14);
+}

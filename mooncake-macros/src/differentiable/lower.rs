@@ -24,9 +24,18 @@ pub(crate) struct Signature<'a> {
 }
 
 impl<'a> Signature<'a> {
-    /// The signature with the type parameters of `generics` recorded.
-    pub(crate) fn with_generics(mut self, generics: &syn::Generics) -> Self {
-        self.type_params = generics.type_params().map(|p| p.ident.to_string()).collect();
+    /// The signature with the type parameters of `generics` recorded, and those of the `impl`
+    /// block around the function (`impl_params`).
+    pub(crate) fn with_generics(
+        mut self,
+        generics: &syn::Generics,
+        impl_params: &[syn::Ident],
+    ) -> Self {
+        self.type_params = generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .chain(impl_params.iter().map(ToString::to_string))
+            .collect();
         self
     }
 
@@ -1350,7 +1359,7 @@ impl Lower<'_> {
             (_, Some(op))
                 if compound
                     && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div)
-                    && self.user_value_like(&b.left) =>
+                    && self.bound_user_value(&b.left) =>
             {
                 // `p += v` of a user type: `AddAssign::add_assign(&mut p, v)`.
                 let value = self.lower_expr(&b.right);
@@ -2125,8 +2134,7 @@ impl Lower<'_> {
         let user_path = |p: &syn::Path| {
             p.segments.last().is_some_and(|s| {
                 let name = s.ident.to_string();
-                name.len() > 1
-                    && name.starts_with(|c: char| c.is_uppercase())
+                name.starts_with(|c: char| c.is_uppercase())
                     && !NOT_USER_VALUES.contains(&name.as_str())
                     && !MATRIX_TYPES.contains(&name.as_str())
                     && !self.type_params.contains(&name)
@@ -2140,7 +2148,9 @@ impl Lower<'_> {
                 };
                 self.user_values.contains(&l)
                     || self.locals[l.index()].ty.as_ref().is_some_and(|t| {
-                        struct_type(t) && matches!(t, syn::Type::Path(tp) if user_path(&tp.path))
+                        !matrix_type(t)
+                            && super::reverse::buffer_element(t).is_none()
+                            && matches!(t, syn::Type::Path(tp) if tp.qself.is_none() && user_path(&tp.path))
                     })
             }
             Expr::Struct(s) => s.qself.is_none() && user_path(&s.path),
@@ -2167,6 +2177,20 @@ impl Lower<'_> {
                 _ => false,
             },
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.user_value_like(&u.expr),
+            _ => false,
+        }
+    }
+
+    /// Whether `e` is a variable bound to a user value by the text (`let p = V3::new(..)`,
+    /// `let mut q = p0;` of one), not only declared with a capitalised type, which an alias of a
+    /// float may be: `p += v` of one is `AddAssign::add_assign`, which floats have no rule of.
+    fn bound_user_value(&self, e: &Expr) -> bool {
+        match strip_parens(e) {
+            Expr::Path(p) if p.qself.is_none() => p
+                .path
+                .get_ident()
+                .and_then(|i| self.lookup(i))
+                .is_some_and(|l| self.user_values.contains(&l)),
             _ => false,
         }
     }

@@ -18,6 +18,7 @@ pub(crate) mod nested_ad;
 mod options;
 pub(crate) mod parse;
 pub(crate) mod reverse;
+mod self_type;
 mod slices;
 pub(crate) mod structure;
 mod twin;
@@ -269,6 +270,10 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
     let mut dispatch = Vec::new();
     for item in &imp.items {
         if let syn::ImplItem::Fn(f) = item {
+            // The copy the rules are derived from, with `Self` written out.
+            let mut f = f.clone();
+            self_type::write_out_self(&mut f, &imp);
+            let f = &f;
             let parts = FnParts {
                 vis: &f.vis,
                 sig: &f.sig,
@@ -340,7 +345,8 @@ struct Rules {
 fn rules_of(parts: &FnParts<'_>, args: &parse::Args, errors: &mut Errors) -> Rules {
     let before = errors.has_errors();
     let sig = parse::signature(parts.sig, errors);
-    let lsig = lower::Signature::of(&parts.sig.ident, &sig).with_generics(&parts.sig.generics);
+    let lsig = lower::Signature::of(&parts.sig.ident, &sig)
+        .with_generics(&parts.sig.generics, &parts.impl_type_params);
     let failed_signature = errors.has_errors() && !before;
     let stubbed = |sig: parse::Sig, usable: bool| Rules {
         tokens: stubs(parts, &sig),
@@ -994,7 +1000,8 @@ fn twin_source(parts: &FnParts<'_>) -> Result<(parse::Sig, structure::Node, Body
     let name = parts.sig.ident.span();
     let mut scratch = Errors::new();
     let sig = parse::signature(parts.sig, &mut scratch);
-    let lsig = lower::Signature::of(&parts.sig.ident, &sig).with_generics(&parts.sig.generics);
+    let lsig = lower::Signature::of(&parts.sig.ident, &sig)
+        .with_generics(&parts.sig.generics, &parts.impl_type_params);
     let mut body = lower::lower(&lsig, parts.block, &mut scratch);
     if let Some(e) = scratch.take_first() {
         return Err(twin::refusal(e.span(), &format!("its copy could not be lowered ({e})")));
