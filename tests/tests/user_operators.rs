@@ -271,9 +271,10 @@ impl C {
         let Self { re, im } = self;
         Self { re, im: -im }
     }
-    fn cube(self) -> Self {
+    /// Named like a number's method: lowering marks it as the user's (`ir::USER_METHOD`).
+    fn powi(self, n: i32) -> Self {
         let mut r = Self::new(Self::ONE, 0.0);
-        for _ in 0..3 {
+        for _ in 0..n {
             r = r.times(self);
         }
         r
@@ -296,7 +297,7 @@ fn mandelbrot(cr: f64, ci: f64) -> f64 {
     for _ in 0..5 {
         z = z.times(z) + c;
     }
-    z.abs2() + c.cube().abs2() + c.conj().im
+    z.abs2() + c.powi(3).abs2() + c.conj().im
 }
 
 type Real = f64;

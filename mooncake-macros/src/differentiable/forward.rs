@@ -971,6 +971,9 @@ pub(crate) fn sibling_path(path: &syn::Path, suffix: &str) -> syn::Path {
 /// The key of a method name in the runtime's `MethodFrule` / `MethodRrule` traits: FNV-1a, as
 /// `mooncake_runtime::__private::method_key` computes it.
 pub(crate) fn method_key(name: &str) -> u64 {
+    // A user type's method named like a number's, marked by lowering (`USER_METHOD`), has the
+    // method's own key.
+    let name = name.strip_prefix(super::ir::USER_METHOD).unwrap_or(name);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
         h ^= b as u64;

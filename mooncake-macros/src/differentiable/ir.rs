@@ -484,6 +484,11 @@ impl fmt::Display for Body {
     }
 }
 
+/// The mark lowering puts before the name of a user type's method named like a number's
+/// (`__user_powi` for `c.powi(3)` of a user value): reverse mode dispatches it as a user
+/// method; its key (`forward::method_key`) is the method's own.
+pub(crate) const USER_METHOD: &str = "__user_";
+
 /// The float and integer methods the runtime has rules for in both modes (`f64::sin`, ..,
 /// `i64::pow`): none writes its receiver. Lowering and the reverse transform each add the
 /// buffer methods they treat the same way.

@@ -1986,7 +1986,16 @@ impl Lower<'_> {
             (syn::Ident::new("__sort_by", m.method.span()), vec![flag(descending), flag(total)])
         } else {
             let args = self.lower_operands(m.args.iter());
-            (m.method.clone(), self.lend_slice_copies(args))
+            // A user type's method named like a number's (`c.powi(3)`, `v.abs()` of a user
+            // value): marked as the user's (`method_key` reads through the mark), so that
+            // reverse mode dispatches it as a user method.
+            let method =
+                if NUMBER_METHODS.contains(&name.as_str()) && self.user_value_like(&m.receiver) {
+                    syn::Ident::new(&format!("{USER_METHOD}{name}"), m.method.span())
+                } else {
+                    m.method.clone()
+                };
+            (method, self.lend_slice_copies(args))
         };
         let out = self.emit(Rvalue::Method { receiver, method, args }, span);
         self.flush_write_backs(mark, span);
