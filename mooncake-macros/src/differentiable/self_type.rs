@@ -46,29 +46,21 @@ fn starts_with_self(p: &syn::Path) -> bool {
 }
 
 impl SelfType {
-    /// The block's type as a path without generic arguments, if it is a path.
-    fn bare_path(&self) -> Option<syn::Path> {
+    /// The block's type as a path, if it is one: without its generic arguments (a struct
+    /// literal's or a pattern's, which inference completes), or with them as a turbofish (an
+    /// expression's, `Poly::<T>`).
+    fn type_path(&self, turbofish: bool) -> Option<syn::Path> {
         let syn::Type::Path(tp) = &self.ty else { return None };
         if tp.qself.is_some() {
             return None;
         }
         let mut p = tp.path.clone();
         for s in p.segments.iter_mut() {
-            s.arguments = syn::PathArguments::None;
-        }
-        Some(p)
-    }
-
-    /// The block's type as a path usable in an expression (`Poly::<T>`), if it is a path.
-    fn expr_path(&self) -> Option<syn::Path> {
-        let syn::Type::Path(tp) = &self.ty else { return None };
-        if tp.qself.is_some() {
-            return None;
-        }
-        let mut p = tp.path.clone();
-        for s in p.segments.iter_mut() {
-            if let syn::PathArguments::AngleBracketed(a) = &mut s.arguments {
-                a.colon2_token = Some(Default::default());
+            match &mut s.arguments {
+                syn::PathArguments::AngleBracketed(a) if turbofish => {
+                    a.colon2_token = Some(Default::default())
+                }
+                args => *args = syn::PathArguments::None,
             }
         }
         Some(p)
@@ -98,17 +90,14 @@ impl SelfType {
         (qself, syn::Path { leading_colon, segments })
     }
 
-    /// `Self::Variant` or `Self` in a struct literal or a pattern: the block's bare path.
-    fn rebase(&self, path: &mut syn::Path) {
-        if !starts_with_self(path) {
-            return;
-        }
-        if let Some(base) = self.bare_path() {
-            let rest: Vec<syn::PathSegment> = path.segments.iter().skip(1).cloned().collect();
-            let mut segments = base.segments;
-            segments.extend(rest);
-            *path = syn::Path { leading_colon: base.leading_colon, segments };
-        }
+    /// `Self` at the start of `path` replaced by the block's type path (see
+    /// [`SelfType::type_path`]); `false` if it is not a path.
+    fn rebase(&self, path: &mut syn::Path, turbofish: bool) -> bool {
+        let Some(base) = self.type_path(turbofish) else { return false };
+        let mut segments = base.segments;
+        segments.extend(path.segments.iter().skip(1).cloned());
+        *path = syn::Path { leading_colon: base.leading_colon, segments };
+        true
     }
 }
 
@@ -138,24 +127,19 @@ impl VisitMut for SelfType {
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         match e {
             syn::Expr::Path(p) if p.qself.is_none() && starts_with_self(&p.path) => {
-                if p.path.segments.len() == 1 {
-                    // `Self` as a value: a unit struct.
-                    self.rebase(&mut p.path);
-                } else if let Some(base) = self.expr_path() {
-                    // `Self::new(..)`: `V3::new(..)`, `Poly::<T>::new(..)`.
-                    let rest: Vec<syn::PathSegment> =
-                        p.path.segments.iter().skip(1).cloned().collect();
-                    let mut segments = base.segments;
-                    segments.extend(rest);
-                    p.path = syn::Path { leading_colon: base.leading_colon, segments };
-                } else {
+                // `Self` as a value (a unit struct), `Self::new(..)`: `V3::new(..)`,
+                // `Poly::<T>::new(..)`.
+                let turbofish = p.path.segments.len() > 1;
+                if !self.rebase(&mut p.path, turbofish) && turbofish {
                     let (qself, path) = self.qualified(&p.path, false);
                     p.qself = Some(qself);
                     p.path = path;
                 }
                 return;
             }
-            syn::Expr::Struct(s) if s.qself.is_none() => self.rebase(&mut s.path),
+            syn::Expr::Struct(s) if s.qself.is_none() && starts_with_self(&s.path) => {
+                self.rebase(&mut s.path, false);
+            }
             _ => {}
         }
         visit_mut::visit_expr_mut(self, e);
@@ -163,9 +147,15 @@ impl VisitMut for SelfType {
 
     fn visit_pat_mut(&mut self, p: &mut syn::Pat) {
         match p {
-            syn::Pat::Struct(s) if s.qself.is_none() => self.rebase(&mut s.path),
-            syn::Pat::TupleStruct(s) if s.qself.is_none() => self.rebase(&mut s.path),
-            syn::Pat::Path(s) if s.qself.is_none() => self.rebase(&mut s.path),
+            syn::Pat::Struct(s) if s.qself.is_none() && starts_with_self(&s.path) => {
+                self.rebase(&mut s.path, false);
+            }
+            syn::Pat::TupleStruct(s) if s.qself.is_none() && starts_with_self(&s.path) => {
+                self.rebase(&mut s.path, false);
+            }
+            syn::Pat::Path(s) if s.qself.is_none() && starts_with_self(&s.path) => {
+                self.rebase(&mut s.path, false);
+            }
             _ => {}
         }
         visit_mut::visit_pat_mut(self, p);

@@ -568,14 +568,13 @@ pub fn vec_from_values_rrule<T: Primal, const N: usize>(
     let dy = SharedVec::from_vec(values.iter().map(Primal::zero_tangent).collect());
     let shadow = dy.clone();
     let pullback = move |_: NoRData| {
-        let mut g = shadow.with(|s| s.to_vec()).into_iter();
-        let mut fdata = fdata.into_iter();
-        (std::array::from_fn(|_| {
-            let (f, r) = T::split_tangent(g.next().expect(SHADOW_TOO_SHORT));
-            let fd = fdata.next().expect("one fdata per element");
-            crate::tangent::FData::increment_from(&fd, &f);
-            r
-        }),)
+        shadow.with(|g| {
+            (std::array::from_fn(|k| {
+                let (f, r) = T::split_tangent(g[k].clone());
+                crate::tangent::FData::increment_from(&fdata[k], &f);
+                r
+            }),)
+        })
     };
     (CoDual::new(values, dy), pullback)
 }
