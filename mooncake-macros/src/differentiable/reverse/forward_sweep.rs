@@ -1430,15 +1430,24 @@ impl Reverse<'_> {
         });
         if let Some(plan) = &self.replays[b.index()] {
             // Re-run in the reverse sweep: only the integers and the values carried by the
-            // loop that it reads are taped, at its start.
-            let start = if plan.ints.is_empty() && plan.values.is_empty() {
-                quote!()
-            } else {
-                let (t, ints) = (block_tape(b), plan.ints.iter().map(|l| self.names.local(*l)));
-                let values = plan.values.iter().map(|l| self.names.local(*l));
-                quote!(#t.push((#(#ints.primal,)* #(#rt::rev::pass(&#values),)*));)
-            };
-            return quote!(#start #(#s)*);
+            // loop that it reads are taped, at its start, and the records of its stores, at its
+            // end.
+            if !plan.tapes() {
+                return quote!(#(#s)*);
+            }
+            let (t, ints) = (block_tape(b), plan.ints.iter().map(|l| self.names.local(*l)));
+            let values = plan.values.iter().map(|l| self.names.local(*l));
+            if plan.stores.is_empty() {
+                return quote!(#t.push((#(#ints.primal,)* #(#rt::rev::pass(&#values),)*)); #(#s)*);
+            }
+            // The integers and values as they are at the start, the records once made.
+            let starts: Vec<syn::Ident> = (0..plan.ints.len() + plan.values.len())
+                .map(|k| format_ident!("__s{}", k, span = Span::mixed_site()))
+                .collect();
+            let now =
+                ints.map(|x| quote!(#x.primal)).chain(values.map(|x| quote!(#rt::rev::pass(&#x))));
+            let records = plan.stores.iter().map(|i| tape((b.index(), *i)));
+            return quote!(#(let #starts = #now;)* #(#s)* #t.push((#(#starts,)* #(#records,)*)););
         }
         let entries = self.entries(b);
         let record = if entries.is_empty() {

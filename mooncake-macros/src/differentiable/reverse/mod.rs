@@ -557,7 +557,7 @@ impl<'a> Reverse<'a> {
         for bi in 0..body.blocks.len() {
             let b = BlockId(bi as u32);
             let has_tape = match &self.replays[bi] {
-                Some(plan) => !plan.ints.is_empty() || !plan.values.is_empty(),
+                Some(plan) => plan.tapes(),
                 None => !self.entries(b).is_empty(),
             };
             if !has_tape {

@@ -50,6 +50,17 @@ pub(super) struct Replay {
     pub(super) snapshots: Vec<Local>,
     /// Shared-reference arguments read by the block: from the copies made at entry.
     pub(super) args: Vec<Local>,
+    /// Stores into buffers built in the body that keep a record (the element they overwrite):
+    /// not run again. Their records go on the block's tape with its integers, and their
+    /// reverses put the elements back, as in a block kept on the tape.
+    pub(super) stores: Vec<usize>,
+}
+
+impl Replay {
+    /// Whether the block keeps a tape entry per execution: integers, values or records.
+    pub(super) fn tapes(&self) -> bool {
+        !self.ints.is_empty() || !self.values.is_empty() || !self.stores.is_empty()
+    }
 }
 
 /// The locals a statement reads (operands, receivers, the bases and indices of places).
@@ -176,11 +187,24 @@ impl Reverse<'_> {
         let mut indices = vec![false; statements.len()];
         let mut need: Vec<Local> = Vec::new();
         let mut any_rule = false;
+        // The buffers the block's kept stores write, and the statements they are.
+        let mut stored: Vec<Local> = Vec::new();
+        let mut stores: Vec<usize> = Vec::new();
         for (i, s) in statements.iter().enumerate().rev() {
             let StatementKind::Assign(place, rv) = &s.kind else {
                 // An assertion is run by the forward sweep only.
                 continue;
             };
+            if let Some(base) = self.kept_store(b, i, place, rv) {
+                // Its record holds the index and the element it overwrote; the reverse needs
+                // nothing else of the block's values but the stored value's adjoint.
+                stores.push(i);
+                any_rule = true;
+                if !stored.contains(&base) {
+                    stored.push(base);
+                }
+                continue;
+            }
             let is_rule = matches!(
                 kind(place, rv, &self.refs, &self.inactive),
                 Kind::Rule(_) | Kind::RuleArray(_)
@@ -233,6 +257,18 @@ impl Reverse<'_> {
         if !any_rule {
             return None;
         }
+        // A value loaded from a buffer the block stores into would be read again after the
+        // store, not before it as the forward sweep read it.
+        if !stored.is_empty()
+            && statements.iter().enumerate().any(|(i, s)| {
+                replay[i]
+                    && matches!(&s.kind, StatementKind::Assign(_, Rvalue::Use(Operand::Use(q)))
+                        if matches!(access(q), Some(Access::Index(base, _)) if stored.contains(&base)))
+            })
+        {
+            return None;
+        }
+        stores.sort();
         // Where each value the re-run reads comes from.
         let (mut ints, mut snapshots, mut args) = (Vec::new(), Vec::new(), Vec::new());
         let mut values = Vec::new();
@@ -263,7 +299,21 @@ impl Reverse<'_> {
         args.sort();
         let indices = (0..statements.len()).filter(|i| indices[*i]).collect();
         let statements = (0..statements.len()).filter(|i| replay[*i]).collect();
-        Some(Replay { statements, indices, ints, values, snapshots, args })
+        Some(Replay { statements, indices, ints, values, snapshots, args, stores })
+    }
+
+    /// Statement `i` of block `b`, `place = rv`, as a store of a number into a buffer built in
+    /// the body that keeps a record (`rev::store_zero_at`, `rev::store_at`): the buffer.
+    fn kept_store(&self, b: BlockId, i: usize, place: &Place, rv: &Rvalue) -> Option<Local> {
+        let (Some(Access::Index(base, _)), Rvalue::Use(_)) = (access(place), rv) else {
+            return None;
+        };
+        let kept = !self.is_fresh(b, i)
+            && self.captured_locals[base.index()]
+            && self.stored[base.index()]
+            && !self.inactive.bufs[base.index()]
+            && matches!(kind(place, rv, &self.refs, &self.inactive), Kind::Rule(_));
+        kept.then_some(base)
     }
 
     /// An argument passed by value that the body never reassigns: the pullback holds it.
@@ -285,16 +335,37 @@ impl Reverse<'_> {
     fn held_arg(&self, l: Local) -> bool {
         let arg = self.body.args().any(|a| a == l);
         if !arg {
-            return self.captured_locals[l.index()] && self.assigned_in_entry(l);
+            return self.captured_locals[l.index()] && self.assigned_on_every_path(l);
         }
         self.handles[l.index()] && self.assignments(l) == 0
     }
 
-    /// Whether the one assignment of `l` is in the function's first block.
-    fn assigned_in_entry(&self, l: Local) -> bool {
-        self.body.blocks[0].statements.iter().any(|s| {
-            matches!(&s.kind, StatementKind::Assign(p, _) if p.local == l && p.projections.is_empty())
-        })
+    /// Whether the one assignment of `l` is in a block every path from the function's entry to
+    /// a `return` goes through (the first block, or one after a loop or an `if` that every path
+    /// reaches): the pullback, made after the body, can then hold `l` itself.
+    fn assigned_on_every_path(&self, l: Local) -> bool {
+        let body = self.body;
+        let at = body.blocks.iter().position(|b| {
+            b.statements.iter().any(|s| {
+                matches!(&s.kind, StatementKind::Assign(p, _) if p.local == l && p.projections.is_empty())
+            })
+        });
+        let Some(at) = at else { return false };
+        // The blocks reachable from the entry without going through `at`: none may return.
+        let mut seen = vec![false; body.blocks.len()];
+        let mut stack = vec![0usize];
+        while let Some(b) = stack.pop() {
+            if b == at || b >= seen.len() || seen[b] {
+                continue;
+            }
+            seen[b] = true;
+            let t = &body.blocks[b].terminator.kind;
+            if matches!(t, TerminatorKind::Return) {
+                return false;
+            }
+            stack.extend(t.successors().into_iter().map(|s| s.index()));
+        }
+        true
     }
 
     /// A value assigned exactly once, in a block outside every loop, and not held through a

@@ -445,7 +445,7 @@ impl Reverse<'_> {
         if let Some(plan) = &self.replays[b.index()] {
             // The block again: its integers from the tape, its values from their slots, its
             // statements (which make their pullbacks anew), then their reverse.
-            let restore = if plan.ints.is_empty() && plan.values.is_empty() {
+            let restore = if !plan.tapes() {
                 quote!()
             } else {
                 let t = block_tape(b);
@@ -457,8 +457,10 @@ impl Reverse<'_> {
                     .collect();
                 let ints = plan.ints.iter().map(|l| self.names.local(*l));
                 let values = plan.values.iter().map(|l| self.names.local(*l));
+                // With the records of its stores, named as a taped block's entries.
+                let records = plan.stores.iter().map(|i| tape((b.index(), *i)));
                 quote!(
-                    let (#(#tmps,)* #(#vtmps,)*) = match #t.pop() {
+                    let (#(#tmps,)* #(#vtmps,)* #(#records,)*) = match #t.pop() {
                         ::core::option::Option::Some(e) => e,
                         ::core::option::Option::None => ::core::unreachable!(),
                     };

@@ -1037,14 +1037,15 @@ mod tests {
         assert_eq!(shadow(fill), 1);
         // A scratch buffer rewritten per outer iteration (records) and read back by a product:
         // a window of the shadow and one of the buffer in the product's loop (its re-run loads
-        // make its exit record the counter). The store loop keeps its guard: a window there
-        // would need its exit to record the counter, a push per execution of a nested loop
-        // (see `loop_windows`).
+        // make its exit record the counter), and one of the shadow in the store loop, whose
+        // block is run again with its records on the tape (see `replay`), so that its exit
+        // records the counter as well (without it, a window there would cost a push per
+        // execution of a nested loop: see `loop_windows`).
         let scratch = "fn f(x: &[f64], y: &[f64]) -> f64 { let n = x.len(); \
                        let mut h = vec![0.0; n]; let mut l = 0.0; for s in 0..y.len() { \
                        for j in 0..n { h[j] = x[j] * (s as f64); } let mut o = 0.0; \
                        for j in 0..n { o += y[j] * h[j]; } l += o * o; } l }";
-        assert_eq!(shadow(scratch), 1);
+        assert_eq!(shadow(scratch), 2);
         assert_eq!(built(scratch), 1);
         // Two offsets in one loop, or a load under a branch: the guard stays as it was.
         let offsets = "fn f(x: &[f64]) -> f64 { let n = x.len(); let mut h = vec![0.0; n]; \
