@@ -267,6 +267,14 @@ impl C {
     fn abs2(&self) -> f64 {
         self.re * self.re + self.im * self.im
     }
+    /// The fields of `*self` bound by a pattern, and one read through the dereference: the
+    /// fields themselves (a struct pattern on `*self` was a reverse-mode stub before).
+    #[allow(clippy::explicit_auto_deref)] // written as users write it
+    fn abs2_by_pattern(&self) -> f64 {
+        let Self { re, im } = *self;
+        let C { re: r2, .. } = *self;
+        re * r2 + im * (*self).im
+    }
     fn conj(self) -> Self {
         let Self { re, im } = self;
         Self { re, im: -im }
@@ -297,7 +305,16 @@ fn mandelbrot(cr: f64, ci: f64) -> f64 {
     for _ in 0..5 {
         z = z.times(z) + c;
     }
-    z.abs2() + c.powi(3).abs2() + c.conj().im
+    z.abs2() + c.powi(3).abs2_by_pattern() + c.conj().im
+}
+
+/// A tuple and a struct taken apart behind references.
+#[differentiable]
+#[allow(clippy::explicit_auto_deref)] // written as users write it
+fn parts_behind_references(p: &(f64, f64), c: &C) -> f64 {
+    let (a, b) = *p;
+    let C { re, im } = *c;
+    a * re - b * im + (*c).re * (*p).1
 }
 
 type Real = f64;
@@ -314,6 +331,12 @@ fn aliased(x: Real, y: Real) -> Real {
 fn self_types_one_letter_names_and_aliases() {
     test_rule!(mandelbrot(0.1, 0.2));
     test_rule!(aliased(0.3, 0.7));
+    test_rule!(parts_behind_references(&(0.3, -1.1), &C { re: 0.5, im: 2.0 }));
+    let (_, (gp, gc)) =
+        value_and_gradient!(parts_behind_references(&(0.3, -1.1), &C { re: 0.5, im: 2.0 }));
+    // f = a re - b im + re b: df/da = re, df/db = -im + re, df/dre = a + b, df/dim = -b.
+    assert_eq!(gp, (0.5, -1.5));
+    assert_eq!((gc.re, gc.im), (0.3 - 1.1, 1.1));
     let (_, (gx, gy)) = value_and_gradient!(aliased(0.3, 0.7));
     // d/dx (x - x y - x / y + y) = 1 - y - 1 / y; d/dy = -x + x / y² + 1.
     assert!((gx - (1.0 - 0.7 - 1.0 / 0.7)).abs() < 1e-14);

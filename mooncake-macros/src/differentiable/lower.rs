@@ -305,6 +305,16 @@ fn is_box(ty: &syn::Type) -> bool {
             && matches!(s.arguments, syn::PathArguments::AngleBracketed(_))))
 }
 
+/// `place.f`: a field of the place. A field of a dereference (`(*r).f`, `let S { f, .. } =
+/// *r;`) is the field itself, as Rust's field access reads through references: the IR's field
+/// of a reference is the field of its referent.
+fn push_field(place: &mut Place, member: syn::Member) {
+    if matches!(place.projections.last(), Some(Projection::Deref)) {
+        place.projections.pop();
+    }
+    place.projections.push(Projection::Field(member));
+}
+
 /// `place[i]`, written as indexing reads it: through any reference, so `(*r)[i]` is `r[i]`.
 fn push_index(place: &mut Place, i: Local) {
     if matches!(place.projections.last(), Some(Projection::Deref)) {
@@ -748,10 +758,8 @@ impl Lower<'_> {
                         continue;
                     }
                     let mut place = base.clone();
-                    place.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
-                        index: i as u32,
-                        span: elem.span(),
-                    })));
+                    let index = syn::Index { index: i as u32, span: elem.span() };
+                    push_field(&mut place, syn::Member::Unnamed(index));
                     let bound = if by_ref.get(i).copied().unwrap_or(false) {
                         Operand::Ref(place, false)
                     } else {
@@ -768,7 +776,7 @@ impl Lower<'_> {
                 let base = self.operand_place(value, ty, span);
                 for field in &ps.fields {
                     let mut place = base.clone();
-                    place.projections.push(Projection::Field(field.member.clone()));
+                    push_field(&mut place, field.member.clone());
                     self.bind_pattern(&field.pat, None, Operand::Use(place), span);
                 }
             }
@@ -776,10 +784,8 @@ impl Lower<'_> {
                 let base = self.operand_place(value, ty, span);
                 for (i, elem) in ps.elems.iter().enumerate() {
                     let mut place = base.clone();
-                    place.projections.push(Projection::Field(syn::Member::Unnamed(syn::Index {
-                        index: i as u32,
-                        span: elem.span(),
-                    })));
+                    let index = syn::Index { index: i as u32, span: elem.span() };
+                    push_field(&mut place, syn::Member::Unnamed(index));
                     self.bind_pattern(elem, None, Operand::Use(place), span);
                 }
             }
@@ -960,7 +966,7 @@ impl Lower<'_> {
             Expr::Group(g) => self.lower_place(&g.expr),
             Expr::Field(f) => {
                 let mut base = self.place_of(&f.base);
-                base.projections.push(Projection::Field(f.member.clone()));
+                push_field(&mut base, f.member.clone());
                 Some(base)
             }
             Expr::Index(ix) if super::slices::range_index(ix).is_some() => {
