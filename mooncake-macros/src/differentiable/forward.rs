@@ -352,12 +352,14 @@ impl<'a> Forward<'a> {
             Rvalue::Binary(bin, a, b) => {
                 let (a, b) = (op(a), op(b));
                 let f = match bin {
-                    // The dialect's arithmetic (a batched rule's: `fwd::lanes::Arith`).
-                    BinOp::Add => quote!(__fwd::add),
-                    BinOp::Sub => quote!(__fwd::sub),
-                    BinOp::Mul => quote!(__fwd::mul),
-                    BinOp::Div => quote!(__fwd::div),
-                    BinOp::Rem => quote!(__fwd::rem),
+                    // The dialect's arithmetic (a batched rule's: `fwd::lanes::Arith`), with
+                    // the user's span, so that operands with no arithmetic (values of a user type
+                    // read from fields) are reported at the user's expression.
+                    BinOp::Add => quote_spanned!(span=> __fwd::add),
+                    BinOp::Sub => quote_spanned!(span=> __fwd::sub),
+                    BinOp::Mul => quote_spanned!(span=> __fwd::mul),
+                    BinOp::Div => quote_spanned!(span=> __fwd::div),
+                    BinOp::Rem => quote_spanned!(span=> __fwd::rem),
                     BinOp::BitAnd => quote!(::core::ops::BitAnd::bitand),
                     BinOp::BitOr => quote!(::core::ops::BitOr::bitor),
                     BinOp::BitXor => quote!(::core::ops::BitXor::bitxor),
