@@ -89,29 +89,47 @@ pub mod one {
         one
     }
 
-    /// `a.add(b)` through `core::ops::Add`.
-    #[inline(always)]
-    pub fn add<A: core::ops::Add<B>, B>(a: A, b: B) -> A::Output {
-        core::ops::Add::add(a, b)
+    /// `a + b`, `a - b`, `a * b`, `a / b` of a forward rule: `core::ops`'s operators on duals,
+    /// under a trait whose message, where the operands have none (values of a user type whose
+    /// arithmetic is its operator traits' methods), says what to write instead.
+    macro_rules! forward_operators {
+        ($($trait:ident $f:ident $op:ident $sym:literal),*) => {$(
+            #[doc = concat!("`a ", $sym, " b` in a forward rule: `core::ops::", stringify!($op), "` on duals.")]
+            #[diagnostic::on_unimplemented(
+                message = "arithmetic in #[differentiable] code on a value with none in forward mode (`{Self}`)",
+                label = "an operand of this arithmetic is a value of a user type the function's text does not show to be one",
+                note = "arithmetic on a value of a `#[derive(Tangent)]` type is its operator trait's method (`a + b` is `a.add(b)`, which a `#[differentiable] impl Add for V3` differentiates), used where the text shows the operand to be such a value: a variable declared with its type or bound to a struct literal, `V3::new(..)` or arithmetic of one; for a field (`p.pos + p.vel * dt`), bind it to a variable with its type (`let pos: V3 = p.pos;`) or call the method (`p.pos.add(v)`)"
+            )]
+            pub trait $trait<B> {
+                /// The result.
+                type Output;
+                #[doc = concat!("`self ", $sym, " b`.")]
+                fn $f(self, b: B) -> Self::Output;
+            }
+
+            #[diagnostic::do_not_recommend]
+            impl<A: core::ops::$op<B>, B> $trait<B> for A {
+                type Output = A::Output;
+                #[inline(always)]
+                fn $f(self, b: B) -> A::Output {
+                    core::ops::$op::$f(self, b)
+                }
+            }
+
+            #[doc = concat!("`a ", $sym, " b` through [`", stringify!($trait), "`].")]
+            #[inline(always)]
+            pub fn $f<A: $trait<B>, B>(a: A, b: B) -> A::Output {
+                $trait::$f(a, b)
+            }
+        )*};
     }
 
-    /// `a.sub(b)` through `core::ops::Sub`.
-    #[inline(always)]
-    pub fn sub<A: core::ops::Sub<B>, B>(a: A, b: B) -> A::Output {
-        core::ops::Sub::sub(a, b)
-    }
-
-    /// `a.mul(b)` through `core::ops::Mul`.
-    #[inline(always)]
-    pub fn mul<A: core::ops::Mul<B>, B>(a: A, b: B) -> A::Output {
-        core::ops::Mul::mul(a, b)
-    }
-
-    /// `a.div(b)` through `core::ops::Div`.
-    #[inline(always)]
-    pub fn div<A: core::ops::Div<B>, B>(a: A, b: B) -> A::Output {
-        core::ops::Div::div(a, b)
-    }
+    forward_operators!(
+        ForwardAdd add Add "+",
+        ForwardSub sub Sub "-",
+        ForwardMul mul Mul "*",
+        ForwardDiv div Div "/"
+    );
 
     /// `a.rem(b)` through `core::ops::Rem`.
     #[inline(always)]
