@@ -193,6 +193,89 @@ fn into_mut_output(x: &[f64], out: &mut [f64]) -> f64 {
     s
 }
 
+/// Two buffers written in turn from each other (`b` from `a`, then `a` from `b`), each store
+/// block run again with its records: every re-run load reads a buffer the sweep has put back.
+#[differentiable]
+fn ping_pong(x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let mut a = x.to_vec();
+    let mut b = vec![0.0; n];
+    for _ in 0..steps {
+        for i in 0..n {
+            b[i] = a[i] * 0.5 + x[i];
+        }
+        for i in 0..n {
+            a[i] = b[i] * b[i] - 0.1;
+        }
+    }
+    a.iter().sum::<f64>() + b.iter().sum::<f64>()
+}
+
+/// A load of the buffer in a block before the branch, the store after it (two blocks of one
+/// iteration), with a counter stepped beside the loop's.
+#[differentiable]
+fn split_blocks(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut h = vec![0.0; n];
+    let mut s = 0.0;
+    let mut idx = 0;
+    for r in 0..3 {
+        for i in 0..n {
+            let old = h[i];
+            if x[i] > 0.0 {
+                s += old * x[i];
+            }
+            h[i] = x[i] * (r as f64 + 1.0) + 0.5;
+            idx += 1;
+        }
+    }
+    s + h.iter().sum::<f64>() + idx as f64
+}
+
+/// A `while` loop with a `break` whose stores are run again.
+#[differentiable]
+fn while_break_store(x: &[f64], cap: f64) -> f64 {
+    let n = x.len();
+    let mut h = vec![0.0; n];
+    let mut total = 0.0;
+    for r in 0..2 {
+        let mut i = 0;
+        while i < n {
+            h[i] = x[i] * (r as f64 + 2.0);
+            total += h[i];
+            if total > cap {
+                break;
+            }
+            i += 1;
+        }
+    }
+    total + h[0]
+}
+
+/// A buffer zeroed, then accumulated at a second counter stepped across a nested loop.
+#[differentiable]
+fn strided(x: &[f64], m: usize) -> f64 {
+    let n = x.len() / m;
+    let mut acc = vec![0.0; m];
+    let mut out = 0.0;
+    for rep in 0..2 {
+        for j in 0..m {
+            acc[j] = 0.0;
+        }
+        let mut k = 0;
+        for _ in 0..n {
+            for j in 0..m {
+                acc[j] += x[k] * (rep as f64 + 1.0);
+                k += 1;
+            }
+        }
+        for j in 0..m {
+            out += acc[j] * acc[j];
+        }
+    }
+    out
+}
+
 #[test]
 fn triangular_products_of_scratch_buffers() {
     let d = 4;
@@ -255,4 +338,13 @@ fn several_stores_branches_carried_values_and_outputs() {
     test_rule!(carried_value_and_branch(&[0.5, -1.2, 0.9, 0.1]));
     let out = vec![0.1, 0.2, -0.3];
     test_rule!(into_mut_output(&[0.5, -1.2, 0.9], &mut out));
+}
+
+#[test]
+fn buffers_written_in_turn_split_blocks_breaks_and_strides() {
+    test_rule!(ping_pong(&[0.3, -0.5, 0.8], 3));
+    test_rule!(split_blocks(&[0.3, -0.5, 0.8]));
+    test_rule!(while_break_store(&[0.3, 0.5, 0.8], 2.0));
+    test_rule!(while_break_store(&[0.3, 0.5, 0.8], 100.0));
+    test_rule!(strided(&[0.3, -0.5, 0.8, 0.1, 0.2, 0.7], 2));
 }
