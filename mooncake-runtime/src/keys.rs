@@ -24,3 +24,8 @@ pub struct FloatKey<F>(PhantomData<F>);
 pub struct IntKey<I>(PhantomData<I>);
 /// Key type of the runtime's method rules on buffers of element type `E`.
 pub struct BufferKey<E>(PhantomData<E>);
+
+/// The key of a user type's method reached through the numbers' method path (see
+/// `rev::MethodRrule`'s impl for receivers of user types): apart from [`FloatKey`] and
+/// [`IntKey`], so that the impls never overlap.
+pub struct UserKey<K>(PhantomData<K>);

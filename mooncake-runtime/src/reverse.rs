@@ -2515,6 +2515,34 @@ fn run_pooled<R, T, C: FnOnce(R) -> T + 'static>(
 // lifetime, so the pullback captures none (`use<Self, M, K>`), which a trait keyed on the
 // receiver's own type (holding a borrow) could not promise.
 
+/// A method named like a number's (`c.powi(3)`, `z.abs()`) called on a receiver the function's
+/// text does not show to be a value of a user type (a field, a method's result): the macro
+/// calls it as a number's method ([`MethodRrule`]), and for a receiver of a user type held by
+/// value, whose method takes `self`, this impl answers with the method's own rule (the
+/// receiver's rdata after the call, which a `self` method does not change, is zero: the
+/// caller adds what the pullback returns into the receiver's adjoint).
+#[diagnostic::do_not_recommend]
+impl<const M: u64, K, A, P, F, Mk> MethodRrule<M, crate::keys::UserKey<K>, A> for CoDual<P, F>
+where
+    CoDual<P, F>: RecvMarker<M, K, Marker = Mk>,
+    Mk: Default + for<'a, 'b> UserMethodRrule<M, K, Recv<'a> = CoDual<P, F>, Args<'b> = A>,
+    Mk::RecvRData: ZeroRData,
+{
+    type Out = Mk::Out;
+    type Rets = Mk::Rets;
+    #[inline(always)]
+    fn method_rrule(
+        mut self,
+        args: A,
+    ) -> (
+        CoDual<Self::Out, <Self::Out as Primal>::FData>,
+        impl FnOnce(<Self::Out as Primal>::RData) -> Self::Rets,
+    ) {
+        let (o, pb) = Mk::default().method_rrule(&mut self, args);
+        (o, move |r| pb(r, ZeroRData::zero()))
+    }
+}
+
 /// The marker of a method receiver held as `Self` (see [`UserMethodRrule`]).
 #[diagnostic::on_unimplemented(
     message = "no reverse-mode rule for this method call on `{Self}`",

@@ -308,6 +308,38 @@ fn mandelbrot(cr: f64, ci: f64) -> f64 {
     z.abs2() + c.powi(3).abs2_by_pattern() + c.conj().im
 }
 
+/// A complex number's methods named like a number's (`powi(self, n)`, `abs2` through
+/// `sqrt(&self)`-style names) on a receiver the text does not show to be one: a field of an
+/// argument and a method's result. Reverse mode calls them as numbers' methods, which a
+/// receiver of a user type answers with the method's own rule (`rev::MethodRrule`'s impl keyed
+/// by `keys::UserKey`).
+#[derive(Tangent, Clone, Copy, Debug)]
+struct Wave {
+    c: C,
+    k: f64,
+}
+
+#[differentiable]
+impl C {
+    /// `|z|`, named like a number's method, taking `&self`.
+    fn abs(&self) -> f64 {
+        (self.re * self.re + self.im * self.im).sqrt()
+    }
+}
+
+#[differentiable]
+fn wave_amplitude(w: &Wave) -> f64 {
+    w.c.powi(3).abs() * w.k + w.c.abs() + w.k.sqrt()
+}
+
+/// The same with every value's type written out.
+#[differentiable]
+fn wave_amplitude_typed(w: &Wave) -> f64 {
+    let c: C = w.c;
+    let cubed: C = c.powi(3);
+    cubed.abs() * w.k + c.abs() + w.k.sqrt()
+}
+
 /// A tuple and a struct taken apart behind references.
 #[differentiable]
 #[allow(clippy::explicit_auto_deref)] // written as users write it
@@ -332,6 +364,14 @@ fn self_types_one_letter_names_and_aliases() {
     test_rule!(mandelbrot(0.1, 0.2));
     test_rule!(aliased(0.3, 0.7));
     test_rule!(parts_behind_references(&(0.3, -1.1), &C { re: 0.5, im: 2.0 }));
+    let w = Wave { c: C { re: 0.3, im: -0.4 }, k: 2.0 };
+    test_rule!(wave_amplitude(&w));
+    let (y, (g,)) = value_and_gradient!(wave_amplitude(&w));
+    let (yt, (gt,)) = value_and_gradient!(wave_amplitude_typed(&w));
+    assert_eq!(y, yt);
+    assert_eq!((g.c.re, g.c.im, g.k), (gt.c.re, gt.c.im, gt.k));
+    // |z|³ k + |z| + √k with |z| = 0.5: d/dk = |z|³ + 1 / (2 √k).
+    assert!((g.k - (0.125 + 0.5 / 2f64.sqrt())).abs() < 1e-14);
     let (_, (gp, gc)) =
         value_and_gradient!(parts_behind_references(&(0.3, -1.1), &C { re: 0.5, im: 2.0 }));
     // f = a re - b im + re b: df/da = re, df/db = -im + re, df/dre = a + b, df/dim = -b.
