@@ -75,6 +75,11 @@ pub fn zero<R: ZeroRData>() -> R {
 macro_rules! rev_binary {
     ($($trait:ident $method:ident $rule:ident $op:tt),*) => {$(
         /// The reverse-mode rule of this operator for operands of these types.
+        #[diagnostic::on_unimplemented(
+            message = "no reverse-mode rule for this arithmetic on `{Self}` and `{Rhs}`",
+            label = "an operator with no reverse-mode rule for these operands",
+            note = "arithmetic on a value of a `#[derive(Tangent)]` type is its operator trait's method (`a + b` is `a.add(b)`): put `#[differentiable]` on the trait's `impl` block (`#[differentiable] impl Add for V3`)"
+        )]
         pub trait $trait<Rhs> {
             /// The result's primal type.
             type Out: Primal;
@@ -182,6 +187,113 @@ int_operands!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 #[inline(always)]
 pub fn operand<X: Operand>(x: &X) -> X::Owned {
     x.operand()
+}
+
+/// The fdata types `#[derive(Tangent)]` makes for a struct: the mark by which the operators'
+/// rules below tell a value of a user type (read from a field, where the function's text does
+/// not show its type) from a number or a matrix, whose fdata types are the runtime's own and
+/// not marked.
+pub trait DerivedFData {}
+
+/// A value of a user type as an operand of an operator's rule: the value itself (see
+/// [`DerivedFData`]).
+impl<P: Clone, F: DerivedFData + Clone> Operand for CoDual<P, F> {
+    type Owned = Self;
+    #[inline(always)]
+    fn operand(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// The rdata of a binary method's pullback, split into the receiver's and the argument's.
+pub trait SplitPair {
+    /// The receiver's.
+    type A;
+    /// The argument's.
+    type B;
+    /// The two.
+    fn split(self) -> (Self::A, Self::B);
+}
+
+impl<A, B> SplitPair for (A, B) {
+    type A = A;
+    type B = B;
+    #[inline(always)]
+    fn split(self) -> (A, B) {
+        self
+    }
+}
+
+/// `a + b` (and `-`, `*`, `/`) of a value of a user type the function's text does not show to
+/// be one (`p.pos + p.vel * dt`, read from fields): the operator trait's method, through the
+/// rule its `#[differentiable]` impl gives it (`RecvMarker` with the receiver's type as the
+/// key, `UserMethodRrule`), as a variable declared with the type would have been.
+macro_rules! user_value_operators {
+    ($($trait:ident $method:ident $name:literal),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<P, F, B, Mk> $trait<B> for CoDual<P, F>
+        where
+            F: DerivedFData,
+            CoDual<P, F>: RecvMarker<{ method_key($name) }, P, Marker = Mk>,
+            Mk: Default
+                + for<'a, 'b> UserMethodRrule<
+                    { method_key($name) },
+                    P,
+                    Recv<'a> = CoDual<P, F>,
+                    Args<'b> = (B,),
+                >,
+            Mk::RecvRData: ZeroRData,
+            Mk::Rets: SplitPair,
+        {
+            type Out = Mk::Out;
+            type RA = <Mk::Rets as SplitPair>::A;
+            type RB = <Mk::Rets as SplitPair>::B;
+            #[inline(always)]
+            fn $method(
+                mut self,
+                rhs: B,
+            ) -> (
+                CoDual<Self::Out, <Self::Out as Primal>::FData>,
+                impl FnOnce(<Self::Out as Primal>::RData) -> (Self::RA, Self::RB),
+            ) {
+                let (o, pb) = Mk::default().method_rrule(&mut self, (rhs,));
+                (o, move |r| pb(r, ZeroRData::zero()).split())
+            }
+        }
+    )*};
+}
+
+user_value_operators!(RevAdd add "add", RevSub sub "sub", RevMul mul "mul", RevDiv div "div");
+
+/// `-a` of a value of a user type the function's text does not show to be one (see
+/// [`DerivedFData`]): `Neg::neg`'s rule.
+#[diagnostic::do_not_recommend]
+impl<P, F, Mk, R> RevNeg for CoDual<P, F>
+where
+    F: DerivedFData,
+    CoDual<P, F>: RecvMarker<{ method_key("neg") }, P, Marker = Mk>,
+    Mk: Default
+        + for<'a, 'b> UserMethodRrule<
+            { method_key("neg") },
+            P,
+            Recv<'a> = CoDual<P, F>,
+            Args<'b> = (),
+            Rets = (R,),
+        >,
+    Mk::RecvRData: ZeroRData,
+{
+    type Out = Mk::Out;
+    type R = R;
+    #[inline(always)]
+    fn neg(
+        mut self,
+    ) -> (
+        CoDual<Self::Out, <Self::Out as Primal>::FData>,
+        impl FnOnce(<Self::Out as Primal>::RData) -> (R,),
+    ) {
+        let (o, pb) = Mk::default().method_rrule(&mut self, ());
+        (o, move |r| pb(r, ZeroRData::zero()))
+    }
 }
 
 /// The reverse-mode rule of unary minus.

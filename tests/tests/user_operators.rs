@@ -181,12 +181,93 @@ fn particle_energy(p: &Particle) -> f64 {
 }
 
 #[differentiable]
+impl Particle {
+    /// The same step as [`Particle::step`], the fields used as they are: their type is not in
+    /// the text, so each mode dispatches the arithmetic by type (forward mode's
+    /// `fwd::dialect::one::FieldAdd` and its kin, reverse mode's operators' rules for
+    /// `rev::DerivedFData`), which for a `V3` is its operator traits' rules.
+    #[allow(clippy::assign_op_pattern)] // written as users write it
+    fn step_on_fields(&mut self, dt: f64) {
+        self.pos = self.pos + self.vel * dt;
+        self.vel = self.vel * 0.9;
+    }
+}
+
+#[differentiable]
+fn stepped_on_fields(p: &mut Particle, dt: f64) -> f64 {
+    for _ in 0..3 {
+        p.step_on_fields(dt);
+    }
+    p.pos.norm() + p.vel.dot(&p.vel)
+}
+
+/// Every operator on fields of a `&` argument, a field minus a field's product, a negation and
+/// a quotient, beside arithmetic on the float field and on integers read from fields.
+#[derive(Tangent, Clone, Copy, Debug)]
+struct Frame {
+    a: V3,
+    b: V3,
+    k: f64,
+    n: usize,
+}
+
+#[differentiable]
+fn frame_terms(f: &Frame, x: &[f64]) -> f64 {
+    let d = f.a - f.b * f.k;
+    let e = -f.a + d / f.k;
+    let i = f.n * 2 - 1;
+    d.dot(&e) + f.k * x[i] + (f.a + f.b).norm()
+}
+
+/// The same with the vectors' types written out.
+#[differentiable]
+fn frame_terms_typed(f: &Frame, x: &[f64]) -> f64 {
+    let a: V3 = f.a;
+    let b: V3 = f.b;
+    let d: V3 = a - b * f.k;
+    let e: V3 = -a + d / f.k;
+    let i = f.n * 2 - 1;
+    let s: V3 = a + b;
+    d.dot(&e) + f.k * x[i] + s.norm()
+}
+
+#[differentiable]
 fn drifted_energy(p: &Particle, dt: f64) -> f64 {
     let mut q = *p;
     for _ in 0..3 {
         q = q.moved(dt);
     }
     particle_energy(&q)
+}
+
+#[test]
+fn operators_on_fields_of_user_types() {
+    let p = Particle { pos: V3::new(0.1, -0.2, 0.3), vel: V3::new(0.5, 0.1, -0.4), mass: 1.5 };
+    let q = p;
+    test_rule!(stepped_on_fields(&mut q, 0.1));
+    // Against the same step written with typed variables, both modes.
+    let (mut p1, mut p2) = (p, p);
+    let (y1, (g1, _)) = value_and_gradient!(stepped_on_fields(&mut p1, 0.1));
+    let (y2, (g2, _)) = value_and_gradient!(stepped(&mut p2, 0.1));
+    assert_eq!(y1, y2);
+    assert_eq!((g1.pos.x, g1.vel.y, g1.vel.z), (g2.pos.x, g2.vel.y, g2.vel.z));
+    let f = Frame { a: V3::new(0.3, -0.1, 0.7), b: V3::new(-0.4, 0.2, 0.5), k: 1.3, n: 2 };
+    let x = [0.1, 0.2, 0.3, 0.4];
+    test_rule!(frame_terms(&f, &x));
+    let (y1, (g1, gx1)) = value_and_gradient!(frame_terms(&f, &x));
+    let (y2, (g2, gx2)) = value_and_gradient!(frame_terms_typed(&f, &x));
+    assert_eq!(y1, y2);
+    assert_eq!((g1.a, g1.b, g1.k), (g2.a, g2.b, g2.k));
+    assert_eq!(gx1, gx2);
+    let t = FrameTangent {
+        a: V3Tangent { x: 1.0, y: 0.5, z: -0.5 },
+        b: V3Tangent { x: 0.0, y: 1.0, z: 0.0 },
+        k: 0.3,
+        n: NoTangent,
+    };
+    let (_, d1) = value_and_derivative!(frame_terms(&f, &x), (t, [0.0; 4]));
+    let (_, d2) = value_and_derivative!(frame_terms_typed(&f, &x), (t, [0.0; 4]));
+    assert_eq!(d1, d2);
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub(crate) struct Forward<'a> {
     /// are read as constants, so that a table of constants (`const W: [f64; 3]`, a
     /// `const V: &[f64]`, a constant struct) needs no tangent in either dialect.
     constants: Vec<bool>,
+    /// Locals whose type the text does not show, read from named fields (`ir::opaque_locals`):
+    /// their arithmetic goes through `__fwd::field_add` and its kin, which a value of a user type
+    /// answers with its operator trait's method.
+    opaque: Vec<bool>,
 }
 
 impl<'a> Forward<'a> {
@@ -103,6 +107,7 @@ impl<'a> Forward<'a> {
         let literal_int = literal_ints(body);
         let shared_receiver = shared_receivers(body, &shared_ref);
         let constants = constant_locals(body);
+        let opaque = super::ir::opaque_locals(body, &vec![false; body.locals.len()]);
         Forward {
             names,
             debug: false,
@@ -112,6 +117,18 @@ impl<'a> Forward<'a> {
             literal_int,
             shared_receiver,
             constants,
+            opaque,
+        }
+    }
+
+    /// An operand whose type the text does not show: a named field (`p.pos`) or a local
+    /// computed from one (see [`Forward::opaque`]).
+    fn opaque_operand(&self, o: &Operand) -> bool {
+        let Operand::Use(q) = o else { return false };
+        match q.projections.last() {
+            None => self.opaque[q.local.index()],
+            Some(Projection::Field(syn::Member::Named(_))) => true,
+            Some(_) => false,
         }
     }
 
@@ -338,16 +355,37 @@ impl<'a> Forward<'a> {
             Rvalue::Binary(bin @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div), a, b)
                 if float_constant(a) != float_constant(b) =>
             {
-                let (name, f) = match bin {
-                    BinOp::Add => ("add", quote!(__fwd::add)),
-                    BinOp::Sub => ("sub", quote!(__fwd::sub)),
-                    BinOp::Mul => ("mul", quote!(__fwd::mul)),
-                    _ => ("div", quote!(__fwd::div)),
+                // (An operand read from a field, whose type the text does not show: the
+                // operator dispatched by type, `__fwd::field_add` and its kin.)
+                let field = self.opaque_operand(a) || self.opaque_operand(b);
+                let (name, f) = match (bin, field) {
+                    (BinOp::Add, false) => ("add", quote!(__fwd::add)),
+                    (BinOp::Sub, false) => ("sub", quote!(__fwd::sub)),
+                    (BinOp::Mul, false) => ("mul", quote!(__fwd::mul)),
+                    (_, false) => ("div", quote!(__fwd::div)),
+                    (BinOp::Add, true) => ("add", quote!(__fwd::field_add)),
+                    (BinOp::Sub, true) => ("sub", quote!(__fwd::field_sub)),
+                    (BinOp::Mul, true) => ("mul", quote!(__fwd::field_mul)),
+                    (_, true) => ("div", quote!(__fwd::field_div)),
                 };
                 let side = if float_constant(a) { "l" } else { "r" };
                 let method = format_ident!("{}_{}", name, side, span = span);
                 let (a, b) = (op(a), op(b));
                 quote_spanned!(span=> (&__fwd::ConstOperand::new(#a, #b)).#method(#f))
+            }
+            // An operand whose type the text does not show, read from a field: arithmetic
+            // dispatched by type (a user type's is its operator trait's method).
+            Rvalue::Binary(bin @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div), a, b)
+                if [a, b].iter().any(|o| self.opaque_operand(o)) =>
+            {
+                let (a, b) = (op(a), op(b));
+                let f = match bin {
+                    BinOp::Add => quote_spanned!(span=> __fwd::field_add),
+                    BinOp::Sub => quote_spanned!(span=> __fwd::field_sub),
+                    BinOp::Mul => quote_spanned!(span=> __fwd::field_mul),
+                    _ => quote_spanned!(span=> __fwd::field_div),
+                };
+                quote_spanned!(span=> #f(#a, #b))
             }
             Rvalue::Binary(bin, a, b) => {
                 let (a, b) = (op(a), op(b));
@@ -371,6 +409,10 @@ impl<'a> Forward<'a> {
                     }
                 };
                 quote_spanned!(span=> #f(#a, #b))
+            }
+            Rvalue::Unary(UnOp::Neg, a) if self.opaque_operand(a) => {
+                let a = op(a);
+                quote_spanned!(span=> __fwd::field_neg(#a))
             }
             Rvalue::Unary(UnOp::Neg, a) => {
                 let a = op(a);

@@ -611,3 +611,42 @@ pub(crate) fn constant_locals(body: &Body) -> Vec<bool> {
     }
     (0..n).map(|l| l > body.n_args && only[l] == Some(true) && !spoiled[l]).collect()
 }
+
+/// Locals whose type the function's text does not show, perhaps values of a user type: no
+/// declared type, not among `ints`, and assigned a named field's value (`let v = p.vel;`), a
+/// copy of such a local, or arithmetic with one as operand. Their arithmetic is dispatched by
+/// type (forward mode's `fwd::dialect::one::FieldAdd` and its kin; reverse mode keeps the rules
+/// of their sums, `rev::DerivedFData`).
+pub(crate) fn opaque_locals(body: &Body, ints: &[bool]) -> Vec<bool> {
+    let mut opaque = vec![false; body.locals.len()];
+    let candidate = |l: Local| body.locals[l.index()].ty.is_none() && !ints[l.index()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for s in body.blocks.iter().flat_map(|b| &b.statements) {
+            let StatementKind::Assign(p, rv) = &s.kind else { continue };
+            if !p.projections.is_empty() || opaque[p.local.index()] || !candidate(p.local) {
+                continue;
+            }
+            let of = |o: &Operand| match o {
+                Operand::Use(q) => match q.projections.last() {
+                    None => opaque[q.local.index()],
+                    Some(Projection::Field(syn::Member::Named(_))) => true,
+                    Some(_) => false,
+                },
+                _ => false,
+            };
+            let now = match rv {
+                Rvalue::Use(o) => of(o),
+                Rvalue::Binary(op, a, b) if op.is_arithmetic() => of(a) || of(b),
+                Rvalue::Unary(UnOp::Neg, a) => of(a),
+                _ => false,
+            };
+            if now {
+                opaque[p.local.index()] = true;
+                changed = true;
+            }
+        }
+    }
+    opaque
+}

@@ -131,6 +131,131 @@ pub mod one {
         ForwardDiv div Div "/"
     );
 
+    /// The key of the impls of [`FieldAdd`] and its kin for operands with `core::ops` arithmetic.
+    pub struct StdKey;
+
+    /// The key of the impls of [`FieldAdd`] and its kin for values of a user type `P`.
+    pub struct UserKey<P>(core::marker::PhantomData<P>);
+
+    /// `a + b`, `a - b`, `a * b`, `a / b` where an operand's type is one the function's text
+    /// does not show (read from a named field, `p.pos + p.vel * dt`): `core::ops` on duals of
+    /// numbers and matrices (key [`StdKey`]), and for a value of a `#[derive(Tangent)]` type
+    /// the operator trait's method's rule, as for a variable declared with the type (key
+    /// [`UserKey`]; `rev::DerivedFData` marks those types). The keys keep the impls apart, and
+    /// for any operands at most one applies, which rustc infers.
+    macro_rules! field_operators {
+        ($($trait:ident $f:ident $method:ident $op:ident),*) => {$(
+            #[doc = concat!("`a.", stringify!($method), "(b)` of an operand read from a field (see [`StdKey`], [`UserKey`]).")]
+            #[diagnostic::on_unimplemented(
+                message = "arithmetic in #[differentiable] code on a value with none in forward mode (`{Self}`)",
+                label = "an operand of this arithmetic is read from a field, and has no arithmetic in forward mode",
+                note = "arithmetic on a value of a `#[derive(Tangent)]` type is its operator trait's method (`a + b` is `a.add(b)`), which a `#[differentiable] impl Add for V3` differentiates"
+            )]
+            pub trait $trait<B, K> {
+                /// The result.
+                type Output;
+                #[doc = concat!("`self.", stringify!($method), "(b)`.")]
+                fn $f(self, b: B) -> Self::Output;
+            }
+
+            #[diagnostic::do_not_recommend]
+            impl<A: core::ops::$op<B>, B> $trait<B, StdKey> for A {
+                type Output = A::Output;
+                #[inline(always)]
+                fn $f(self, b: B) -> A::Output {
+                    core::ops::$op::$method(self, b)
+                }
+            }
+
+            #[diagnostic::do_not_recommend]
+            impl<P, B, O> $trait<B, UserKey<P>> for Dual<P, P::Tangent>
+            where
+                P: Primal,
+                P::FData: crate::reverse::DerivedFData,
+                for<'m> &'m mut Dual<P, P::Tangent>: crate::forward::MethodFrule<
+                    { crate::keys::method_key(stringify!($method)) },
+                    P,
+                    Receiver = Dual<P, P::Tangent>,
+                    Rule = fn(Dual<P, P::Tangent>, B) -> O,
+                >,
+            {
+                type Output = O;
+                #[inline(always)]
+                fn $f(mut self, b: B) -> O {
+                    let (r, rule) = crate::forward::MethodFrule::<
+                        { crate::keys::method_key(stringify!($method)) },
+                        P,
+                    >::method_frule(&mut self);
+                    rule(r, b)
+                }
+            }
+
+            #[doc = concat!("`a.", stringify!($method), "(b)` through [`", stringify!($trait), "`].")]
+            #[inline(always)]
+            pub fn $f<A: $trait<B, K>, B, K>(a: A, b: B) -> A::Output {
+                $trait::$f(a, b)
+            }
+        )*};
+    }
+
+    field_operators!(
+        FieldAdd field_add add Add,
+        FieldSub field_sub sub Sub,
+        FieldMul field_mul mul Mul,
+        FieldDiv field_div div Div
+    );
+
+    /// `-a` of an operand read from a field (see [`StdKey`], [`UserKey`]).
+    #[diagnostic::on_unimplemented(
+        message = "arithmetic in #[differentiable] code on a value with none in forward mode (`{Self}`)",
+        label = "an operand of this arithmetic is read from a field, and has no arithmetic in forward mode",
+        note = "arithmetic on a value of a `#[derive(Tangent)]` type is its operator trait's method (`-a` is `a.neg()`), which a `#[differentiable] impl Neg for V3` differentiates"
+    )]
+    pub trait FieldNeg<K> {
+        /// The result.
+        type Output;
+        /// `-self`.
+        fn field_neg(self) -> Self::Output;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<A: core::ops::Neg> FieldNeg<StdKey> for A {
+        type Output = A::Output;
+        #[inline(always)]
+        fn field_neg(self) -> A::Output {
+            core::ops::Neg::neg(self)
+        }
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<P, O> FieldNeg<UserKey<P>> for Dual<P, P::Tangent>
+    where
+        P: Primal,
+        P::FData: crate::reverse::DerivedFData,
+        for<'m> &'m mut Dual<P, P::Tangent>: crate::forward::MethodFrule<
+                { crate::keys::method_key("neg") },
+                P,
+                Receiver = Dual<P, P::Tangent>,
+                Rule = fn(Dual<P, P::Tangent>) -> O,
+            >,
+    {
+        type Output = O;
+        #[inline(always)]
+        fn field_neg(mut self) -> O {
+            let (r, rule) =
+                crate::forward::MethodFrule::<{ crate::keys::method_key("neg") }, P>::method_frule(
+                    &mut self,
+                );
+            rule(r)
+        }
+    }
+
+    /// `-a` through [`FieldNeg`].
+    #[inline(always)]
+    pub fn field_neg<A: FieldNeg<K>, K>(a: A) -> A::Output {
+        FieldNeg::field_neg(a)
+    }
+
     /// `a.rem(b)` through `core::ops::Rem`.
     #[inline(always)]
     pub fn rem<A: core::ops::Rem<B>, B>(a: A, b: B) -> A::Output {
@@ -150,8 +275,9 @@ pub mod lanes {
     pub use super::super::const_operand::{ConstOperand, FloatConstOperand, OtherConstOperand};
     pub use super::super::lanes::{
         Chunk, DebugCheck, DebugCheckFallback, LanesConst as Const, LanesConstant,
-        LanesConstantOther, LanesMethodFrule as MethodRule, add, cast, constant, div,
-        float_from_f64_frule, mul, neg, rem, sub, vec_new, vec_with_capacity,
+        LanesConstantOther, LanesMethodFrule as MethodRule, add, add as field_add, cast, constant,
+        div, div as field_div, float_from_f64_frule, mul, mul as field_mul, neg, neg as field_neg,
+        rem, sub, sub as field_sub, vec_new, vec_with_capacity,
     };
 
     /// The key a buffer method is dispatched under: its batched rule's (`__lanes_` and the

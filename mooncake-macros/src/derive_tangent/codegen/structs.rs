@@ -603,9 +603,27 @@ impl StructGen<'_> {
 
     fn fdata_impls(&self) -> TokenStream {
         let s = Sibling::FData;
-        let impls =
-            [self.clone_impl(s), self.copy_impl(s), self.debug_impl(s, false), self.fdata_impl(s)];
+        let impls = [
+            self.clone_impl(s),
+            self.copy_impl(s),
+            self.debug_impl(s, false),
+            self.fdata_impl(s),
+            self.derived_fdata_impl(),
+        ];
         quote!(#(#impls)*)
+    }
+
+    /// `impl rev::DerivedFData` for the fdata struct: the mark by which the operators' rules
+    /// tell a value of this type, read from a field, from a number (`rev::DerivedFData`).
+    fn derived_fdata_impl(&self) -> TokenStream {
+        let rt = &self.rt;
+        let name = self.name(Sibling::FData);
+        let (impl_generics, ty_generics) = self.generics.for_impl();
+        let where_clause = self.where_clause(None);
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::rev::DerivedFData for #name #ty_generics #where_clause {}
+        }
     }
 
     fn rdata_impls(&self) -> TokenStream {

@@ -81,6 +81,11 @@ pub(super) struct Inactive {
     /// Matrices and arrays the syntax shows (`Body::matrices`): values with a shadow rather
     /// than rdata, whose sums and negations keep their rules (not inline adjoints).
     pub(super) matrices: Vec<bool>,
+    /// Values whose type the function's text does not show, read from a named field (`p.pos`)
+    /// or computed by arithmetic from one: perhaps a value of a user type, whose `+` is its
+    /// `Add` method's rule (`rev::DerivedFData`), so their sums and negations keep their
+    /// rules (not inline adjoints, which are a number's).
+    pub(super) opaque: Vec<bool>,
 }
 
 /// The element type of a buffer type (`[T]`, `[T; N]`, `Vec<T>`, behind any references).
@@ -238,7 +243,8 @@ pub(super) fn inactive_locals(body: &Body) -> Inactive {
     }
     let consts = super::super::ir::constant_locals(body);
     let bufs = (0..body.locals.len()).map(|l| int_bufs[l] || flag_bufs[l] || consts[l]).collect();
-    Inactive { ints, bufs, consts, matrices: body.matrices.clone() }
+    let opaque = super::super::ir::opaque_locals(body, &ints);
+    Inactive { ints, bufs, consts, matrices: body.matrices.clone(), opaque }
 }
 
 /// For tests: of the arithmetic statements (`+ - * / %`, unary `-`, `as`), how many of those

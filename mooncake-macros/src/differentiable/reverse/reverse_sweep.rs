@@ -109,6 +109,7 @@ pub(super) fn kind(place: &Place, rv: &Rvalue, refs: &[bool], inactive: &Inactiv
             p.projections.is_empty()
                 && !refs[p.local.index()]
                 && !inactive.matrices.get(p.local.index()).copied().unwrap_or(false)
+                && !inactive.opaque.get(p.local.index()).copied().unwrap_or(false)
         }
         Operand::Const(_) => true,
         Operand::Ref(..) => false,

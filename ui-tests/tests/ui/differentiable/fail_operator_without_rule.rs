@@ -1,17 +1,16 @@
 use mooncake_runtime::prelude::*;
 use std::ops::Add;
 
-// Arithmetic on values of a user type is their operator traits' methods, which the macro uses
-// where the function's text shows an operand to be such a value. A field on its own does not
-// (the macro does not see the struct's declaration): both modes say so at the operator, and
-// what to write instead (`let a: V2 = p.a;`).
+// Arithmetic on values of a user type is their operator traits' methods: on a variable of the
+// type, and on a field whose type the function's text does not show (`p.a + p.b`), which
+// each mode dispatches by type. Here `Add` has no rule (its `impl` is not `#[differentiable]`):
+// both modes say so at the operator.
 #[derive(Tangent, Clone, Copy, Debug)]
 pub struct V2 {
     pub x: f64,
     pub y: f64,
 }
 
-#[differentiable]
 impl Add for V2 {
     type Output = V2;
     fn add(self, o: V2) -> V2 {
