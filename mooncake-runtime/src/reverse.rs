@@ -24,7 +24,7 @@ pub fn constant<P: Primal>(p: P) -> CoDual<P, P::FData> {
 #[diagnostic::on_unimplemented(
     message = "`+`, `-` or unary `-` of two values with shadows (`{Self}`) both held by the function is not supported in reverse mode yet",
     label = "both operands are values of this function, and their gradients live in shadows",
-    note = "for a value of a `#[derive(Tangent)]` type read from a field (`p.a + p.b`), bind it to a variable declared with its type (`let a: V2 = p.a;`), so that the sum is its `Add` method; for nalgebra or ndarray matrices, declare the variables' types (`let c: DMatrix<f64> = g(x);`) so that the function's text shows them to be matrices; otherwise pass one operand in as an argument behind `&`, or use `#[differentiable(forward_only)]`"
+    note = "for a value of a `#[derive(Tangent)]` type returned by a call or a method (`f(x) - g(y)`), bind it to a variable declared with its type (`let a: V2 = f(x);`), so that the sum is its `Sub` method; for nalgebra or ndarray matrices, declare the variables' types (`let c: DMatrix<f64> = g(x);`) so that the function's text shows them to be matrices; otherwise pass one operand in as an argument behind `&`, or use `#[differentiable(forward_only)]`"
 )]
 pub trait InlineSum {}
 

@@ -98,7 +98,7 @@ pub mod one {
             #[diagnostic::on_unimplemented(
                 message = "arithmetic in #[differentiable] code on a value with none in forward mode (`{Self}`)",
                 label = "an operand of this arithmetic is a value of a user type the function's text does not show to be one",
-                note = "arithmetic on a value of a `#[derive(Tangent)]` type is its operator trait's method (`a + b` is `a.add(b)`, which a `#[differentiable] impl Add for V3` differentiates), used where the text shows the operand to be such a value: a variable declared with its type or bound to a struct literal, `V3::new(..)` or arithmetic of one; for a field (`p.pos + p.vel * dt`), bind it to a variable with its type (`let pos: V3 = p.pos;`) or call the method (`p.pos.add(v)`)"
+                note = "arithmetic on a value of a `#[derive(Tangent)]` type is its operator trait's method (`a + b` is `a.add(b)`, which a `#[differentiable] impl Add for V3` differentiates), used where the text shows the operand to be such a value (a variable declared with its type or bound to a struct literal, `V3::new(..)` or arithmetic of one) or reads it from a field; for another value (a call's or a method's result), bind it to a variable with its type (`let c: V3 = a.cross(&b);`) or call the method (`a.cross(&b).add(v)`)"
             )]
             pub trait $trait<B> {
                 /// The result.
