@@ -189,15 +189,22 @@ pub fn operand<X: Operand>(x: &X) -> X::Owned {
     x.operand()
 }
 
-/// The fdata types `#[derive(Tangent)]` makes for a struct: the mark by which the operators'
-/// rules below tell a value of a user type (read from a field, where the function's text does
-/// not show its type) from a number or a matrix, whose fdata types are the runtime's own and
-/// not marked.
+/// The structs `#[derive(Tangent)]` derives for: the mark by which the operators' rules below
+/// tell a value of a user type (read from a field, where the function's text does not show its
+/// type) from a number or a matrix. On the primal type, not on its fdata: a literal's float
+/// type is inferred later than its fdata would be needed, and no float is a `UserValue`.
+pub trait UserValue {}
+
+/// The fdata types `#[derive(Tangent)]` makes for its structs: with [`UserValue`], what keeps
+/// the operators' impls for user types apart from the numbers' and matrices' to coherence
+/// (`NoFData` and the matrices' shadows, the runtime's own or foreign types, are knowably not
+/// `DerivedFData`; `UserValue` on the primal type alone would not be, and `DerivedFData` alone
+/// leaves a literal's float type uninferred, its fdata a projection).
 pub trait DerivedFData {}
 
 /// A value of a user type as an operand of an operator's rule: the value itself (see
-/// [`DerivedFData`]).
-impl<P: Clone, F: DerivedFData + Clone> Operand for CoDual<P, F> {
+/// [`UserValue`]).
+impl<P: UserValue + Clone, F: DerivedFData + Clone> Operand for CoDual<P, F> {
     type Owned = Self;
     #[inline(always)]
     fn operand(&self) -> Self {
@@ -233,6 +240,7 @@ macro_rules! user_value_operators {
         #[diagnostic::do_not_recommend]
         impl<P, F, B, Mk> $trait<B> for CoDual<P, F>
         where
+            P: UserValue,
             F: DerivedFData,
             CoDual<P, F>: RecvMarker<{ method_key($name) }, P, Marker = Mk>,
             Mk: Default
@@ -266,10 +274,11 @@ macro_rules! user_value_operators {
 user_value_operators!(RevAdd add "add", RevSub sub "sub", RevMul mul "mul", RevDiv div "div");
 
 /// `-a` of a value of a user type the function's text does not show to be one (see
-/// [`DerivedFData`]): `Neg::neg`'s rule.
+/// [`UserValue`]): `Neg::neg`'s rule.
 #[diagnostic::do_not_recommend]
 impl<P, F, Mk, R> RevNeg for CoDual<P, F>
 where
+    P: UserValue,
     F: DerivedFData,
     CoDual<P, F>: RecvMarker<{ method_key("neg") }, P, Marker = Mk>,
     Mk: Default

@@ -15,6 +15,7 @@
     clippy::explicit_counter_loop,
     clippy::identity_op,
     clippy::if_same_then_else,
+    clippy::match_single_binding,
     unused_parens,
     unused_variables,
     unused_mut,
@@ -658,5 +659,38 @@ mod b35_float_method_on_literal_if {
     #[test]
     fn regression() {
         test_rule!(f(0.3), seed = 28966);
+    }
+}
+
+/// Found by the generator (seed 4712, case 18) while operators on values of user types were
+/// being added: an impl of `rev::Operand` for any codual whose fdata was a derived type left a
+/// literal's float type uninferred (its fdata a projection of the literal's type), a type
+/// error inside the expansion. The impls now also ask the primal type to be a user type's
+/// (`rev::UserValue`), which no float is.
+mod b36_literal_operands_with_user_type_impls {
+    use mooncake_runtime::prelude::*;
+
+    #[differentiable]
+    fn f(x0: f64) -> f64 {
+        let v = g1();
+        x0 * v[0] + g2()
+    }
+
+    #[differentiable]
+    fn g1() -> Vec<f64> {
+        let v0 = vec![-(f64::cbrt(0.5) * 0.5)];
+        v0
+    }
+
+    #[differentiable]
+    fn g2() -> f64 {
+        -((match 0_usize {
+            _ => 0.5,
+        }) / (0.5 * 0.5 + 1.0))
+    }
+
+    #[test]
+    fn regression() {
+        test_rule!(f(0.768), seed = 54679);
     }
 }

@@ -29,6 +29,9 @@ impl V3 {
     fn norm(&self) -> f64 {
         self.dot(self).sqrt()
     }
+    fn scaled(&self, k: f64) -> V3 {
+        V3 { x: self.x * k, y: self.y * k, z: self.z * k }
+    }
 }
 
 #[differentiable]
@@ -185,7 +188,7 @@ impl Particle {
     /// The same step as [`Particle::step`], the fields used as they are: their type is not in
     /// the text, so each mode dispatches the arithmetic by type (forward mode's
     /// `fwd::dialect::one::FieldAdd` and its kin, reverse mode's operators' rules for
-    /// `rev::DerivedFData`), which for a `V3` is its operator traits' rules.
+    /// `rev::UserValue`), which for a `V3` is its operator traits' rules.
     #[allow(clippy::assign_op_pattern)] // written as users write it
     fn step_on_fields(&mut self, dt: f64) {
         self.pos = self.pos + self.vel * dt;
@@ -217,6 +220,25 @@ fn frame_terms(f: &Frame, x: &[f64]) -> f64 {
     let e = -f.a + d / f.k;
     let i = f.n * 2 - 1;
     d.dot(&e) + f.k * x[i] + (f.a + f.b).norm()
+}
+
+/// Arithmetic on methods' results of a user type, with no declared type (`a.scaled(k) + b`).
+#[differentiable]
+fn method_results(f: &Frame) -> f64 {
+    let m = f.a.scaled(f.k) + f.b.scaled(2.0) - f.a;
+    let n = -f.b.scaled(0.5) * f.k;
+    m.dot(&n) + f.a.norm() * f.b.norm()
+}
+
+#[differentiable]
+fn method_results_typed(f: &Frame) -> f64 {
+    let (a, b): (V3, V3) = (f.a, f.b);
+    let sa: V3 = a.scaled(f.k);
+    let sb: V3 = b.scaled(2.0);
+    let m: V3 = sa + sb - a;
+    let hb: V3 = b.scaled(0.5);
+    let n: V3 = -hb * f.k;
+    m.dot(&n) + a.norm() * b.norm()
 }
 
 /// The same with the vectors' types written out.
@@ -268,6 +290,11 @@ fn operators_on_fields_of_user_types() {
     let (_, d1) = value_and_derivative!(frame_terms(&f, &x), (t, [0.0; 4]));
     let (_, d2) = value_and_derivative!(frame_terms_typed(&f, &x), (t, [0.0; 4]));
     assert_eq!(d1, d2);
+    test_rule!(method_results(&f));
+    let (y1, (g1,)) = value_and_gradient!(method_results(&f));
+    let (y2, (g2,)) = value_and_gradient!(method_results_typed(&f));
+    assert_eq!(y1, y2);
+    assert_eq!((g1.a, g1.b, g1.k), (g2.a, g2.b, g2.k));
 }
 
 #[test]

@@ -614,9 +614,10 @@ pub(crate) fn constant_locals(body: &Body) -> Vec<bool> {
 
 /// Locals whose type the function's text does not show, perhaps values of a user type: no
 /// declared type, not among `ints`, and assigned a named field's value (`let v = p.vel;`), a
-/// copy of such a local, or arithmetic with one as operand. Their arithmetic is dispatched by
+/// method's result (other than a number's method's), a copy of such a local, or arithmetic
+/// with one as operand. Their arithmetic is dispatched by
 /// type (forward mode's `fwd::dialect::one::FieldAdd` and its kin; reverse mode keeps the rules
-/// of their sums, `rev::DerivedFData`).
+/// of their sums, `rev::UserValue`).
 pub(crate) fn opaque_locals(body: &Body, ints: &[bool]) -> Vec<bool> {
     let mut opaque = vec![false; body.locals.len()];
     let candidate = |l: Local| body.locals[l.index()].ty.is_none() && !ints[l.index()];
@@ -640,6 +641,12 @@ pub(crate) fn opaque_locals(body: &Body, ints: &[bool]) -> Vec<bool> {
                 Rvalue::Use(o) => of(o),
                 Rvalue::Binary(op, a, b) if op.is_arithmetic() => of(a) || of(b),
                 Rvalue::Unary(UnOp::Neg, a) => of(a),
+                // A method's result, other than a number's method's or one of the lowering's
+                // own (`__iter_sum`, ..): perhaps a user type's (`a.cross(&b)`).
+                Rvalue::Method { method, .. } => {
+                    let name = method.to_string();
+                    !NUMBER_METHODS.contains(&name.as_str()) && !name.starts_with("__")
+                }
                 _ => false,
             };
             if now {

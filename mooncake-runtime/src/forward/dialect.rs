@@ -141,7 +141,7 @@ pub mod one {
     /// does not show (read from a named field, `p.pos + p.vel * dt`): `core::ops` on duals of
     /// numbers and matrices (key [`StdKey`]), and for a value of a `#[derive(Tangent)]` type
     /// the operator trait's method's rule, as for a variable declared with the type (key
-    /// [`UserKey`]; `rev::DerivedFData` marks those types). The keys keep the impls apart, and
+    /// [`UserKey`]; `rev::UserValue` marks those types). The keys keep the impls apart, and
     /// for any operands at most one applies, which rustc infers.
     macro_rules! field_operators {
         ($($trait:ident $f:ident $method:ident $op:ident),*) => {$(
@@ -171,6 +171,7 @@ pub mod one {
             impl<P, B, O> $trait<B, UserKey<P>> for Dual<P, P::Tangent>
             where
                 P: Primal,
+                P: crate::reverse::UserValue,
                 P::FData: crate::reverse::DerivedFData,
                 for<'m> &'m mut Dual<P, P::Tangent>: crate::forward::MethodFrule<
                     { crate::keys::method_key(stringify!($method)) },
@@ -231,6 +232,7 @@ pub mod one {
     impl<P, O> FieldNeg<UserKey<P>> for Dual<P, P::Tangent>
     where
         P: Primal,
+        P: crate::reverse::UserValue,
         P::FData: crate::reverse::DerivedFData,
         for<'m> &'m mut Dual<P, P::Tangent>: crate::forward::MethodFrule<
                 { crate::keys::method_key("neg") },

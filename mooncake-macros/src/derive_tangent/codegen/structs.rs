@@ -168,6 +168,7 @@ impl StructGen<'_> {
         let shadow = self.shadow_impls();
         let handle = self.handle_impls();
         let primal = self.primal_impl();
+        let user_value = self.user_value_impl();
         let from_handle = self.handle_reader_impl();
         let check = self.field_check();
         quote! {
@@ -178,6 +179,7 @@ impl StructGen<'_> {
             #shadow
             #handle
             #primal
+            #user_value
             #from_handle
             #check
         }
@@ -613,8 +615,7 @@ impl StructGen<'_> {
         quote!(#(#impls)*)
     }
 
-    /// `impl rev::DerivedFData` for the fdata struct: the mark by which the operators' rules
-    /// tell a value of this type, read from a field, from a number (`rev::DerivedFData`).
+    /// `impl rev::DerivedFData` for the fdata struct (see `rev::UserValue`).
     fn derived_fdata_impl(&self) -> TokenStream {
         let rt = &self.rt;
         let name = self.name(Sibling::FData);
@@ -623,6 +624,19 @@ impl StructGen<'_> {
         quote! {
             #[automatically_derived]
             impl #impl_generics #rt::rev::DerivedFData for #name #ty_generics #where_clause {}
+        }
+    }
+
+    /// `impl rev::UserValue` for the struct: the mark by which the operators' rules tell a
+    /// value of this type, read from a field, from a number (`rev::UserValue`).
+    fn user_value_impl(&self) -> TokenStream {
+        let rt = &self.rt;
+        let self_ty = &self.generics.self_ty;
+        let (impl_generics, _) = self.generics.for_impl();
+        let where_clause = self.where_clause(None);
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::rev::UserValue for #self_ty #where_clause {}
         }
     }
 

@@ -83,7 +83,7 @@ pub(super) struct Inactive {
     pub(super) matrices: Vec<bool>,
     /// Values whose type the function's text does not show, read from a named field (`p.pos`)
     /// or computed by arithmetic from one: perhaps a value of a user type, whose `+` is its
-    /// `Add` method's rule (`rev::DerivedFData`), so their sums and negations keep their
+    /// `Add` method's rule (`rev::UserValue`), so their sums and negations keep their
     /// rules (not inline adjoints, which are a number's).
     pub(super) opaque: Vec<bool>,
 }
