@@ -25,7 +25,8 @@ pub struct IntKey<I>(PhantomData<I>);
 /// Key type of the runtime's method rules on buffers of element type `E`.
 pub struct BufferKey<E>(PhantomData<E>);
 
-/// The key of a user type's method reached through the numbers' method path (see
-/// `rev::MethodRrule`'s impl for receivers of user types): apart from [`FloatKey`] and
-/// [`IntKey`], so that the impls never overlap.
+/// The key of a user type `K`'s rules reached by type where the function's text does not show
+/// the value to be one: its method through the numbers' method path (`rev::MethodRrule`), and
+/// forward mode's arithmetic on values read from fields (`fwd::dialect::one::FieldAdd` and its
+/// kin). Apart from [`FloatKey`] and [`IntKey`], so that the impls never overlap.
 pub struct UserKey<K>(PhantomData<K>);

@@ -134,8 +134,9 @@ pub mod one {
     /// The key of the impls of [`FieldAdd`] and its kin for operands with `core::ops` arithmetic.
     pub struct StdKey;
 
-    /// The key of the impls of [`FieldAdd`] and its kin for values of a user type `P`.
-    pub struct UserKey<P>(core::marker::PhantomData<P>);
+    /// The key of the impls of [`FieldAdd`] and its kin for values of a user type `P`: the
+    /// key of the numbers' method path's impl for user types too (`rev::MethodRrule`).
+    pub use crate::keys::UserKey;
 
     /// `a + b`, `a - b`, `a * b`, `a / b` where an operand's type is one the function's text
     /// does not show (read from a named field, `p.pos + p.vel * dt`): `core::ops` on duals of
