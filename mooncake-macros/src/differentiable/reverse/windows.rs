@@ -755,8 +755,7 @@ impl Reverse<'_> {
             if let Some(b) = &inv {
                 b.uses(&mut reads);
             }
-            let recorded = self.counters.records.get(&h);
-            let missing = reads.iter().filter(|l| !recorded.is_some_and(|r| r.contains(l)));
+            let missing = reads.iter().filter(|l| !self.counters.at_hand(h, **l));
             if self.counters.nested.contains(&h) && missing.clone().next().is_some() {
                 continue;
             }
