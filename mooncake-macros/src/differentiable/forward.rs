@@ -49,6 +49,8 @@ pub(crate) struct Forward<'a> {
     /// Insert run-time checks that every float the rule computes is finite.
     pub(crate) debug: bool,
     locals: &'a [LocalDecl],
+    /// The type parameters of the function and its `impl` block (numbers, not structs).
+    type_params: &'a [String],
     /// Locals known to hold shared references (arguments declared `&T`, and locals assigned a
     /// shared borrow): a method called on a field of one is given a shared receiver.
     pub(crate) shared_ref: Vec<bool>,
@@ -112,6 +114,7 @@ impl<'a> Forward<'a> {
             names,
             debug: false,
             locals: &body.locals,
+            type_params: &body.type_params,
             shared_ref,
             mut_ref,
             literal_int,
@@ -434,14 +437,15 @@ impl<'a> Forward<'a> {
                     && args.is_empty()
                     && receiver.projections.is_empty()
                     && self.locals[receiver.local.index()].ty.as_ref().is_some_and(|t| {
-                        super::lower::struct_ref_type(t) || super::lower::struct_type(t)
+                        super::lower::struct_ref_type(t, self.type_params)
+                            || super::lower::struct_type(t, self.type_params)
                     }) =>
             {
                 let l = self.names.local(receiver.local);
                 let by_value = self.locals[receiver.local.index()]
                     .ty
                     .as_ref()
-                    .is_some_and(super::lower::struct_type);
+                    .is_some_and(|t| super::lower::struct_type(t, self.type_params));
                 let amp = if by_value { quote!(&) } else { quote!() };
                 quote_spanned!(span=> #rt::Dual::new(
                     ::core::clone::Clone::clone(#amp #l.primal),

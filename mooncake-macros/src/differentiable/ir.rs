@@ -310,6 +310,9 @@ pub(crate) struct Body {
     pub(crate) n_args: usize,
     /// The return type (`()` when the function returns nothing).
     pub(crate) ret_ty: syn::Type,
+    /// The names of the type parameters of the function and of the `impl` block around it (a
+    /// named type among them is not a user's struct).
+    pub(crate) type_params: Vec<String>,
     /// Basic blocks, indexed by [`BlockId`]; 0 is the entry.
     pub(crate) blocks: Vec<Block>,
     /// Whether each local holds a matrix or array of nalgebra or ndarray, as far as the syntax

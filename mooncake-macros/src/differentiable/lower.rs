@@ -123,6 +123,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
         locals: cx.locals,
         n_args: sig.args.len(),
         ret_ty: sig.ret_ty.clone(),
+        type_params: cx.type_params.clone(),
         blocks: cx
             .blocks
             .into_iter()
@@ -1676,15 +1677,16 @@ impl Lower<'_> {
                 .collect();
             return self.emit(Rvalue::Struct { path: func, fields }, span);
         }
-        // `T::from_f64(x)` of `T: Float` (generic code, a type parameter named by one letter, a
-        // twin's `__F`, or `f64` / `f32`): the runtime's conversion, which has rules for any `T`.
+        // `T::from_f64(x)` of `T: Float` (generic code, a type parameter of the function or of
+        // its `impl`, a twin's `__F`, or `f64` / `f32`): the runtime's conversion, which has
+        // rules for any `T`.
         let float_param = |s: &syn::PathSegment| {
             let name = s.ident.to_string();
             s.arguments.is_none()
                 && (name == "f64"
                     || name == "f32"
                     || name == super::twin::PARAM
-                    || (name.len() == 1 && name.starts_with(|c: char| c.is_ascii_uppercase())))
+                    || self.type_params.contains(&name))
         };
         // The start of a chain's kept item (`chains::counted`): the default of its type, a
         // constant.
@@ -3639,20 +3641,20 @@ const READ_ONLY_BUFFER_METHODS: &[&str] =
 /// Whether `ty` is a matrix or array type of nalgebra or ndarray (behind references too).
 /// Whether `ty` is `&S` of a named type that is neither a buffer nor a matrix (a
 /// `#[derive(Tangent)]` struct, going by the capital letter), whose `clone()` is the value's
-/// copy rather than a buffer's.
-pub(crate) fn struct_ref_type(ty: &syn::Type) -> bool {
-    matches!(ty, syn::Type::Reference(r) if r.mutability.is_none() && struct_type(&r.elem))
+/// copy rather than a buffer's. `params` are the function's type parameters (numbers).
+pub(crate) fn struct_ref_type(ty: &syn::Type, params: &[String]) -> bool {
+    matches!(ty, syn::Type::Reference(r) if r.mutability.is_none() && struct_type(&r.elem, params))
 }
 
-/// Whether `ty` is a named type that is neither a buffer nor a matrix (see
-/// [`struct_ref_type`]).
-pub(crate) fn struct_type(ty: &syn::Type) -> bool {
+/// Whether `ty` is a named type that is neither a buffer nor a matrix, nor one of the type
+/// parameters `params` (see [`struct_ref_type`]).
+pub(crate) fn struct_type(ty: &syn::Type, params: &[String]) -> bool {
     !matrix_type(ty)
         && super::reverse::buffer_element(ty).is_none()
         && matches!(ty, syn::Type::Path(p) if p.qself.is_none()
         && p.path.segments.last().is_some_and(|s| {
             let name = s.ident.to_string();
-            name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
+            name.starts_with(|c: char| c.is_uppercase()) && !params.contains(&name)
         }))
 }
 

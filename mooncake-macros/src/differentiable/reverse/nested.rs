@@ -15,23 +15,28 @@
 use super::*;
 
 /// Whether the declared type `ty` is a buffer whose elements are not numbers, behind references
-/// or not (`&[Vec<f64>]`, `Vec<Vec<f64>>`, `&[[f64; 3]]`, `&[Layer]`, `Vec<(f64, f64)>`).
-fn deep_type(ty: &syn::Type) -> bool {
-    // Not a number: a buffer, a tuple, or a named type that is not a primitive (a one-letter
-    // name is taken for a type parameter, which the subset's numbers are).
+/// or not (`&[Vec<f64>]`, `Vec<Vec<f64>>`, `&[[f64; 3]]`, `&[Layer]`, `Vec<(f64, f64)>`), in a
+/// function whose type parameters are `params`.
+fn deep_type(ty: &syn::Type, params: &[String]) -> bool {
+    // Not a number: a buffer, a tuple, or a named type that is not a primitive (a type
+    // parameter is taken for a number, which the subset's type parameters are).
     let not_a_number = |t: &syn::Type| match t {
         syn::Type::Tuple(t) => !t.elems.is_empty(),
         syn::Type::Path(p) => {
             let Some(last) = p.path.segments.last() else { return false };
             let name = last.ident.to_string();
             buffer_element(t).is_some()
-                || (name.len() > 1
-                    && name.starts_with(|c: char| c.is_uppercase())
-                    && !matches!(name.as_str(), "Self"))
+                || (user_type_name(&name, params) && !matches!(name.as_str(), "Self"))
         }
         other => buffer_element(other).is_some(),
     };
     buffer_element(ty).is_some_and(not_a_number)
+}
+
+/// Whether a named type's last segment is a user's type rather than a primitive or one of the
+/// function's type parameters `params`: capitalised (`Body`, `P`) and not a parameter.
+fn user_type_name(name: &str, params: &[String]) -> bool {
+    name.starts_with(|c: char| c.is_uppercase()) && !params.iter().any(|p| p == name)
 }
 
 /// Whether `p` reaches into an element of a buffer: an index followed by more projections.
@@ -60,8 +65,9 @@ fn one_index(p: &Place) -> Option<Local> {
 /// (`a[i][j]`, `v[k].w`) somewhere.
 pub(super) fn nested_locals(body: &Body) -> Vec<bool> {
     let n = body.locals.len();
-    let mut nested: Vec<bool> =
-        (0..n).map(|l| body.locals[l].ty.as_ref().is_some_and(deep_type)).collect();
+    let mut nested: Vec<bool> = (0..n)
+        .map(|l| body.locals[l].ty.as_ref().is_some_and(|t| deep_type(t, &body.type_params)))
+        .collect();
     for b in &body.blocks {
         for s in &b.statements {
             let StatementKind::Assign(p, rv) = &s.kind else { continue };
@@ -104,17 +110,17 @@ fn indexed_locals(body: &Body) -> Vec<bool> {
 }
 
 /// Whether a type is a value with a tangent of its own that a buffer may hold: a tuple, or a
-/// named type that is not a buffer (a `#[derive(Tangent)]` struct; a one-letter name is taken
-/// for a type parameter, which the subset's numbers are).
-fn value_type(e: &syn::Type) -> bool {
+/// named type that is not a buffer (a `#[derive(Tangent)]` struct; a type parameter among
+/// `params` is taken for a number, which the subset's type parameters are).
+fn value_type(e: &syn::Type, params: &[String]) -> bool {
     match e {
         syn::Type::Tuple(t) => !t.elems.is_empty(),
         syn::Type::Path(p) => {
             buffer_element(e).is_none()
-                && p.path.segments.last().is_some_and(|s| {
-                    let name = s.ident.to_string();
-                    name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
-                })
+                && p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| user_type_name(&s.ident.to_string(), params))
         }
         _ => false,
     }
@@ -128,7 +134,10 @@ fn value_type(e: &syn::Type) -> bool {
 pub(super) fn value_buffer_locals(body: &Body) -> Vec<bool> {
     let n = body.locals.len();
     let mut values: Vec<bool> = (0..n)
-        .map(|l| body.locals[l].ty.as_ref().and_then(buffer_element).is_some_and(value_type))
+        .map(|l| {
+            let element = body.locals[l].ty.as_ref().and_then(buffer_element);
+            element.is_some_and(|e| value_type(e, &body.type_params))
+        })
         .collect();
     let statements = || body.blocks.iter().flat_map(|b| &b.statements);
     let mut built = vec![false; n];
@@ -684,11 +693,7 @@ pub(super) fn nested_reads(body: &mut Body) {
         .iter()
         .map(|d| {
             d.ty.as_ref().and_then(buffer_element).is_some_and(|e| {
-                matches!(e, syn::Type::Path(p) if buffer_element(e).is_none()
-                && p.path.segments.last().is_some_and(|s| {
-                    let name = s.ident.to_string();
-                    name.len() > 1 && name.starts_with(|c: char| c.is_uppercase())
-                }))
+                matches!(e, syn::Type::Path(_)) && value_type(e, &body.type_params)
             })
         })
         .collect();

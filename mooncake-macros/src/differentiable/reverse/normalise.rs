@@ -965,6 +965,7 @@ pub(super) fn hoist(
 /// part returned as `p`'s). `clone` is otherwise read as a buffer's copy.
 fn clone_struct_arguments(body: &mut Body) {
     let n_args = body.n_args;
+    let params = &body.type_params.clone();
     use super::super::lower::{struct_ref_type, struct_type};
     // `Some("__clone_value")` for an argument `p: &S`, `Some("__clone_owned")` for `p: S`.
     let structs: Vec<Option<&str>> = body
@@ -972,8 +973,10 @@ fn clone_struct_arguments(body: &mut Body) {
         .iter()
         .enumerate()
         .map(|(l, d)| match &d.ty {
-            Some(ty) if l >= 1 && l <= n_args && struct_ref_type(ty) => Some("__clone_value"),
-            Some(ty) if l >= 1 && l <= n_args && struct_type(ty) => Some("__clone_owned"),
+            Some(ty) if l >= 1 && l <= n_args && struct_ref_type(ty, params) => {
+                Some("__clone_value")
+            }
+            Some(ty) if l >= 1 && l <= n_args && struct_type(ty, params) => Some("__clone_owned"),
             _ => None,
         })
         .collect();
