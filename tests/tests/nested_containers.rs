@@ -11,7 +11,11 @@
 //! `test_rule!` checks each function's rules against finite differences and against each other.
 //! Copies of buffers of buffers (`u0.to_vec()`, `u.clone()`, `u = next;`) are copied row by
 //! row (`heat_steps`), and rows borrowed from a buffer in a field (`for row in self.w.iter()`)
-//! are read as that field's rows (`Dense::forward`).
+//! are read as that field's rows (`Dense::forward`). Elements of a `Vec` of structs in a field
+//! borrowed by a loop (`for l in net.layers.iter() { l.b[0] }`), an inner loop over the rest of
+//! a slice of structs (`cs.iter().skip(i + 1)`) and a loop over a local copy of one (`for c in
+//! &copy`) were type errors in reverse mode until probe programs found them
+//! (`elements_of_struct_buffers_in_fields_and_copies`).
 
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)] // written as users write them
 
@@ -386,4 +390,69 @@ fn copies_of_grids_and_rows_of_fields() {
             assert!((g1.w[i][j] - expected).abs() < 1e-14, "{i} {j}");
         }
     }
+}
+
+/// A `Vec` of structs in a field, iterated and its elements' fields read (`for l in
+/// net.layers.iter() { l.b[..] }`): each borrow is read as the field's element (found by probe
+/// programs: reverse mode copied the element as a number).
+#[differentiable]
+fn bias_energy(net: &Net) -> f64 {
+    let mut s = 0.0;
+    for l in net.layers.iter() {
+        s += l.b[0] * l.b[1] + (l.n_in as f64) * l.w[0];
+    }
+    s
+}
+
+/// A particle of a pairwise interaction.
+#[derive(Tangent, Clone, Debug)]
+struct Charge {
+    q: f64,
+    x: f64,
+}
+
+/// The pairwise-interaction idiom: an inner loop over the rest of a slice of structs
+/// (`.skip(i + 1)`), and over a local copy of it by reference (`for b in &copy`).
+#[differentiable]
+fn pair_energy(cs: &[Charge]) -> f64 {
+    let mut u = 0.0;
+    for (i, a) in cs.iter().enumerate() {
+        for b in cs.iter().skip(i + 1) {
+            u += a.q * b.q / (1.0 + (a.x - b.x) * (a.x - b.x));
+        }
+    }
+    let copy = cs.to_vec();
+    for c in &copy {
+        u += 0.5 * c.q * c.x;
+    }
+    u
+}
+
+fn pair_energy_direct(cs: &[Charge]) -> f64 {
+    let mut u = 0.0;
+    for i in 0..cs.len() {
+        for j in i + 1..cs.len() {
+            let d = cs[i].x - cs[j].x;
+            u += cs[i].q * cs[j].q / (1.0 + d * d);
+        }
+        u += 0.5 * cs[i].q * cs[i].x;
+    }
+    u
+}
+
+#[test]
+fn elements_of_struct_buffers_in_fields_and_copies() {
+    let n = net();
+    test_rule!(bias_energy(&n));
+    let (_, (g,)) = value_and_gradient!(bias_energy(&n));
+    for (gl, l) in g.layers.iter().zip(&n.layers) {
+        approx::assert_relative_eq!(gl.b[0], l.b[1], max_relative = 1e-12);
+        approx::assert_relative_eq!(gl.b[1], l.b[0], max_relative = 1e-12);
+        approx::assert_relative_eq!(gl.w[0], l.n_in as f64, max_relative = 1e-12);
+    }
+    let cs: Vec<Charge> = (0..4)
+        .map(|k| Charge { q: 0.5 + 0.3 * k as f64, x: (k as f64 * 0.9).sin() })
+        .collect();
+    approx::assert_relative_eq!(pair_energy(&cs), pair_energy_direct(&cs), max_relative = 1e-12);
+    test_rule!(pair_energy(&cs));
 }

@@ -495,7 +495,10 @@ pub(super) fn lent_element_locals(body: &Body) -> Vec<bool> {
 /// Step 1 of the module: rows borrowed into locals replaced by the rows.
 pub(super) fn substitute_rows(body: &mut Body) {
     let n = body.locals.len();
-    let nested = nested_locals(body);
+    // Buffers of buffers, and of structs or tuples (`let bs = bs0.to_vec(); for b in &bs`).
+    let values = value_buffer_locals(body);
+    let nested: Vec<bool> =
+        nested_locals(body).into_iter().zip(values).map(|(a, b)| a || b).collect();
     // The buffer a row is borrowed from: a nested local (`&data[i]`), or a buffer in a field
     // (`&self.w[i]`), whose rows the borrow's own indexing shows to be buffers (`row[j]`).
     let row_base = |q: &Place| -> Option<Place> {
@@ -566,9 +569,14 @@ pub(super) fn substitute_rows(body: &mut Body) {
             break;
         }
     }
+    // Locals with a field reached (`l.b`, `(*l).b`): elements of a buffer of structs.
+    let fielded = fielded_locals(body);
     for (l, c) in cand.iter_mut().enumerate() {
-        // A row of a buffer in a field must be indexed somewhere (or be a copy of one).
-        let shown = base[l].as_ref().is_some_and(|b| b.projections.is_empty() || indexed[l]);
+        // A row of a buffer in a field must be indexed somewhere, or have a field reached (an
+        // element of a buffer of structs in a field, `for l in net.layers.iter() { l.b }`), or
+        // be a copy of one.
+        let shown =
+            base[l].as_ref().is_some_and(|b| b.projections.is_empty() || indexed[l] || fielded[l]);
         *c = *c && shown && l > body.n_args;
     }
     for &(d, src) in &copies {
@@ -635,6 +643,26 @@ pub(super) fn substitute_rows(body: &mut Body) {
     }
     let base = |v: Local| base[v.index()].clone().expect("a candidate has a base");
     substitute_borrows(body, &cand, &base, true);
+}
+
+/// The locals a field of which is reached somewhere (`l.b`, `(*l).b`).
+fn fielded_locals(body: &Body) -> Vec<bool> {
+    let mut fielded = vec![false; body.locals.len()];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        let mut rv2 = rv.clone();
+        let mut note = |q: &Place| {
+            if matches!(
+                q.projections.as_slice(),
+                [Projection::Field(_), ..] | [Projection::Deref, Projection::Field(_), ..]
+            ) {
+                fielded[q.local.index()] = true;
+            }
+        };
+        note(p);
+        for_each_place(&mut rv2, &mut |q| note(q));
+    }
+    fielded
 }
 
 /// The receiver and arguments of a deep read of `q` (`v[k].w[j]`, `net.layers[k].b`): the

@@ -110,8 +110,10 @@ fn uses(place: &Place, rv: &Rvalue) -> Vec<Local> {
 
 impl Reverse<'_> {
     /// A shared-reference argument the body never reassigns: a copy made at entry reads as it.
+    /// Not a buffer of structs or tuples, whose elements' tangents have no zero to make its
+    /// sink of (`rev::sink` takes `Copy + Default` elements).
     pub(super) fn copyable_arg(&self, l: Local) -> bool {
-        self.stable_args[l.index()] && !self.mut_refs[l.index()]
+        self.stable_args[l.index()] && !self.mut_refs[l.index()] && !self.value_buffers[l.index()]
     }
 
     /// Whether statement `s` can be run again in the reverse sweep with the same result: no
