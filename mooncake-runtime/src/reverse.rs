@@ -450,6 +450,20 @@ macro_rules! float_ternary_methods {
 
 float_ternary_methods!(mul_add => mul_add_rrule, clamp => clamp_rrule);
 
+/// `x.sin_cos()`: the pair, and its cotangent `(s̄, c̄)` mapped to `x`'s.
+#[diagnostic::do_not_recommend]
+impl<F: Float> MethodRrule<{ method_key("sin_cos") }, FloatKey<F>, ()> for CoDual<F, NoFData> {
+    type Out = (F, F);
+    type Rets = (F,);
+    #[inline(always)]
+    fn method_rrule(
+        self,
+        _: (),
+    ) -> (CoDual<(F, F), (NoFData, NoFData)>, impl FnOnce((F, F)) -> (F,)) {
+        scalar::sin_cos_rrule(self)
+    }
+}
+
 #[diagnostic::do_not_recommend]
 impl<F: Float> MethodRrule<{ method_key("powi") }, FloatKey<F>, (CoDual<i32, NoFData>,)>
     for CoDual<F, NoFData>

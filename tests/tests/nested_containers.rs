@@ -450,9 +450,8 @@ fn elements_of_struct_buffers_in_fields_and_copies() {
         approx::assert_relative_eq!(gl.b[1], l.b[0], max_relative = 1e-12);
         approx::assert_relative_eq!(gl.w[0], l.n_in as f64, max_relative = 1e-12);
     }
-    let cs: Vec<Charge> = (0..4)
-        .map(|k| Charge { q: 0.5 + 0.3 * k as f64, x: (k as f64 * 0.9).sin() })
-        .collect();
+    let cs: Vec<Charge> =
+        (0..4).map(|k| Charge { q: 0.5 + 0.3 * k as f64, x: (k as f64 * 0.9).sin() }).collect();
     approx::assert_relative_eq!(pair_energy(&cs), pair_energy_direct(&cs), max_relative = 1e-12);
     test_rule!(pair_energy(&cs));
 }

@@ -537,6 +537,7 @@ pub(crate) const NUMBER_METHODS: &[&str] = &[
     "max",
     "mul_add",
     "clamp",
+    "sin_cos",
     "is_nan",
     "is_finite",
     "is_infinite",

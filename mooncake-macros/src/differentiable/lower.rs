@@ -1717,6 +1717,19 @@ impl Lower<'_> {
             let ty = &func.segments[0];
             return Operand::Const(quote_spanned!(span=> <#ty as ::mooncake_runtime::Float>::ONE));
         }
+        // `f64::from(k)` (`f32::from`) of an integer or a float: the lossless conversion, which
+        // is the cast `k as f64` (the casts' rules carry a float's derivative).
+        if func.segments.len() == 2
+            && last == "from"
+            && c.args.len() == 1
+            && ["f64", "f32"].iter().any(|t| func.segments[0].ident == t)
+            && func.segments[0].arguments.is_none()
+        {
+            let ident = &func.segments[0].ident;
+            let ty: syn::Type = syn::parse_quote_spanned!(ident.span()=> #ident);
+            let v = self.lower_expr(&c.args[0]);
+            return self.emit(Rvalue::Cast(v, ty), span);
+        }
         // `T::from_f64(2.5)` of a literal: a constant of `T`, with no rule and nothing to tape.
         if func.segments.len() == 2
             && last == "from_f64"

@@ -1,0 +1,34 @@
+//! The standard library's number functions as users call them, in both modes: `x.sin_cos()`
+//! (a pair, destructured), `f64::from(k)` of integers and of an `f32` (the lossless conversion,
+//! read as the cast `k as f64`). Found missing in reverse mode by probe programs: `sin_cos` was
+//! dispatched as a user's method ("no reverse-mode rule"), and `f64::from` as a call of a
+//! function `from_frule` / `from_rrule` on `i32` in both modes.
+
+use approx::assert_relative_eq;
+use mooncake_runtime::prelude::*;
+
+/// A rotation's angle through `sin_cos`, and a weight by position through `f64::from`.
+#[differentiable]
+fn rotated_weighted(x: &[f64], theta: f64) -> f64 {
+    let (s, c) = theta.sin_cos();
+    let mut total = 0.0;
+    for (i, v) in x.iter().enumerate() {
+        let k = i as i32;
+        total += f64::from(k + 1) * v * c + f64::from(0.5f32) * f64::from(2u8) * s;
+    }
+    total
+}
+
+#[test]
+fn sin_cos_and_conversions_in_both_modes() {
+    let x = [0.3, -1.2, 2.0, 0.7];
+    let theta = 0.4;
+    test_rule!(rotated_weighted(&x, theta));
+    let (v, (gx, gt)) = value_and_gradient!(rotated_weighted(&x, theta));
+    let weighted: f64 = x.iter().enumerate().map(|(i, v)| (i + 1) as f64 * v).sum();
+    assert_relative_eq!(v, weighted * theta.cos() + 4.0 * theta.sin(), max_relative = 1e-12);
+    for (i, g) in gx.iter().enumerate() {
+        assert_relative_eq!(*g, (i + 1) as f64 * theta.cos(), max_relative = 1e-12);
+    }
+    assert_relative_eq!(gt, -weighted * theta.sin() + 4.0 * theta.cos(), max_relative = 1e-12);
+}
