@@ -455,3 +455,33 @@ fn elements_of_struct_buffers_in_fields_and_copies() {
     approx::assert_relative_eq!(pair_energy(&cs), pair_energy_direct(&cs), max_relative = 1e-12);
     test_rule!(pair_energy(&cs));
 }
+
+/// Rows of an unwritten copy of a grid (`let u = u0.to_vec();`, `.clone()`), borrowed by a loop
+/// and summed or indexed (found by probe programs: the copy was read as a buffer of numbers).
+#[differentiable]
+fn rows_of_a_copy(u0: &[Vec<f64>], v0: &Vec<Vec<f64>>) -> f64 {
+    let u = u0.to_vec();
+    let v = v0.clone();
+    let mut s = 0.0;
+    for row in u.iter() {
+        s += row.iter().sum::<f64>() * row[1];
+    }
+    for row in v.iter() {
+        s += row[0] * row[1];
+    }
+    s
+}
+
+#[test]
+fn rows_of_copies_of_grids() {
+    let z = vec![vec![0.5, 0.7, -0.2], vec![0.1, 0.2, 1.3]];
+    test_rule!(rows_of_a_copy(&z, &z));
+    let (_, (gu, gv)) = value_and_gradient!(rows_of_a_copy(&z, &z));
+    for (r, row) in z.iter().enumerate() {
+        let sum: f64 = row.iter().sum();
+        approx::assert_relative_eq!(gu[r][0], row[1], max_relative = 1e-12);
+        approx::assert_relative_eq!(gu[r][1], row[1] + sum, max_relative = 1e-12);
+        approx::assert_relative_eq!(gv[r][0], row[1], max_relative = 1e-12);
+        approx::assert_relative_eq!(gv[r][2], 0.0);
+    }
+}

@@ -495,10 +495,12 @@ pub(super) fn lent_element_locals(body: &Body) -> Vec<bool> {
 /// Step 1 of the module: rows borrowed into locals replaced by the rows.
 pub(super) fn substitute_rows(body: &mut Body) {
     let n = body.locals.len();
-    // Buffers of buffers, and of structs or tuples (`let bs = bs0.to_vec(); for b in &bs`).
+    // Buffers of buffers and their copies (`let u = u0.to_vec(); for row in u.iter()`), and
+    // buffers of structs or tuples (`let bs = bs0.to_vec(); for b in &bs`).
+    let mut nested = nested_locals(body);
+    propagate_copies(body, &mut nested);
     let values = value_buffer_locals(body);
-    let nested: Vec<bool> =
-        nested_locals(body).into_iter().zip(values).map(|(a, b)| a || b).collect();
+    let nested: Vec<bool> = nested.into_iter().zip(values).map(|(a, b)| a || b).collect();
     // The buffer a row is borrowed from: a nested local (`&data[i]`), or a buffer in a field
     // (`&self.w[i]`), whose rows the borrow's own indexing shows to be buffers (`row[j]`).
     let row_base = |q: &Place| -> Option<Place> {
