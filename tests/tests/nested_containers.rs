@@ -485,3 +485,27 @@ fn rows_of_copies_of_grids() {
         approx::assert_relative_eq!(gv[r][2], 0.0);
     }
 }
+
+/// A copy of a row of `&[[f64; 2]]` that is only read (`let p = ps[k]; p[0] * p[1]`): read as
+/// the row itself (found by probe programs: the copy was held as a buffer of numbers).
+#[differentiable]
+fn copied_points(ps: &[[f64; 2]], w: f64) -> f64 {
+    let mut s = 0.0;
+    for k in 0..ps.len() {
+        let p = ps[k];
+        s += w * p[0] * p[1] + p[1];
+    }
+    s
+}
+
+#[test]
+fn copies_of_rows_of_arrays() {
+    let ps = vec![[1.0, 2.0], [3.0, -4.0], [0.5, 0.25]];
+    test_rule!(copied_points(&ps, 0.7));
+    let (_, (g, gw)) = value_and_gradient!(copied_points(&ps, 0.7));
+    for (gp, p) in g.iter().zip(&ps) {
+        approx::assert_relative_eq!(gp[0], 0.7 * p[1], max_relative = 1e-12);
+        approx::assert_relative_eq!(gp[1], 0.7 * p[0] + 1.0, max_relative = 1e-12);
+    }
+    approx::assert_relative_eq!(gw, 2.0 - 12.0 + 0.125, max_relative = 1e-12);
+}

@@ -513,9 +513,15 @@ pub(super) fn substitute_rows(body: &mut Body) {
         }
         Some(Place { local: q.local, projections: prefix.to_vec() })
     };
-    // Candidates: locals assigned only `&base[i]` of one such `base`.
+    // Buffers nothing writes (no store into them, no `&mut` borrow, no method but reads): a
+    // copy of a row of one (`let p = ps[k];` of `ps: &[[f64; 2]]`) holds what the row holds for
+    // as long as the copy is not written.
+    let unwritten = unwritten_locals(body);
+    // Candidates: locals assigned only `&base[i]` of one such `base`, or only copies `base[i]`
+    // of rows of an unwritten `base` (`copied`).
     let mut base: Vec<Option<Place>> = vec![None; n];
     let mut cand = vec![true; n];
+    let mut copied = vec![false; n];
     let mut copies: Vec<(Local, Local)> = Vec::new();
     let indexed = indexed_locals(body);
     for b in &body.blocks {
@@ -539,6 +545,19 @@ pub(super) fn substitute_rows(body: &mut Body) {
                 // A copy of another row (`let row = item;`, as a chain's closure binds it).
                 Rvalue::Use(Operand::Use(q)) if q.projections.is_empty() && q.local != p.local => {
                     copies.push((p.local, q.local));
+                }
+                // A copy of a row of an unwritten buffer (rows that are copied are arrays).
+                Rvalue::Use(Operand::Use(q))
+                    if q.local != p.local
+                        && unwritten[q.local.index()]
+                        && let Some(rb) = row_base(q) =>
+                {
+                    copied[l] = true;
+                    match &base[l] {
+                        None => base[l] = Some(rb),
+                        Some(prev) if super::normalise::same_place(prev, &rb) => {}
+                        _ => cand[l] = false,
+                    }
                 }
                 _ => cand[l] = false,
             }
@@ -596,9 +615,13 @@ pub(super) fn substitute_rows(body: &mut Body) {
             match &s.kind {
                 StatementKind::Assign(p, rv) => {
                     let l = p.local.index();
+                    // The borrow or copy that defines the row.
+                    let copy_of_row = copied[l]
+                        && matches!(rv, Rvalue::Use(Operand::Use(q))
+                            if matches!(q.projections.last(), Some(Projection::Index(_))));
                     if p.projections.is_empty()
                         && cand[l]
-                        && matches!(rv, Rvalue::Use(Operand::Ref(..)))
+                        && (matches!(rv, Rvalue::Use(Operand::Ref(..))) || copy_of_row)
                     {
                         continue;
                     }
@@ -613,6 +636,14 @@ pub(super) fn substitute_rows(body: &mut Body) {
                         // A write of the row itself (`row = ..` elsewhere, `*row = ..`).
                         cand[l] = false;
                     }
+                    if p.projections.is_empty() && cand[l] && copied[l] {
+                        // A copied row written whole.
+                        cand[l] = false;
+                    }
+                    if copied[p.local.index()] {
+                        // A write into a copied row (`p[0] = ..`): the copy differs from the row.
+                        cand[p.local.index()] = false;
+                    }
                     let call = matches!(rv, Rvalue::Call { .. })
                         || matches!(rv, Rvalue::Method { method, .. } if !reverse_method(&method.to_string()));
                     let mut rv2 = rv.clone();
@@ -621,7 +652,11 @@ pub(super) fn substitute_rows(body: &mut Body) {
                         *receiver = Place::local(Local(0));
                     }
                     for_each_operand(&mut rv2, &mut |o| match o {
-                        Operand::Use(q) if q.projections.is_empty() && !call => {
+                        // A copied row passed on by value stays a value (lent, it would be a
+                        // reference to the row).
+                        Operand::Use(q)
+                            if q.projections.is_empty() && (!call || copied[q.local.index()]) =>
+                        {
                             cand[q.local.index()] = false;
                         }
                         Operand::Ref(q, _) if q.projections.is_empty() => {
@@ -645,6 +680,39 @@ pub(super) fn substitute_rows(body: &mut Body) {
     }
     let base = |v: Local| base[v.index()].clone().expect("a candidate has a base");
     substitute_borrows(body, &cand, &base, true);
+}
+
+/// The locals nothing writes after their one assignment: no store into them, no `&mut` borrow
+/// of them, no method called on them but reads.
+fn unwritten_locals(body: &Body) -> Vec<bool> {
+    const READS: [&str; 5] = ["len", "iter", "__iter_sum", "to_vec", "clone"];
+    let mut assigned = vec![0usize; body.locals.len()];
+    let mut written = vec![false; body.locals.len()];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        if p.projections.is_empty() {
+            assigned[p.local.index()] += 1;
+        } else {
+            written[p.local.index()] = true;
+        }
+        if let Rvalue::Method { receiver, method, .. } = rv
+            && !READS.contains(&method.to_string().as_str())
+        {
+            written[receiver.local.index()] = true;
+        }
+        let mut rv2 = rv.clone();
+        for_each_operand(&mut rv2, &mut |o| {
+            if let Operand::Ref(q, true) = o {
+                written[q.local.index()] = true;
+            }
+        });
+    }
+    (0..body.locals.len())
+        .map(|l| {
+            let arg = (1..=body.n_args).contains(&l);
+            !written[l] && assigned[l] <= usize::from(!arg)
+        })
+        .collect()
 }
 
 /// The locals a field of which is reached somewhere (`l.b`, `(*l).b`).

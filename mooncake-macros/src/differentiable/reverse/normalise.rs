@@ -376,8 +376,8 @@ pub(super) fn drop_named_candidates(body: &Body, cand: &mut [bool]) {
     }
 }
 
-/// Replaces each candidate local `v`, assigned only borrows `&base(v)[i]` (or `&mut`), by the
-/// element it borrows: each borrow becomes a copy of its index into a fresh local `k`, and every
+/// Replaces each candidate local `v`, assigned only borrows `&base(v)[i]` (or `&mut`), or copies
+/// `base(v)[i]` of rows nothing writes, by the element it borrows or copies: each borrow becomes a copy of its index into a fresh local `k`, and every
 /// place `v..` (or `*v..`) the place `base(v)[k]..`. With `lend`, a candidate passed on by value
 /// (`dot(row, w)`) is lent as `&base(v)[k]`.
 pub(super) fn substitute_borrows(
@@ -432,6 +432,16 @@ pub(super) fn substitute_borrows(
                         let kq = index[q.local.index()].expect("a candidate");
                         *p = Place::local(k);
                         *rv = Rvalue::Use(Operand::Use(Place::local(kq)));
+                    }
+                    // `v = b[i]`, a copy of a row nothing writes while `v` is read: `k = i`.
+                    Rvalue::Use(Operand::Use(q))
+                        if matches!(q.projections.last(), Some(Projection::Index(_))) =>
+                    {
+                        if let Some(Projection::Index(i)) = q.projections.last() {
+                            let i = *i;
+                            *p = Place::local(k);
+                            *rv = Rvalue::Use(Operand::Use(Place::local(i)));
+                        }
                     }
                     _ => {}
                 }
