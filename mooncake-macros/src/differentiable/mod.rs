@@ -307,7 +307,10 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
             let Rules { tokens, sig, derived_rrule, .. } = rules_of(&parts, args, &mut errors);
             rules.push(tokens);
             if let Some(sig) = sig {
-                dispatch.push(method_dispatch(&imp, &f.sig, &sig));
+                // `reverse_only` derives no forward rule for the forward dispatch to call.
+                if !args.reverse_only {
+                    dispatch.push(method_dispatch(&imp, &f.sig, &sig));
+                }
                 if derived_rrule {
                     dispatch.push(method_dispatch_reverse(&imp, &f.sig, &sig));
                 }
@@ -1106,7 +1109,9 @@ fn dispatch_basis(
             _ => None,
         })
         .collect();
-    let mut bounds = if params.is_empty() {
+    // An impl generic over constants or lifetimes only (`impl<const N: usize> State<N>`) needs
+    // no bound: the derived impl has none for them, and `Self: Primal` would shadow it.
+    let mut bounds = if imp.generics.params.is_empty() {
         vec![quote!(#self_ty: #rt::Primal)]
     } else {
         params.iter().map(|t| quote!(#t: #rt::Primal)).collect()
