@@ -550,3 +550,33 @@ fn take_and_skip_while() {
     assert_eq!(a, -0.3 * 0.1 - 1.2 * 0.6);
     assert!((w - (a + b * n as f64)).abs() < 1e-12);
 }
+
+/// Closures whose parameter is typed `&f64`, as `x.iter()` hands items to them: inline
+/// (`map(|v: &f64| ..)`), bound by `let` and passed by name (`map(f)`, `fold(0.0, g)`), and
+/// called on a borrow (`f(&x[1])`). Found by probe programs: a type error in reverse mode, and
+/// a wrong refusal of the inline form.
+#[differentiable]
+fn reference_parameters(x: &[f64], r: f64) -> f64 {
+    let f = |v: &f64| *v * r + v.sin();
+    let g = |acc: f64, v: &f64| acc + v * v;
+    let inline = x.iter().map(|v: &f64| v * r).sum::<f64>();
+    inline + x.iter().map(f).sum::<f64>() + x.iter().fold(0.0, g) + f(&x[1])
+}
+
+#[test]
+fn closures_with_reference_parameters() {
+    let x = [0.3, -1.2, 2.0, 0.7];
+    test_rule!(reference_parameters(&x, 0.9));
+    let direct = |x: &[f64], r: f64| {
+        let f = |v: f64| v * r + v.sin();
+        x.iter().map(|v| v * r).sum::<f64>()
+            + x.iter().map(|&v| f(v)).sum::<f64>()
+            + x.iter().map(|v| v * v).sum::<f64>()
+            + f(x[1])
+    };
+    approx::assert_relative_eq!(
+        reference_parameters(&x, 0.9),
+        direct(&x, 0.9),
+        max_relative = 1e-12
+    );
+}

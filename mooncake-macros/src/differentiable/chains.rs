@@ -18,7 +18,7 @@
 //! of a buffer of numbers reads as `x.iter().copied()`. What is outside this shape is refused
 //! with a message naming the adaptor.
 
-use super::lower::Lower;
+use super::lower::{Lower, strip_parens};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -251,9 +251,14 @@ impl Lower<'_> {
         let acc = syn::Ident::new("__mooncake_acc", Span::mixed_site());
         // The first closure to take the raw item binds its pattern in the loop's head (`for (a,
         // b) in x.iter().zip(y.iter())`), as a written loop would, rather than through a tuple.
+        // A typed parameter (`|v: &f64|`) binds its pattern alone (a `for` loop's head takes no
+        // type; the item has it).
         let takes_item = |f: &Expr, n: usize| match f {
             Expr::Closure(c) if c.inputs.len() == n => {
-                let p = &c.inputs[n - 1];
+                let p = match &c.inputs[n - 1] {
+                    Pat::Type(pt) => &*pt.pat,
+                    p => p,
+                };
                 (!matches!(p, Pat::Reference(_))).then(|| p.clone())
             }
             _ => None,
@@ -1422,7 +1427,27 @@ impl Lower<'_> {
             return self
                 .refuse(&call.args, &format!("this closure takes {} argument(s)", c.inputs.len()));
         }
-        let args = self.lower_operands(call.args.iter());
+        // A parameter typed `&f64` (a reference to a number) given `&e`: bound to the number
+        // `e`, and `*v` reads it (the rules take numbers by value).
+        let number_ref = |p: &Pat| match p {
+            Pat::Type(pt) => match &*pt.ty {
+                syn::Type::Reference(r) if r.mutability.is_none() && number_type(&r.elem) => {
+                    Some((*r.elem).clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let exprs: Vec<Expr> = c
+            .inputs
+            .iter()
+            .zip(call.args.iter())
+            .map(|(p, a)| match (number_ref(p), strip_parens(a)) {
+                (Some(_), Expr::Reference(r)) if r.mutability.is_none() => (*r.expr).clone(),
+                _ => a.clone(),
+            })
+            .collect();
+        let args = self.lower_operands(exprs.iter());
         let span = call.span();
         self.scoped(|cx| {
             if let Some(scope) = cx.closures.last_mut() {
@@ -1432,15 +1457,33 @@ impl Lower<'_> {
                 cx.bind(n.clone(), *l);
             }
             for (p, a) in c.inputs.iter().zip(args) {
+                let number = number_ref(p);
                 let (p, ty) = match p {
                     Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
                     p => (p, None),
                 };
-                cx.bind_pattern(p, ty, a, span);
+                let by_number = number.is_some();
+                cx.bind_pattern(p, number.or(ty), a, span);
+                if by_number
+                    && let Pat::Ident(pi) = p
+                    && let Some(l) = cx.lookup(&pi.ident)
+                {
+                    cx.number_refs.push(l);
+                }
             }
             cx.lower_expr(&c.body)
         })
     }
+}
+
+/// Whether `ty` names a number type (`f64`, `f32`, an integer).
+fn number_type(ty: &syn::Type) -> bool {
+    const NUMBERS: &[&str] = &[
+        "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+        "u128", "usize",
+    ];
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| NUMBERS.contains(&i.to_string().as_str())))
 }
 
 /// The names a pattern binds.

@@ -202,7 +202,7 @@ pub(super) struct Lower<'e> {
     sum_into_matrix: bool,
     /// Loop variables bound to an element of a matrix (`for v in m.iter()`): the primal's `v` is
     /// a reference, the IR's the number, so `*v` reads `v`.
-    number_refs: Vec<Local>,
+    pub(super) number_refs: Vec<Local>,
     /// Whether a local was declared with a matrix type (`matrix_type`): with `matrices`, whether
     /// the function may hold matrices at all, before which no temporary is tested for one.
     typed_matrix: bool,
@@ -3759,7 +3759,7 @@ fn from_fn_loops(func: &syn::Path, c: &syn::ExprCall) -> Option<Expr> {
 }
 
 /// `e` without the parentheses around it.
-fn strip_parens(e: &Expr) -> &Expr {
+pub(super) fn strip_parens(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip_parens(&p.expr),
         Expr::Group(g) => strip_parens(&g.expr),
