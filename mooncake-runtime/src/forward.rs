@@ -536,58 +536,38 @@ impl<'b, E: Primal + Clone> MethodFrule<{ method_key("clone") }, BufferKey<E>>
     }
 }
 
-/// `v.clone()` of a value of a user type (a `#[derive(Tangent)]` struct) behind a shared
-/// reference, where the function's text does not show its type: an element of a buffer of
-/// structs (`for p in ps.iter() { let c = p.clone(); .. }`). The value and its tangent cloned.
-#[diagnostic::do_not_recommend]
-impl<'a, 'c, S> MethodFrule<{ method_key("clone") }, crate::keys::UserKey<S>>
-    for &mut Dual<&'a S, &'c S::Tangent>
-where
-    S: Primal + Clone + crate::reverse::UserValue,
-    S::Tangent: Clone,
-{
-    type Receiver = Dual<&'a S, &'c S::Tangent>;
-    type Rule = fn(Dual<&'a S, &'c S::Tangent>) -> Dual<S, S::Tangent>;
-    #[inline(always)]
-    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (*self, |d| Dual::new(d.primal.clone(), d.tangent.clone()))
-    }
+/// `v.clone()` of a value of a user type (a `#[derive(Tangent)]` struct) where the function's
+/// text does not show its type: an element of a buffer of structs (`for p in ps.iter() { let c =
+/// p.clone(); .. }`), a local read from a field or returned by a method, an element of
+/// `iter_mut()`. The value and its tangent cloned; one impl per way the receiver is held.
+macro_rules! user_value_clone {
+    ($($(#[$doc:meta])* [$($lt:lifetime),*] $recv:ty => |$d:ident| ($p:expr, $t:expr);)*) => {$(
+        $(#[$doc])*
+        #[diagnostic::do_not_recommend]
+        impl<'b, $($lt,)* S> MethodFrule<{ method_key("clone") }, crate::keys::UserKey<S>>
+            for &'b mut $recv
+        where
+            S: Primal + Clone + crate::reverse::UserValue,
+            S::Tangent: Clone,
+        {
+            type Receiver = Dual<&'b S, &'b S::Tangent>;
+            type Rule = fn(Dual<&'b S, &'b S::Tangent>) -> Dual<S, S::Tangent>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                let $d = self;
+                (Dual::new($p, $t), |d| Dual::new(d.primal.clone(), d.tangent.clone()))
+            }
+        }
+    )*};
 }
 
-/// `v.clone()` of a value of a user type held by value (a local read from a field or returned
-/// by a method): see the impl above.
-#[diagnostic::do_not_recommend]
-impl<'b, S> MethodFrule<{ method_key("clone") }, crate::keys::UserKey<S>>
-    for &'b mut Dual<S, S::Tangent>
-where
-    S: Primal + Clone + crate::reverse::UserValue,
-    S::Tangent: Clone,
-{
-    type Receiver = Dual<&'b S, &'b S::Tangent>;
-    type Rule = fn(Dual<&'b S, &'b S::Tangent>) -> Dual<S, S::Tangent>;
-    #[inline(always)]
-    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (Dual::new(&self.primal, &self.tangent), |d| Dual::new(d.primal.clone(), d.tangent.clone()))
-    }
-}
-
-/// `v.clone()` of a value of a user type behind `&mut` (an element of `iter_mut()`): see the
-/// impls above.
-#[diagnostic::do_not_recommend]
-impl<'b, S> MethodFrule<{ method_key("clone") }, crate::keys::UserKey<S>>
-    for &'b mut Dual<&mut S, &mut S::Tangent>
-where
-    S: Primal + Clone + crate::reverse::UserValue,
-    S::Tangent: Clone,
-{
-    type Receiver = Dual<&'b S, &'b S::Tangent>;
-    type Rule = fn(Dual<&'b S, &'b S::Tangent>) -> Dual<S, S::Tangent>;
-    #[inline(always)]
-    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
-        (Dual::new(&*self.primal, &*self.tangent), |d| {
-            Dual::new(d.primal.clone(), d.tangent.clone())
-        })
-    }
+user_value_clone! {
+    /// Behind a shared reference.
+    ['a, 'c] Dual<&'a S, &'c S::Tangent> => |d| (d.primal, d.tangent);
+    /// Held by value.
+    [] Dual<S, S::Tangent> => |d| (&d.primal, &d.tangent);
+    /// Behind `&mut`.
+    [] Dual<&mut S, &mut S::Tangent> => |d| (&*d.primal, &*d.tangent);
 }
 
 macro_rules! write_methods {

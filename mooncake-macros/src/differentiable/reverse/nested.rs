@@ -94,19 +94,31 @@ fn element_place(q: &Place) -> bool {
 /// The locals indexed somewhere (`x[i]`, `x[i].w`: a place whose first projection is an
 /// index), which hold buffers.
 fn indexed_locals(body: &Body) -> Vec<bool> {
-    let mut indexed = vec![false; body.locals.len()];
+    locals_reached(body, |pr| matches!(pr, [Projection::Index(_), ..]))
+}
+
+/// The locals a field of which is reached somewhere (`l.b`, `(*l).b`).
+fn fielded_locals(body: &Body) -> Vec<bool> {
+    locals_reached(body, |pr| {
+        matches!(pr, [Projection::Field(_), ..] | [Projection::Deref, Projection::Field(_), ..])
+    })
+}
+
+/// The locals some place of the body reaches into by projections that `reached` accepts.
+fn locals_reached(body: &Body, reached: impl Fn(&[Projection]) -> bool) -> Vec<bool> {
+    let mut out = vec![false; body.locals.len()];
     for s in body.blocks.iter().flat_map(|b| &b.statements) {
         let StatementKind::Assign(p, rv) = &s.kind else { continue };
         let mut rv2 = rv.clone();
         let mut note = |q: &Place| {
-            if matches!(q.projections.first(), Some(Projection::Index(_))) {
-                indexed[q.local.index()] = true;
+            if reached(&q.projections) {
+                out[q.local.index()] = true;
             }
         };
         note(p);
         for_each_place(&mut rv2, &mut |q| note(q));
     }
-    indexed
+    out
 }
 
 /// Whether a type is a value with a tangent of its own that a buffer may hold: a tuple, or a
@@ -713,26 +725,6 @@ fn unwritten_locals(body: &Body) -> Vec<bool> {
             !written[l] && assigned[l] <= usize::from(!arg)
         })
         .collect()
-}
-
-/// The locals a field of which is reached somewhere (`l.b`, `(*l).b`).
-fn fielded_locals(body: &Body) -> Vec<bool> {
-    let mut fielded = vec![false; body.locals.len()];
-    for s in body.blocks.iter().flat_map(|b| &b.statements) {
-        let StatementKind::Assign(p, rv) = &s.kind else { continue };
-        let mut rv2 = rv.clone();
-        let mut note = |q: &Place| {
-            if matches!(
-                q.projections.as_slice(),
-                [Projection::Field(_), ..] | [Projection::Deref, Projection::Field(_), ..]
-            ) {
-                fielded[q.local.index()] = true;
-            }
-        };
-        note(p);
-        for_each_place(&mut rv2, &mut |q| note(q));
-    }
-    fielded
 }
 
 /// The receiver and arguments of a deep read of `q` (`v[k].w[j]`, `net.layers[k].b`): the
