@@ -492,6 +492,24 @@ impl fmt::Display for Body {
 /// method; its key (`forward::method_key`) is the method's own.
 pub(crate) const USER_METHOD: &str = "__user_";
 
+/// The names of buffer methods that reverse mode gives the runtime's buffer rules by name: a
+/// user type's method so named is marked by lowering as a user method (`USER_METHOD`), like one
+/// named as a number's.
+pub(crate) const BUFFER_NAMED: &[&str] = &[
+    "len",
+    "to_vec",
+    "push",
+    "pop",
+    "fill",
+    "swap",
+    "reverse",
+    "copy_from_slice",
+    "clear",
+    "truncate",
+    "resize",
+    "extend_from_slice",
+];
+
 /// The float and integer methods the runtime has rules for in both modes (`f64::sin`, ..,
 /// `i64::pow`): none writes its receiver. Lowering and the reverse transform each add the
 /// buffer methods they treat the same way.

@@ -617,7 +617,12 @@ impl Lower<'_> {
             Some(init) => {
                 let len = if ty.is_none() { self.literal_array_len(&init.expr) } else { None };
                 let matrix = self.matrix_like(&init.expr);
-                let user_value = ty.is_none() && !matrix && self.user_value_like(&init.expr);
+                // A user value, or a clone of one behind a reference (`let g = h.clone();` of
+                // `h: &Hist`), which is a value.
+                let cloned = matches!(strip_parens(&init.expr), Expr::MethodCall(m)
+                    if m.method == "clone" && m.args.is_empty() && self.user_receiver_like(&m.receiver));
+                let user_value =
+                    ty.is_none() && !matrix && (self.user_value_like(&init.expr) || cloned);
                 let f32_init = matrix && self.f32_matrix(&init.expr);
                 // `let z: Array1<f64> = a + b + c;`: every partial sum is a matrix.
                 self.sum_into_matrix = ty.as_ref().is_some_and(matrix_type)
@@ -2010,12 +2015,17 @@ impl Lower<'_> {
             // A user type's method named like a number's (`c.powi(3)`, `v.abs()` of a user
             // value): marked as the user's (`method_key` reads through the mark), so that
             // reverse mode dispatches it as a user method.
-            let method =
-                if NUMBER_METHODS.contains(&name.as_str()) && self.user_value_like(&m.receiver) {
-                    syn::Ident::new(&format!("{USER_METHOD}{name}"), m.method.span())
-                } else {
-                    m.method.clone()
-                };
+            // The same of a method named like a buffer's (`h.push(v)`, `h.len()` of a user
+            // type's value or reference), which reverse mode would otherwise take for the
+            // buffer rule of that name.
+            let user = (NUMBER_METHODS.contains(&name.as_str())
+                && self.user_value_like(&m.receiver))
+                || (BUFFER_NAMED.contains(&name.as_str()) && self.user_receiver_like(&m.receiver));
+            let method = if user {
+                syn::Ident::new(&format!("{USER_METHOD}{name}"), m.method.span())
+            } else {
+                m.method.clone()
+            };
             (method, self.lend_slice_copies(args))
         };
         let out = self.emit(Rvalue::Method { receiver, method, args }, span);
@@ -2160,6 +2170,39 @@ impl Lower<'_> {
     /// (`a: V3`, `lower::struct_type`) or bound to such a value, a struct literal (`V3 { .. }`),
     /// `Type::new(..)` of such a type, `clone()` of one, or arithmetic with one on the left (on
     /// either side of `+` and `-`). Matrices are not (`matrix_like`); a reference is not.
+    /// Whether `e` is a value of a user type ([`Self::user_value_like`]), or a local declared as a
+    /// reference to one (`h: &Hist`, `self` of `&mut self`) or a clone of one.
+    fn user_receiver_like(&self, e: &Expr) -> bool {
+        if self.user_value_like(e) {
+            return true;
+        }
+        match e {
+            Expr::Paren(p) => self.user_receiver_like(&p.expr),
+            Expr::MethodCall(m) if m.method == "clone" && m.args.is_empty() => {
+                self.user_receiver_like(&m.receiver)
+            }
+            Expr::Path(p) if p.qself.is_none() => {
+                let Some(l) = p.path.get_ident().and_then(|i| self.lookup(i)) else {
+                    return false;
+                };
+                let Some(syn::Type::Reference(r)) = &self.locals[l.index()].ty else {
+                    return false;
+                };
+                !matrix_type(&r.elem)
+                    && super::reverse::buffer_element(&r.elem).is_none()
+                    && matches!(&*r.elem, syn::Type::Path(tp) if tp.qself.is_none()
+                    && tp.path.segments.last().is_some_and(|s| {
+                        let name = s.ident.to_string();
+                        name.starts_with(|c: char| c.is_uppercase())
+                            && !NOT_USER_VALUES.contains(&name.as_str())
+                            && !MATRIX_TYPES.contains(&name.as_str())
+                            && !self.type_params.contains(&name)
+                    }))
+            }
+            _ => false,
+        }
+    }
+
     pub(super) fn user_value_like(&self, e: &Expr) -> bool {
         let user_path = |p: &syn::Path| {
             p.segments.last().is_some_and(|s| {
