@@ -266,6 +266,13 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
 /// An `impl` block: the block untouched, then an inherent `impl` with every method's rules and
 /// the method-call dispatch impls for the methods that take `self`.
 fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> TokenStream {
+    parse::user_trait_bounds(&imp.generics, &mut errors);
+    if errors.has_errors() {
+        // The `impl` as written, and the one real error (no rules, whose follow-up errors
+        // would bury it).
+        let errs = errors.finish().err();
+        return quote!(#imp #errs);
+    }
     let mut rules = Vec::new();
     let mut dispatch = Vec::new();
     for item in &imp.items {

@@ -143,6 +143,7 @@ pub(crate) fn signature(sig: &syn::Signature, errors: &mut Errors) -> Sig {
             }
         }
     }
+    user_trait_bounds(&sig.generics, errors);
     let ret = match &sig.output {
         syn::ReturnType::Default => syn::parse_quote!(()),
         syn::ReturnType::Type(_, ty) => {
@@ -185,5 +186,122 @@ pub(crate) fn unambiguous_type(ty: &syn::Type) -> syn::Type {
         })
     } else {
         ty.clone()
+    }
+}
+
+/// Refuses a type parameter bounded by a trait of the user's own and by no float trait
+/// (`fn sse<M: Model>(m: &M, ..)`, `impl<M: Model> Fit<M>`): a call of the trait's method on it
+/// reaches no rule, since the derived rules can name no bound that would give them the method's
+/// rule (the trait's declaration, which says the method's types, is out of the macro's sight).
+/// Before this check such a function failed with type errors that advised putting
+/// `#[differentiable]` on an `impl` block that already had it.
+pub(crate) fn user_trait_bounds(generics: &syn::Generics, errors: &mut Errors) {
+    // Bounds that leave a parameter a number, and the standard library's and the numeric
+    // crates' traits (not the user's: what happens with them is the rules' business).
+    const FLOATS: &[&str] = &["Float", "Real", "FloatCore", "RealField", "ComplexField"];
+    const MARKERS: &[&str] = &[
+        "Copy",
+        "Clone",
+        "Debug",
+        "Default",
+        "Send",
+        "Sync",
+        "Sized",
+        "Unpin",
+        "PartialEq",
+        "Eq",
+        "PartialOrd",
+        "Ord",
+        "Hash",
+        "Display",
+        "Primal",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Rem",
+        "Neg",
+        "AddAssign",
+        "SubAssign",
+        "MulAssign",
+        "DivAssign",
+        "Sum",
+        "Product",
+        "From",
+        "Into",
+        "TryFrom",
+        "TryInto",
+        "AsRef",
+        "AsMut",
+        "Borrow",
+        "Iterator",
+        "IntoIterator",
+        "Fn",
+        "FnMut",
+        "FnOnce",
+        "Num",
+        "NumCast",
+        "FromPrimitive",
+        "ToPrimitive",
+        "Zero",
+        "One",
+        "Signed",
+        "Bounded",
+        "Scalar",
+        "Dimension",
+        "Dim",
+        "Data",
+        "DataMut",
+        "RawData",
+        "Storage",
+        "StorageMut",
+        "IsContiguous",
+        "Any",
+    ];
+    let params: Vec<&syn::TypeParam> = generics.type_params().collect();
+    for p in params {
+        let mut bounds: Vec<&syn::TraitBound> = p
+            .bounds
+            .iter()
+            .filter_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        if let Some(w) = &generics.where_clause {
+            for pred in &w.predicates {
+                if let syn::WherePredicate::Type(pt) = pred
+                    && matches!(&pt.bounded_ty, syn::Type::Path(tp)
+                        if tp.qself.is_none() && tp.path.is_ident(&p.ident))
+                {
+                    bounds.extend(pt.bounds.iter().filter_map(|b| match b {
+                        syn::TypeParamBound::Trait(t) => Some(t),
+                        _ => None,
+                    }));
+                }
+            }
+        }
+        let name = |t: &syn::TraitBound| {
+            t.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default()
+        };
+        if bounds.iter().any(|t| FLOATS.contains(&name(t).as_str())) {
+            continue;
+        }
+        let Some(user) = bounds.iter().find(|t| {
+            !MARKERS.contains(&name(t).as_str())
+                && !matches!(t.modifier, syn::TraitBoundModifier::Maybe(_))
+        }) else {
+            continue;
+        };
+        let (param, tr) = (&p.ident, name(user));
+        errors.error_spanned(
+            &user.path,
+            format!(
+                "#[differentiable] functions cannot be generic over a trait of your own \
+                 (`{param}: {tr}`): the derived rules cannot reach the rules of `{tr}`'s methods \
+                 through `{param}`; write the function for the concrete type (a `macro_rules!` \
+                 can stamp out one per type), or make it generic over `T: Float` only"
+            ),
+        );
     }
 }
