@@ -1057,7 +1057,19 @@ impl Lower<'_> {
                     return Operand::Use(place);
                 }
                 if p.path.get_ident().is_some() && p.qself.is_none() {
-                    let name = p.path.segments[0].ident.to_string();
+                    let ident = &p.path.segments[0].ident;
+                    if self.closures.iter().flatten().any(|(n, _)| n == ident) {
+                        // A closure bound by `let`, used other than called or passed to an
+                        // iterator adaptor (handed to a function, stored).
+                        return self.refuse(
+                            p,
+                            "a closure bound by `let` can be called (`f(x)`) or passed to an \
+                             iterator adaptor (`x.iter().map(f)`), not used as a value; to \
+                             hand it to a function, write the closure's body as a separate \
+                             #[differentiable] function and call that",
+                        );
+                    }
+                    let name = ident.to_string();
                     if name.chars().next().is_some_and(|c| c.is_lowercase()) {
                         return self.refuse(
                             p,
