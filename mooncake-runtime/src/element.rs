@@ -134,6 +134,17 @@ pub trait AddRData<R>: Copy {
     }
 }
 
+/// An array's elements, one by one (the shadow of a buffer of arrays, `&[[f64; 3]]`, whose row
+/// was loaded whole and passed on by value).
+impl<R, T: AddRData<R>, const N: usize> AddRData<[R; N]> for [T; N] {
+    #[inline(always)]
+    fn add_rdata(&mut self, r: [R; N]) {
+        for (t, r) in self.iter_mut().zip(r) {
+            t.add_rdata(r);
+        }
+    }
+}
+
 impl AddRData<f64> for f64 {
     #[inline(always)]
     fn add_rdata(&mut self, r: f64) {

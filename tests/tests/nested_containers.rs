@@ -509,3 +509,48 @@ fn copies_of_rows_of_arrays() {
     }
     approx::assert_relative_eq!(gw, 2.0 - 12.0 + 0.125, max_relative = 1e-12);
 }
+
+/// The squared norm of a point held by value.
+#[differentiable]
+fn norm2_of(p: [f64; 2]) -> f64 {
+    p[0] * p[0] + p[1] * p[1]
+}
+
+/// The squared distance between two points held by value.
+#[differentiable]
+fn dist2_of(a: [f64; 2], b: [f64; 2]) -> f64 {
+    (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1])
+}
+
+/// Rows of `&[[f64; 2]]` passed by value to functions taking arrays (`norm2_of(ps[k])`), as
+/// geometry code passes points (found by probe programs: the row was loaded as a number, and
+/// its adjoint had no add into the buffer's shadow).
+#[differentiable]
+fn point_energy(ps: &[[f64; 2]]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..ps.len() {
+        s += norm2_of(ps[k]);
+    }
+    for i in 0..ps.len() {
+        for j in i + 1..ps.len() {
+            s += dist2_of(ps[i], ps[j]).sqrt();
+        }
+    }
+    s
+}
+
+#[test]
+fn rows_of_arrays_passed_by_value() {
+    let ps = vec![[1.0, 2.0], [3.0, 4.0], [-0.5, 0.25]];
+    test_rule!(point_energy(&ps));
+    let (_, (g,)) = value_and_gradient!(point_energy(&ps));
+    // Point 0: 2 p0 plus the unit vectors from the other points to it.
+    let mut want = [2.0 * ps[0][0], 2.0 * ps[0][1]];
+    for q in &ps[1..] {
+        let d = ((ps[0][0] - q[0]).powi(2) + (ps[0][1] - q[1]).powi(2)).sqrt();
+        want[0] += (ps[0][0] - q[0]) / d;
+        want[1] += (ps[0][1] - q[1]) / d;
+    }
+    approx::assert_relative_eq!(g[0][0], want[0], max_relative = 1e-12);
+    approx::assert_relative_eq!(g[0][1], want[1], max_relative = 1e-12);
+}

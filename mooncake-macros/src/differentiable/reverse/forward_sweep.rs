@@ -388,14 +388,25 @@ impl Reverse<'_> {
                     // The element's value; only the index goes on the tape.
                     let (b_, i_) = (self.names.local(base), self.names.local(index));
                     let t = tape((b.index(), i));
+                    // A number's codual; a row of a buffer of arrays (`ps[k]` of `&[[f64; 2]]`,
+                    // passed on by value) takes its type's zero fdata.
+                    let nested = self.nested_buffers[base.index()];
+                    let codual = |v: TokenStream| {
+                        if nested {
+                            quote!(#rt::rev::constant(#v))
+                        } else {
+                            quote!(#rt::CoDual::new(#v, #rt::NoFData))
+                        }
+                    };
                     if self.rerun.get()
                         && let Some(&k) = self.windows.reads.get(&(b.index(), i))
                     {
                         // Run again in the reverse sweep: through the window of the copy (see
                         // `windows`).
                         let (w, slot) = (windows::window_name(k), self.window_slot(k));
+                        let v = codual(quote!(#rt::rev::window_read(&#w, #slot, #i_.primal)));
                         return quote_spanned!(span=>
-                            #x = #rt::CoDual::new(#rt::rev::window_read(&#w, #slot, #i_.primal), #rt::NoFData);
+                            #x = #v;
                             #mark
                             let #t: usize = #i_.primal;
                         );
@@ -406,14 +417,16 @@ impl Reverse<'_> {
                         // Through the window the loop cut at its entry (see `windows`).
                         let w = windows::window_name(k);
                         let slot = self.fwd_slot(self.windows.list[k].header);
+                        let v = codual(quote!(#rt::rev::window_read(&#w, #slot, #i_.primal)));
                         return quote_spanned!(span=>
-                            #x = #rt::CoDual::new(#rt::rev::window_read(&#w, #slot, #i_.primal), #rt::NoFData);
+                            #x = #v;
                             #mark
                             let #t: usize = #i_.primal;
                         );
                     }
+                    let v = codual(quote!(#rt::rev::read_at(&#b_, #i_.primal)));
                     return quote_spanned!(span=>
-                        #x = #rt::CoDual::new(#rt::rev::read_at(&#b_, #i_.primal), #rt::NoFData);
+                        #x = #v;
                         #mark
                         let #t: usize = #i_.primal;
                     );
