@@ -1431,7 +1431,9 @@ impl Lower<'_> {
         // `e`, and `*v` reads it (the rules take numbers by value).
         let number_ref = |p: &Pat| match p {
             Pat::Type(pt) => match &*pt.ty {
-                syn::Type::Reference(r) if r.mutability.is_none() && number_type(&r.elem) => {
+                syn::Type::Reference(r)
+                    if r.mutability.is_none() && super::reverse::scalar_type(&r.elem) =>
+                {
                     Some((*r.elem).clone())
                 }
                 _ => None,
@@ -1474,16 +1476,6 @@ impl Lower<'_> {
             cx.lower_expr(&c.body)
         })
     }
-}
-
-/// Whether `ty` names a number type (`f64`, `f32`, an integer).
-fn number_type(ty: &syn::Type) -> bool {
-    const NUMBERS: &[&str] = &[
-        "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
-        "u128", "usize",
-    ];
-    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
-        && p.path.get_ident().is_some_and(|i| NUMBERS.contains(&i.to_string().as_str())))
 }
 
 /// The names a pattern binds.

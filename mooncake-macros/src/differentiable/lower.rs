@@ -2197,34 +2197,34 @@ impl Lower<'_> {
                 let Some(l) = p.path.get_ident().and_then(|i| self.lookup(i)) else {
                     return false;
                 };
-                let Some(syn::Type::Reference(r)) = &self.locals[l.index()].ty else {
-                    return false;
-                };
-                !matrix_type(&r.elem)
-                    && super::reverse::buffer_element(&r.elem).is_none()
-                    && matches!(&*r.elem, syn::Type::Path(tp) if tp.qself.is_none()
-                    && tp.path.segments.last().is_some_and(|s| {
-                        let name = s.ident.to_string();
-                        name.starts_with(|c: char| c.is_uppercase())
-                            && !NOT_USER_VALUES.contains(&name.as_str())
-                            && !MATRIX_TYPES.contains(&name.as_str())
-                            && !self.type_params.contains(&name)
-                    }))
+                matches!(&self.locals[l.index()].ty, Some(syn::Type::Reference(r))
+                    if self.user_type(&r.elem))
             }
             _ => false,
         }
     }
 
+    /// Whether `p` names a user type, going by the capital letter: not the standard library's
+    /// (`NOT_USER_VALUES`), not a matrix type, not a type parameter.
+    fn user_path(&self, p: &syn::Path) -> bool {
+        p.segments.last().is_some_and(|s| {
+            let name = s.ident.to_string();
+            name.starts_with(|c: char| c.is_uppercase())
+                && !NOT_USER_VALUES.contains(&name.as_str())
+                && !MATRIX_TYPES.contains(&name.as_str())
+                && !self.type_params.contains(&name)
+        })
+    }
+
+    /// Whether the declared type `t` is a user type: a path [`Self::user_path`] accepts that is
+    /// neither a matrix nor a buffer.
+    fn user_type(&self, t: &syn::Type) -> bool {
+        !matrix_type(t)
+            && super::reverse::buffer_element(t).is_none()
+            && matches!(t, syn::Type::Path(tp) if tp.qself.is_none() && self.user_path(&tp.path))
+    }
+
     pub(super) fn user_value_like(&self, e: &Expr) -> bool {
-        let user_path = |p: &syn::Path| {
-            p.segments.last().is_some_and(|s| {
-                let name = s.ident.to_string();
-                name.starts_with(|c: char| c.is_uppercase())
-                    && !NOT_USER_VALUES.contains(&name.as_str())
-                    && !MATRIX_TYPES.contains(&name.as_str())
-                    && !self.type_params.contains(&name)
-            })
-        };
         match e {
             Expr::Paren(p) => self.user_value_like(&p.expr),
             Expr::Path(p) if p.qself.is_none() => {
@@ -2232,19 +2232,15 @@ impl Lower<'_> {
                     return false;
                 };
                 self.user_values.contains(&l)
-                    || self.locals[l.index()].ty.as_ref().is_some_and(|t| {
-                        !matrix_type(t)
-                            && super::reverse::buffer_element(t).is_none()
-                            && matches!(t, syn::Type::Path(tp) if tp.qself.is_none() && user_path(&tp.path))
-                    })
+                    || self.locals[l.index()].ty.as_ref().is_some_and(|t| self.user_type(t))
             }
-            Expr::Struct(s) => s.qself.is_none() && user_path(&s.path),
+            Expr::Struct(s) => s.qself.is_none() && self.user_path(&s.path),
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => {
                     let segs = &p.path.segments;
                     segs.len() >= 2
                         && segs.last().is_some_and(|s| s.ident == "new")
-                        && user_path(&syn::Path {
+                        && self.user_path(&syn::Path {
                             leading_colon: None,
                             segments: segs.iter().take(segs.len() - 1).cloned().collect(),
                         })
@@ -3720,10 +3716,13 @@ pub(crate) fn struct_type(ty: &syn::Type, params: &[String]) -> bool {
     !matrix_type(ty)
         && super::reverse::buffer_element(ty).is_none()
         && matches!(ty, syn::Type::Path(p) if p.qself.is_none()
-        && p.path.segments.last().is_some_and(|s| {
-            let name = s.ident.to_string();
-            name.starts_with(|c: char| c.is_uppercase()) && !params.contains(&name)
-        }))
+        && p.path.segments.last().is_some_and(|s| user_type_name(&s.ident.to_string(), params)))
+}
+
+/// Whether a named type's last segment is a user's type rather than a primitive or one of the
+/// function's type parameters `params`: capitalised (`Body`, `P`) and not a parameter.
+pub(crate) fn user_type_name(name: &str, params: &[String]) -> bool {
+    name.starts_with(|c: char| c.is_uppercase()) && !params.iter().any(|p| p == name)
 }
 
 pub(crate) fn matrix_type(ty: &syn::Type) -> bool {

@@ -52,6 +52,7 @@ pub(crate) use plan::arithmetic_kinds;
 pub(crate) use plan::buffer_element;
 use plan::*;
 use reverse_sweep::*;
+pub(crate) use sinks::scalar_type;
 
 use super::codegen::{Names, rt};
 use super::forward::{method_key, rule_path};

@@ -26,17 +26,12 @@ fn deep_type(ty: &syn::Type, params: &[String]) -> bool {
             let Some(last) = p.path.segments.last() else { return false };
             let name = last.ident.to_string();
             buffer_element(t).is_some()
-                || (user_type_name(&name, params) && !matches!(name.as_str(), "Self"))
+                || (super::super::lower::user_type_name(&name, params)
+                    && !matches!(name.as_str(), "Self"))
         }
         other => buffer_element(other).is_some(),
     };
     buffer_element(ty).is_some_and(not_a_number)
-}
-
-/// Whether a named type's last segment is a user's type rather than a primitive or one of the
-/// function's type parameters `params`: capitalised (`Body`, `P`) and not a parameter.
-fn user_type_name(name: &str, params: &[String]) -> bool {
-    name.starts_with(|c: char| c.is_uppercase()) && !params.iter().any(|p| p == name)
 }
 
 /// Whether `p` reaches into an element of a buffer: an index followed by more projections.
@@ -129,10 +124,9 @@ fn value_type(e: &syn::Type, params: &[String]) -> bool {
         syn::Type::Tuple(t) => !t.elems.is_empty(),
         syn::Type::Path(p) => {
             buffer_element(e).is_none()
-                && p.path
-                    .segments
-                    .last()
-                    .is_some_and(|s| user_type_name(&s.ident.to_string(), params))
+                && p.path.segments.last().is_some_and(|s| {
+                    super::super::lower::user_type_name(&s.ident.to_string(), params)
+                })
         }
         _ => false,
     }

@@ -17,7 +17,7 @@ use super::super::ir::*;
 use super::{Access, Reverse, access};
 
 /// Whether `ty` is a plain number or `bool` (its codual carries no shadow).
-pub(super) fn scalar_type(ty: &syn::Type) -> bool {
+pub(crate) fn scalar_type(ty: &syn::Type) -> bool {
     const SCALARS: &[&str] = &[
         "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
         "u128", "usize", "bool", "char",
