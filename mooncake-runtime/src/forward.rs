@@ -774,6 +774,39 @@ macro_rules! float_predicates {
 
 float_predicates!(is_nan, is_finite, is_infinite, is_sign_positive, is_sign_negative);
 
+/// `a.total_cmp(&b)`: the IEEE total order (of the real parts of dual numbers). Written with
+/// the argument by value: lowering drops the `&` of a comparison of numbers.
+#[inline(always)]
+pub fn total_cmp_of<F: Float>(a: F, b: F) -> std::cmp::Ordering {
+    a.to_f64().total_cmp(&b.to_f64())
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key("total_cmp") }, FloatKey<F>> for &mut D {
+    type Receiver = Dual<F, D::Dirs>;
+    type Rule = fn(Dual<F, D::Dirs>, Dual<F, D::Dirs>) -> Dual<std::cmp::Ordering, NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.value(), |a, b| Dual::new(total_cmp_of(a.primal, b.primal), NoTangent))
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Float, D: FloatDual<F>> MethodFrule<{ method_key("partial_cmp") }, FloatKey<F>> for &mut D {
+    type Receiver = Dual<F, D::Dirs>;
+    type Rule = fn(
+        Dual<F, D::Dirs>,
+        Dual<F, D::Dirs>,
+    ) -> Dual<Option<std::cmp::Ordering>, Option<NoTangent>>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (self.value(), |a, b| {
+            let o = a.primal.partial_cmp(&b.primal);
+            Dual::new(o, o.map(|_| NoTangent))
+        })
+    }
+}
+
 macro_rules! int_pow_abs {
     (pow: $($t:ty),*; abs: $($s:ty),*) => {
         $(

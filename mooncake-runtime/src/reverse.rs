@@ -495,6 +495,39 @@ macro_rules! float_predicates {
 
 float_predicates!(is_nan, is_finite, is_infinite, is_sign_positive, is_sign_negative);
 
+#[diagnostic::do_not_recommend]
+impl<F: Float> MethodRrule<{ method_key("total_cmp") }, FloatKey<F>, (CoDual<F, NoFData>,)>
+    for CoDual<F, NoFData>
+{
+    type Out = std::cmp::Ordering;
+    type Rets = (F, F);
+    #[inline(always)]
+    fn method_rrule(
+        self,
+        args: (CoDual<F, NoFData>,),
+    ) -> (CoDual<std::cmp::Ordering, NoFData>, impl FnOnce(NoRData) -> (F, F)) {
+        let o = crate::forward::total_cmp_of(self.primal, args.0.primal);
+        (CoDual::new(o, NoFData), |_| (F::ZERO, F::ZERO))
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Float> MethodRrule<{ method_key("partial_cmp") }, FloatKey<F>, (CoDual<F, NoFData>,)>
+    for CoDual<F, NoFData>
+{
+    type Out = Option<std::cmp::Ordering>;
+    type Rets = (F, F);
+    #[inline(always)]
+    fn method_rrule(
+        self,
+        args: (CoDual<F, NoFData>,),
+    ) -> (CoDual<Option<std::cmp::Ordering>, Option<NoFData>>, impl FnOnce(Option<NoRData>) -> (F, F))
+    {
+        let o = self.primal.partial_cmp(&args.0.primal);
+        (CoDual::new(o, o.map(|_| NoFData)), |_| (F::ZERO, F::ZERO))
+    }
+}
+
 macro_rules! int_methods {
     ($($t:ty),*) => {$(
         #[diagnostic::do_not_recommend]
@@ -1403,20 +1436,23 @@ impl<T, D> Hold for CoDual<Vec<T>, crate::shared::SharedVec<D>> {
     }
 }
 
-impl<T: crate::element::Element, const N: usize> Hold for CoDual<[T; N], [NoFData; N]> {
+/// An array of numbers, or of arrays of numbers (`[[f64; 3]; 3]`, held as a buffer of rows).
+impl<T: Primal + Copy, const N: usize> Hold for CoDual<[T; N], [T::FData; N]> {
     type Held = CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>;
     type Link = crate::shared::SharedVec<T::Tangent>;
     type RData = [T::RData; N];
     #[inline]
     fn hold(self) -> (Self::Held, Self::Link) {
-        let shadow = crate::shared::SharedVec::filled(T::ZERO_TANGENT, N);
+        let shadow = crate::shared::SharedVec::from_vec(
+            self.primal.iter().map(Primal::zero_tangent).collect(),
+        );
         let held = CoDual::new(crate::shared::SharedArray::from_array(self.primal), shadow);
         let link = held.fdata.clone();
         (held, link)
     }
     #[inline]
     fn rdata(shadow: Self::Link) -> [T::RData; N] {
-        shadow.with(|s| std::array::from_fn(|k| T::tangent_rdata(s[k])))
+        shadow.with(|s| std::array::from_fn(|k| T::split_tangent(s[k].clone()).1))
     }
 }
 
@@ -2913,18 +2949,23 @@ impl<T: Clone, D> AsResult<CoDual<Vec<T>, crate::shared::SharedVec<D>>>
     }
 }
 
-impl<T: crate::element::Element, const N: usize> AsResult<CoDual<[T; N], [NoFData; N]>>
+/// An array of numbers, or of arrays of numbers (`[[f64; 3]; 3]`).
+impl<T: Primal + Copy, const N: usize> AsResult<CoDual<[T; N], [T::FData; N]>>
     for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>
+where
+    T::Tangent: crate::element::AddRData<T::RData>,
 {
     type Ret = [T::RData; N];
     type Own = NoRData;
     type Link = crate::shared::SharedVec<T::Tangent>;
     #[inline]
-    fn as_result(&self) -> (CoDual<[T; N], [NoFData; N]>, crate::shared::SharedVec<T::Tangent>) {
-        (CoDual::new(self.primal.to_array(), [NoFData; N]), self.fdata.clone())
+    fn as_result(&self) -> (CoDual<[T; N], [T::FData; N]>, crate::shared::SharedVec<T::Tangent>) {
+        let a = self.primal.to_array();
+        (CoDual::new(a, std::array::from_fn(|k| a[k].zero_fdata())), self.fdata.clone())
     }
     fn return_adjoint(shadow: crate::shared::SharedVec<T::Tangent>, r: [T::RData; N]) -> NoRData {
-        shadow.with_mut(|s| s.iter_mut().zip(r).for_each(|(d, r)| T::add_rdata(d, r)));
+        use crate::element::AddRData;
+        shadow.with_mut(|s| s.iter_mut().zip(r).for_each(|(d, r)| d.add_rdata(r)));
         NoRData
     }
 }

@@ -561,6 +561,8 @@ pub(crate) const NUMBER_METHODS: &[&str] = &[
     "is_infinite",
     "is_sign_positive",
     "is_sign_negative",
+    "total_cmp",
+    "partial_cmp",
 ];
 
 /// The locals that only ever hold a named constant (`W` of `const W: [f64; 3]`, read as

@@ -2023,7 +2023,14 @@ impl Lower<'_> {
             let flag = |b: bool| Operand::Const(if b { quote!(true) } else { quote!(false) });
             (syn::Ident::new("__sort_by", m.method.span()), vec![flag(descending), flag(total)])
         } else {
-            let args = self.lower_operands(m.args.iter());
+            // `a.total_cmp(&b)`, `a.partial_cmp(&b)` of numbers: the number compared with is
+            // passed by value (the rules take numbers).
+            let compare = matches!(name.as_str(), "total_cmp" | "partial_cmp")
+                && !self.user_value_like(&m.receiver);
+            let args = self.lower_operands(m.args.iter().map(|a| match a {
+                Expr::Reference(r) if compare && r.mutability.is_none() => &*r.expr,
+                a => a,
+            }));
             // A user type's method named like a number's (`c.powi(3)`, `v.abs()` of a user
             // value): marked as the user's (`method_key` reads through the mark), so that
             // reverse mode dispatches it as a user method.

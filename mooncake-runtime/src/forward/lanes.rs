@@ -486,6 +486,12 @@ lanes_float_methods! {
         |x| Dual::new(x.primal.is_sign_positive(), NoTangent);
     is_sign_negative() -> Dual<bool, NoTangent> =>
         |x| Dual::new(x.primal.is_sign_negative(), NoTangent);
+    total_cmp(x) -> Dual<std::cmp::Ordering, NoTangent> =>
+        |a, b| Dual::new(super::total_cmp_of(a.primal, b.primal), NoTangent);
+    partial_cmp(x) -> Dual<Option<std::cmp::Ordering>, Option<NoTangent>> => |a, b| {
+        let o = a.primal.partial_cmp(&b.primal);
+        Dual::new(o, o.map(|_| NoTangent))
+    };
 }
 
 /// The check `#[differentiable(debug)]` inserts after each assignment of a float dual in a

@@ -102,6 +102,10 @@ macro_rules! from_cell {
 
 from_cell!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, char, ());
 
+// The result of comparing two numbers (`a.total_cmp(&b)`, `a.partial_cmp(&b)`).
+nondiff_copy!(std::cmp::Ordering);
+from_cell!(std::cmp::Ordering);
+
 // The gradient `value_and_gradient!` gives an integer or a `Const(..)` argument, which a
 // `#[differentiable]` function that computes a gradient inside holds as a value.
 nondiff_copy!(crate::dual::NoTangent);

@@ -717,23 +717,38 @@ pub fn pop_rrule<T: Element>(
 pub trait Row {
     /// The element type.
     type Elem: Element;
+    /// How derived reverse-mode code holds a copy of the row: a `SharedVec` of a `Vec`, a
+    /// `SharedArray` of an array (so a row of `&[[f64; 2]]` lent to a call stays an array).
+    type Held;
     /// The elements.
     fn row(&self) -> &[Self::Elem];
+    /// The row moved into its handle.
+    fn held(self) -> Self::Held;
 }
 
 impl<T: Element> Row for Vec<T> {
     type Elem = T;
+    type Held = SharedVec<T>;
     #[inline(always)]
     fn row(&self) -> &[T] {
         self
+    }
+    #[inline(always)]
+    fn held(self) -> SharedVec<T> {
+        SharedVec::from_vec(self)
     }
 }
 
 impl<T: Element, const N: usize> Row for [T; N] {
     type Elem = T;
+    type Held = crate::shared::SharedArray<T, N>;
     #[inline(always)]
     fn row(&self) -> &[T] {
         self
+    }
+    #[inline(always)]
+    fn held(self) -> crate::shared::SharedArray<T, N> {
+        crate::shared::SharedArray::from_array(self)
     }
 }
 
@@ -792,8 +807,9 @@ pub fn row_len<V: Row, S: ReadBuffer<V> + ?Sized>(x: &S, i: usize) -> usize {
     x.with_slice(|s| s[i].row().len())
 }
 
-/// Reverse rule of a row `&x[i]` of a buffer of rows lent to a call: a copy of the row with a
-/// fresh zero shadow, whose gradient the pullback adds into `dx[i]`.
+/// Reverse rule of a row `&x[i]` of a buffer of rows lent to a call: a copy of the row (a `Vec`
+/// of a buffer of `Vec`s, an array of a buffer of arrays) with a fresh zero shadow, whose
+/// gradient the pullback adds into `dx[i]`.
 ///
 /// # Panics
 /// If `i` is out of bounds, as indexing does.
@@ -802,17 +818,17 @@ pub fn row_to_vec_rrule<V, S>(
     x: CoDual<&S, SharedVec<V::Tangent>>,
     i: CoDual<usize, NoFData>,
 ) -> (
-    CoDual<Vec<V::Elem>, SharedVec<<V::Elem as Primal>::Tangent>>,
+    CoDual<V::Held, SharedVec<<V::Elem as Primal>::Tangent>>,
     impl FnOnce(NoRData) -> (NoRData, NoRData) + use<V, S>,
 )
 where
-    V: Row + Primal,
+    V: Row + Primal + Clone,
     V::Tangent: TangentRow<<V::Elem as Primal>::Tangent>,
     S: ReadBuffer<V> + ?Sized,
 {
     let i = i.primal;
-    let y = x.primal.with_slice(|s| s[i].row().to_vec());
-    let dy = SharedVec::filled(V::Elem::ZERO_TANGENT, y.len());
+    let (y, len) = x.primal.with_slice(|s| (s[i].clone().held(), s[i].row().len()));
+    let dy = SharedVec::filled(V::Elem::ZERO_TANGENT, len);
     let (dx, shadow) = (x.fdata, dy.clone());
     let pullback = move |_: NoRData| {
         shadow.with(|g| dx.with_mut(|d| add_into::<V::Elem>(d[i].row_mut(), g)));
@@ -872,23 +888,157 @@ where
     (CoDual::new((), NoFData), pullback)
 }
 
-/// Reverse rule of `vec![row; n]` for a buffer `row` (a matrix of `n` equal rows): `n` copies
-/// with zero shadows; the pullback adds every row's gradient into `row`'s shadow.
+/// A buffer that can become a row of a buffer of rows (`m.push(row)` of `m: Vec<Vec<f64>>`,
+/// `ps.push([a, b])` of `ps: Vec<[f64; 2]>`, `vec![[0.0; 2]; n]`): a local `Vec` or array
+/// behind its reverse-mode handle, a `Vec`, an array or a slice.
+pub trait RowValue {
+    /// The row: a `Vec` of a `Vec` or slice, an array of an array.
+    type Row: Row;
+    /// A copy of the elements as a row.
+    fn row_value(&self) -> Self::Row;
+}
+
+impl<T: Element> RowValue for SharedVec<T> {
+    type Row = Vec<T>;
+    #[inline]
+    fn row_value(&self) -> Vec<T> {
+        self.to_vec()
+    }
+}
+
+impl<T: Element, const N: usize> RowValue for crate::shared::SharedArray<T, N> {
+    type Row = [T; N];
+    #[inline]
+    fn row_value(&self) -> [T; N] {
+        self.to_array()
+    }
+}
+
+impl<T: Element> RowValue for Vec<T> {
+    type Row = Vec<T>;
+    #[inline]
+    fn row_value(&self) -> Vec<T> {
+        self.clone()
+    }
+}
+
+impl<T: Element> RowValue for [T] {
+    type Row = Vec<T>;
+    #[inline]
+    fn row_value(&self) -> Vec<T> {
+        self.to_vec()
+    }
+}
+
+impl<T: Element, const N: usize> RowValue for [T; N] {
+    type Row = [T; N];
+    #[inline(always)]
+    fn row_value(&self) -> [T; N] {
+        *self
+    }
+}
+
+impl<B: RowValue + ?Sized> RowValue for &B {
+    type Row = B::Row;
+    #[inline(always)]
+    fn row_value(&self) -> B::Row {
+        (**self).row_value()
+    }
+}
+
+/// Reverse rule of `x.push(row)` of a buffer `row` onto a buffer of rows the function builds
+/// (`m.push(row)` of `m: Vec<Vec<f64>>`, `ps.push([a, b])` of `ps: Vec<[f64; 2]>`): pushes a
+/// copy of the row onto `x` and a zero row onto its shadow; the pullback pops both and adds the
+/// popped row's gradient into `row`'s shadow.
+///
+/// # Panics
+/// If the shadow is shorter than `x`, or the row's shadow is not as long as the row.
 #[inline]
-pub fn repeat_rows_rrule<T: Element, B: ReadBuffer<T> + ?Sized>(
-    row: CoDual<&B, SharedVec<T::Tangent>>,
+#[allow(clippy::type_complexity)]
+pub fn push_row_rrule<V, H>(
+    x: CoDual<SharedVec<V>, SharedVec<V::Tangent>>,
+    row: CoDual<H, SharedVec<<V::Elem as Primal>::Tangent>>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<V, H>)
+where
+    V: Row + Primal,
+    V::Tangent: TangentRow<<V::Elem as Primal>::Tangent>,
+    H: RowValue<Row = V>,
+{
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let (v, d_row) = (row.primal.row_value(), row.fdata);
+    dx.push(v.zero_tangent());
+    x.push(v);
+    let pullback = move |_: NoRData| {
+        let mut g = dx.pop().expect(SHADOW_TOO_SHORT);
+        d_row.with_mut(|d| add_into::<V::Elem>(d, g.row_mut()));
+        x.pop();
+        (NoRData, NoRData)
+    };
+    (CoDual::new((), NoFData), pullback)
+}
+
+/// Reverse rule of a buffer of rows built from rows the function holds (`[[a, b], [c, d]]`,
+/// `vec![r0, r1]` of arrays or `Vec`s): copies of the rows with zero shadows; the pullback adds
+/// each row's gradient into the shadow of the row it was copied from.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn vec_from_rows_rrule<H: RowValue, const M: usize>(
+    rows: [CoDual<H, SharedVec<<<H::Row as Row>::Elem as Primal>::Tangent>>; M],
+) -> (
+    CoDual<Vec<H::Row>, SharedVec<<H::Row as Primal>::Tangent>>,
+    impl FnOnce(NoRData) -> ([NoRData; M],) + use<H, M>,
+)
+where
+    H::Row: Primal,
+    <H::Row as Primal>::Tangent: TangentRow<<<H::Row as Row>::Elem as Primal>::Tangent>,
+{
+    let mut y = Vec::with_capacity(M);
+    let mut shadows = Vec::with_capacity(M);
+    for r in rows {
+        y.push(r.primal.row_value());
+        shadows.push(r.fdata);
+    }
+    let dy = SharedVec::from_vec(y.iter().map(Primal::zero_tangent).collect());
+    let shadow = dy.clone();
+    let pullback = move |_: NoRData| {
+        shadow.with_mut(|g| {
+            g.iter_mut().zip(&shadows).for_each(|(g, d)| {
+                d.with_mut(|d| add_into::<<H::Row as Row>::Elem>(d, g.row_mut()))
+            })
+        });
+        ([NoRData; M],)
+    };
+    (CoDual::new(y, dy), pullback)
+}
+
+/// Reverse rule of `vec![row; n]` for a buffer `row` (a matrix of `n` equal rows; rows of a
+/// `Vec` or slice are `Vec`s, rows of an array arrays): `n` copies with zero shadows; the
+/// pullback adds every row's gradient into `row`'s shadow.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn repeat_rows_rrule<B: RowValue>(
+    row: CoDual<B, SharedVec<<<B::Row as Row>::Elem as Primal>::Tangent>>,
     n: CoDual<usize, NoFData>,
 ) -> (
-    CoDual<Vec<Vec<T>>, SharedVec<Vec<T::Tangent>>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T, B>,
-) {
-    let r = row.primal.with_slice(<[T]>::to_vec);
-    let len = r.len();
+    CoDual<Vec<B::Row>, SharedVec<<B::Row as Primal>::Tangent>>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<B>,
+)
+where
+    B::Row: Primal + Clone,
+    <B::Row as Primal>::Tangent: TangentRow<<<B::Row as Row>::Elem as Primal>::Tangent> + Clone,
+{
+    let r = row.primal.row_value();
+    let zero = r.zero_tangent();
     let y = vec![r; n.primal];
-    let dy = SharedVec::from_vec(vec![vec![T::ZERO_TANGENT; len]; n.primal]);
+    let dy = SharedVec::from_vec(vec![zero; n.primal]);
     let (d_row, shadow) = (row.fdata, dy.clone());
     let pullback = move |_: NoRData| {
-        shadow.with(|rows| d_row.with_mut(|d| rows.iter().for_each(|g| add_into::<T>(d, g))));
+        shadow.with_mut(|rows| {
+            d_row.with_mut(|d| {
+                rows.iter_mut().for_each(|g| add_into::<<B::Row as Row>::Elem>(d, g.row_mut()))
+            })
+        });
         (NoRData, NoRData)
     };
     (CoDual::new(y, dy), pullback)

@@ -606,6 +606,47 @@ impl Reverse<'_> {
                 (quote_spanned!(span=> #rt::rules::buffer::vec_filled_rrule #elem(#v, #n)), false)
             }
             // An array built in the body is held through a handle, like a `Vec`.
+            // `[row; N]` of a row the function holds, into a buffer of rows (`[[0.0; 3]; 3]`).
+            Rvalue::Repeat(Operand::Use(q), n)
+                if q.projections.is_empty()
+                    && self.nested_buffers[place.local.index()]
+                    && self.handles[q.local.index()] =>
+            {
+                into_handle = true;
+                array_len = Some(quote!({ #n }));
+                let r = self.names.local(q.local);
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::repeat_rows_rrule(#rt::rev::pass(&#r), #rt::rev::constant::<usize>(#n))),
+                    false,
+                )
+            }
+            // `[r0, r1]` / `vec![r0, r1]` of rows the function holds (`[[a, b], [c, d]]`).
+            Rvalue::VecList(ops) | Rvalue::Array(ops)
+                if self.nested_buffers[place.local.index()]
+                    && !self.value_buffers[place.local.index()]
+                    && !ops.is_empty()
+                    && ops.iter().all(|o| {
+                        matches!(o, Operand::Use(q)
+                        if q.projections.is_empty() && self.handles[q.local.index()])
+                    }) =>
+            {
+                into_handle = true;
+                if matches!(rv, Rvalue::Array(_)) {
+                    let n = ops.len();
+                    array_len = Some(quote!(#n));
+                }
+                let rows = ops.iter().filter_map(|o| match o {
+                    Operand::Use(q) => {
+                        let r = self.names.local(q.local);
+                        Some(quote_spanned!(span=> #rt::rev::pass(&#r)))
+                    }
+                    _ => None,
+                });
+                (
+                    quote_spanned!(span=> #rt::rules::buffer::vec_from_rows_rrule([#(#rows),*])),
+                    false,
+                )
+            }
             Rvalue::Repeat(v, n) => {
                 into_handle = true;
                 array_len = Some(quote!({ #n }));
@@ -879,7 +920,7 @@ impl Reverse<'_> {
                 let r = self.buffer_receiver(receiver, span);
                 let n = self.codual_operand(&args[0], span);
                 (
-                    quote_spanned!(span=> #rt::rules::buffer::repeat_rows_rrule(#rt::rev::as_read(&#r), #n)),
+                    quote_spanned!(span=> #rt::rules::buffer::repeat_rows_rrule(#rt::rev::pass(&#r), #n)),
                     false,
                 )
             }
@@ -907,7 +948,7 @@ impl Reverse<'_> {
             Rvalue::Method { receiver, method, args }
                 if args.len() == 1 && method == "__row_to_vec" =>
             {
-                into_handle = true;
+                // The rule returns the copy in its handle.
                 let r = self.buffer_receiver(receiver, span);
                 let a = self.codual_operand(&args[0], span);
                 (
@@ -1035,10 +1076,12 @@ impl Reverse<'_> {
             Rvalue::Method { receiver, method, args } if args.len() == 1 && method == "push" => {
                 let r = self.buffer_receiver(receiver, span);
                 let v = self.codual_operand(&args[0], span);
-                let rule = if receiver.projections.is_empty()
-                    && self.value_buffers[receiver.local.index()]
-                {
+                let l = receiver.local.index();
+                let rule = if receiver.projections.is_empty() && self.value_buffers[l] {
                     quote!(push_value_rrule)
+                } else if receiver.projections.is_empty() && self.nested_buffers[l] {
+                    // A row (a buffer the function holds) onto a buffer of rows.
+                    quote!(push_row_rrule)
                 } else {
                     quote!(push_rrule)
                 };
