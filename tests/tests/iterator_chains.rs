@@ -580,3 +580,58 @@ fn closures_with_reference_parameters() {
         max_relative = 1e-12
     );
 }
+
+/// The free function `zip` (`std::iter::zip(x, y)`, or `zip` brought in by `use`) as a chain's
+/// source and a `for` loop's: read as `x.iter().zip(y.iter())`. Was refused with the chain
+/// message (at the adaptor after it) until probe programs found it.
+#[differentiable]
+fn free_zip(x: &[f64], y: &[f64]) -> f64 {
+    use std::iter::zip;
+    let s: f64 = std::iter::zip(x, y).map(|(a, b)| a * b).sum();
+    let mut t = 0.0;
+    for (a, b) in zip(x, y) {
+        t += a * b * b;
+    }
+    s + t
+}
+
+#[test]
+fn free_zip_as_a_source() {
+    let (x, y) = (vec![0.3, -1.2, 2.0], vec![1.5, 0.4, -0.8]);
+    test_rule!(free_zip(&x, &y));
+    let (v, (gx, gy)) = value_and_gradient!(free_zip(&x, &y));
+    let direct = x.iter().zip(&y).map(|(a, b)| a * b + a * b * b).sum::<f64>();
+    assert!((v - direct).abs() < 1e-12);
+    for i in 0..3 {
+        assert!((gx[i] - (y[i] + y[i] * y[i])).abs() < 1e-12);
+        assert!((gy[i] - (x[i] + 2.0 * x[i] * y[i])).abs() < 1e-12);
+    }
+}
+
+/// A `for` loop over a `zip` whose side is narrowed by `skip` / `take` (consecutive
+/// differences, `x.iter().skip(1).zip(x.iter())`): read as the sub-slice's elements. Was
+/// refused ("`.zip()` is only supported between `x.iter()`s") until probe programs found it.
+#[differentiable]
+fn consecutive_differences(x: &[f64], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in x.iter().skip(1).zip(x.iter()) {
+        s += (a - b) * (a - b);
+    }
+    for (v, c) in x.iter().zip(w.iter().take(2)) {
+        s += v * c;
+    }
+    s
+}
+
+#[test]
+fn zipped_sides_narrowed() {
+    let (x, w) = (vec![0.3, -1.2, 2.0, 0.7], vec![1.5, -0.5, 9.0]);
+    test_rule!(consecutive_differences(&x, &w));
+    let (v, (gx, gw)) = value_and_gradient!(consecutive_differences(&x, &w));
+    let direct: f64 =
+        x.windows(2).map(|p| (p[1] - p[0]).powi(2)).sum::<f64>() + x[0] * w[0] + x[1] * w[1];
+    assert!((v - direct).abs() < 1e-12);
+    assert!((gx[3] - 2.0 * (x[3] - x[2])).abs() < 1e-12);
+    assert!((gx[0] - (-2.0 * (x[1] - x[0]) + w[0])).abs() < 1e-12);
+    assert!(gw[2] == 0.0 && (gw[1] - x[1]).abs() < 1e-12);
+}

@@ -121,3 +121,24 @@ fn vec_methods_compute_what_std_computes() {
     assert_eq!(s, x[2] + 2.0 * x[0] + 3.0 * x[1] + 4.0 * x[1]);
     assert_eq!(g, [2.0, 7.0, 1.0, 0.0]);
 }
+
+/// `[a, b].concat()` of slices (read as a copy of `a` extended by `b`), and `extend` by an
+/// iterator chain. `concat` was a type error in both modes until probe programs found it.
+#[differentiable]
+fn concatenated(x: &[f64], y: &[f64]) -> f64 {
+    let mut z = x.to_vec();
+    z.extend(y.iter().map(|v| v * 2.0));
+    let w = [x, y, &z[..1]].concat();
+    z.iter().zip(w.iter()).map(|(a, b)| a * b).sum::<f64>() + w[w.len() - 1]
+}
+
+#[test]
+fn concat_of_slices() {
+    let (x, y) = (vec![0.3, -1.2], vec![2.0, 0.7]);
+    test_rule!(concatenated(&x, &y));
+    // x·x + 2 y·y + x0.
+    let (v, (gx, gy)) = value_and_gradient!(concatenated(&x, &y));
+    assert!((v - (0.09 + 1.44 + 2.0 * (4.0 + 0.49) + 0.3)).abs() < 1e-12);
+    assert!((gx[0] - (2.0 * 0.3 + 1.0)).abs() < 1e-12 && (gx[1] + 2.4).abs() < 1e-12);
+    assert!((gy[0] - 8.0).abs() < 1e-12 && (gy[1] - 2.8).abs() < 1e-12);
+}

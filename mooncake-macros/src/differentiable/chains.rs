@@ -1903,3 +1903,45 @@ impl syn::visit_mut::VisitMut for StripDeref<'_> {
     }
     fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
 }
+
+/// `body` with each call of the free function `zip(a, b)` (`std::iter::zip`, `iter::zip`, or
+/// `zip` brought in by `use`) written as the method chain `a.iter().zip(b.iter())`, which
+/// chains and `for` loops read (an operand that is already an iterator is kept as it is). A
+/// body that declares a function of its own named `zip` is left alone.
+pub(super) fn free_zips(body: &syn::Block) -> syn::Block {
+    struct Zips;
+    impl syn::visit_mut::VisitMut for Zips {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let Expr::Call(c) = e else { return };
+            let Expr::Path(p) = &*c.func else { return };
+            let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let free_zip = p.qself.is_none()
+                && matches!(
+                    names.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+                    ["zip"] | ["iter", "zip"] | ["std" | "core", "iter", "zip"]
+                );
+            if !free_zip || c.args.len() != 2 {
+                return;
+            }
+            let side = |a: &Expr| -> Expr {
+                if is_iterator(a) {
+                    a.clone()
+                } else {
+                    syn::parse_quote_spanned!(a.span()=> (#a).iter())
+                }
+            };
+            let (a, b) = (side(&c.args[0]), side(&c.args[1]));
+            *e = syn::parse_quote_spanned!(c.func.span()=> #a.zip(#b));
+        }
+    }
+    let declares_zip = body
+        .stmts
+        .iter()
+        .any(|s| matches!(s, syn::Stmt::Item(syn::Item::Fn(f)) if f.sig.ident == "zip"));
+    let mut body = body.clone();
+    if !declares_zip {
+        syn::visit_mut::VisitMut::visit_block_mut(&mut Zips, &mut body);
+    }
+    body
+}

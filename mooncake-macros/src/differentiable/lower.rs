@@ -101,6 +101,7 @@ pub(crate) fn lower(sig: &Signature<'_>, body: &syn::Block, errors: &mut Errors)
             cx.unboxed.insert(l);
         }
     }
+    let body = &super::chains::free_zips(body);
     let value = cx.lower_block(body);
     if cx.reachable() {
         let span = body.brace_token.span.close();
@@ -1934,6 +1935,33 @@ impl Lower<'_> {
             }
             _ => {}
         }
+        // `[a, b, ..].concat()` of slices: a copy of `a` extended by the others
+        // (`a.to_vec()`, then `extend_from_slice(b)`, ..), whose rules are the buffers'.
+        if name == "concat"
+            && m.args.is_empty()
+            && let Some(parts) = concat_parts(&m.receiver)
+            && let Some((first, rest)) = parts.split_first()
+        {
+            let copy = syn::ExprMethodCall {
+                receiver: Box::new(first.clone()),
+                method: syn::Ident::new("to_vec", m.method.span()),
+                args: syn::punctuated::Punctuated::new(),
+                turbofish: None,
+                ..m.clone()
+            };
+            let v = self.lower_method_call(&copy);
+            if let Operand::Use(p) = &v {
+                for e in rest {
+                    let arg = self.lower_expr(e);
+                    let method = syn::Ident::new("extend_from_slice", m.method.span());
+                    self.emit(
+                        Rvalue::Method { receiver: p.clone(), method, args: vec![arg] },
+                        span,
+                    );
+                }
+            }
+            return v;
+        }
         // `x.is_empty()`: `x.len() == 0` (no derivative, as `len`).
         if name == "is_empty" && m.args.is_empty() {
             let len = syn::ExprMethodCall {
@@ -3529,8 +3557,12 @@ impl Lower<'_> {
                 }
             }
             Expr::MethodCall(m) if m.method == "zip" && m.args.len() == 1 => {
-                let left = self.plan_for(&m.receiver)?;
-                let right = self.plan_for(&m.args[0])?;
+                // A side narrowed by `skip(k)` / `take(k)` (`x.iter().skip(1).zip(x.iter())`)
+                // is the sub-slice's elements (`x[1..].iter()`).
+                let left = sub_slice_side(&m.receiver);
+                let right = sub_slice_side(&m.args[0]);
+                let left = self.plan_for(left.as_ref().unwrap_or(&m.receiver))?;
+                let right = self.plan_for(right.as_ref().unwrap_or(&m.args[0]))?;
                 match (left, right) {
                     (
                         ForPlan::Elements {
@@ -3562,7 +3594,10 @@ impl Lower<'_> {
                     _ => {
                         self.errors.error_spanned(
                             &m.method,
-                            "`.zip()` is only supported between `x.iter()`s",
+                            "`.zip()` in a `for` loop's source is supported between elements \
+                             (`x.iter()`, `&x[a..b]`, `x.iter().skip(k)`, `x.iter().take(k)`), \
+                             not with a side reversed, stepped or enumerated: write an index loop \
+                             (`for i in 0..n { .. x[i] .. y[n - 1 - i] .. }`)",
                         );
                         None
                     }
@@ -4217,5 +4252,37 @@ fn op_method(op: BinOp) -> &'static str {
         BinOp::Sub => "sub",
         BinOp::Mul => "mul",
         _ => "div",
+    }
+}
+
+/// The slices of `[a, b, ..].concat()` (also behind `&`).
+fn concat_parts(e: &Expr) -> Option<Vec<Expr>> {
+    match e {
+        Expr::Array(a) => Some(a.elems.iter().cloned().collect()),
+        Expr::Reference(r) if r.mutability.is_none() => concat_parts(&r.expr),
+        Expr::Paren(p) => concat_parts(&p.expr),
+        _ => None,
+    }
+}
+
+/// `x.iter().skip(k)` as `x[k..].iter()`, `x.iter().take(k)` as `x[..k].iter()` (and the same
+/// of `iter_mut`): a side of a `zip` in a `for` loop's source, whose window is then the
+/// sub-slice's.
+fn sub_slice_side(e: &Expr) -> Option<Expr> {
+    let Expr::MethodCall(w) = e else { return None };
+    let Expr::MethodCall(it) = &*w.receiver else { return None };
+    if w.args.len() != 1 || !it.args.is_empty() {
+        return None;
+    }
+    let (recv, k, method) = (&it.receiver, &w.args[0], &it.method);
+    let range: Expr = match w.method.to_string().as_str() {
+        "skip" => syn::parse_quote_spanned!(w.method.span()=> #k..),
+        "take" => syn::parse_quote_spanned!(w.method.span()=> ..#k),
+        _ => return None,
+    };
+    match method.to_string().as_str() {
+        "iter" => Some(syn::parse_quote_spanned!(w.method.span()=> #recv[#range].iter())),
+        "iter_mut" => Some(syn::parse_quote_spanned!(w.method.span()=> #recv[#range].iter_mut())),
+        _ => None,
     }
 }
