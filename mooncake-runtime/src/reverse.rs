@@ -562,6 +562,42 @@ macro_rules! int_methods {
 
 int_methods!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
+/// Integer methods of one argument of the receiver's type and of none (no derivative): the
+/// saturating, wrapping and Euclidean arithmetic, `abs_diff`, the bit counts.
+macro_rules! int_more_methods {
+    ($($t:ty => $u:ty),*) => {$(
+        int_more_methods!(@binary $t, $t: saturating_add, saturating_sub, saturating_mul,
+            wrapping_add, wrapping_sub, wrapping_mul, rem_euclid, div_euclid);
+        int_more_methods!(@binary $t, $u: abs_diff);
+        int_more_methods!(@unary $t, u32: count_ones, count_zeros, leading_zeros, trailing_zeros);
+    )*};
+    (@binary $t:ty, $out:ty: $($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key(stringify!($name)) }, IntKey<$t>, (CoDual<$t, NoFData>,)> for CoDual<$t, NoFData> {
+            type Out = $out;
+            type Rets = (NoRData, NoRData);
+            #[inline(always)]
+            fn method_rrule(self, args: (CoDual<$t, NoFData>,)) -> (CoDual<$out, NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData)) {
+                (CoDual::new(self.primal.$name(args.0.primal), NoFData), |_| (NoRData, NoRData))
+            }
+        }
+    )*};
+    (@unary $t:ty, $out:ty: $($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key(stringify!($name)) }, IntKey<$t>, ()> for CoDual<$t, NoFData> {
+            type Out = $out;
+            type Rets = (NoRData,);
+            #[inline(always)]
+            fn method_rrule(self, _: ()) -> (CoDual<$out, NoFData>, impl FnOnce(NoRData) -> (NoRData,)) {
+                (CoDual::new(self.primal.$name(), NoFData), |_| (NoRData,))
+            }
+        }
+    )*};
+}
+
+int_more_methods!(i8 => u8, i16 => u16, i32 => u32, i64 => u64, i128 => u128, isize => usize,
+    u8 => u8, u16 => u16, u32 => u32, u64 => u64, u128 => u128, usize => usize);
+
 macro_rules! int_abs {
     ($($t:ty),*) => {$(
         #[diagnostic::do_not_recommend]
@@ -897,6 +933,21 @@ impl<H, S> FromMutArgument<H, S> for CoDual<H, S> {
     #[inline(always)]
     fn from_mut_argument(x: CoDual<H, S>) -> Self {
         x
+    }
+}
+
+/// A local array (`let mut s = [a, b];`) passed as `&mut s` to a `&mut [T]` parameter: the
+/// slice sees the array's own handle and shadow, so the callee's writes are the array's.
+#[diagnostic::do_not_recommend]
+impl<T, const N: usize, D>
+    FromMutArgument<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<D>>
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>>
+{
+    #[inline(always)]
+    fn from_mut_argument(
+        x: CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<D>>,
+    ) -> Self {
+        CoDual::new(x.primal.as_shared_vec().clone(), x.fdata)
     }
 }
 
@@ -2718,7 +2769,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "no reverse-mode rule for this method call on `{Self}`",
     label = "this method has no reverse-mode rule for a receiver held this way",
-    note = "give the method a rule: put `#[differentiable]` on its `impl` block (reverse mode lends `&self` methods receivers held by value, behind `&` or behind `&mut`, `&mut self` methods receivers behind `&mut`, and `self` methods receivers held by value)"
+    note = "give the method a rule: put `#[differentiable]` on its `impl` block (reverse mode lends `&self` methods receivers held by value, behind `&` or behind `&mut`, `&mut self` methods receivers behind `&mut`, and `self` methods receivers held by value); a method of a standard type that has no rule (an integer's `isqrt`) can be called inside a function of your own declared with `zero_adjoint!`"
 )]
 pub trait RecvMarker<const M: u64, K> {
     /// The lifetime-free marker: [`ByRef`], [`ByValue`] or [`ByHandle`] of the receiver's type.
@@ -3002,6 +3053,15 @@ pub fn array_into_handle<T: Primal + Clone, const N: usize>(
     let shadow =
         crate::shared::SharedVec::from_vec(x.primal.iter().map(Primal::zero_tangent).collect());
     CoDual::new(crate::shared::SharedArray::from_array(x.primal), shadow)
+}
+
+/// The rdata of an array passed by value, from its handle (whose element type names the
+/// rdata's where the function's text does not: an argument of a type alias, `a: Vec3`).
+#[inline]
+pub fn held_array_rdata<T: Primal, const N: usize>(
+    x: &CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>,
+) -> [T::RData; N] {
+    array_rdata::<T, N>(&x.fdata)
 }
 
 /// The rdata of an array passed by value: what its handle's shadow gathered.

@@ -238,3 +238,36 @@ fn nested_arrays_built_and_returned() {
     assert_relative_eq!(y, c * t.cos() + s * t.sin(), max_relative = 1e-12);
     assert_relative_eq!(gt, -c * t.sin() + s * t.cos(), max_relative = 1e-12);
 }
+
+#[differentiable]
+fn pair(a: f64) -> [f64; 2] {
+    [a, a * a]
+}
+
+/// Arrays a call returns pushed onto a `Vec<[f64; 2]>`, directly and through a `let`.
+#[differentiable]
+fn pushed_call_results(x: &[f64]) -> f64 {
+    let mut v: Vec<[f64; 2]> = Vec::new();
+    for &a in x {
+        v.push(pair(a));
+        let p = pair(2.0 * a);
+        v.push(p);
+    }
+    let mut s = 0.0;
+    for r in v.iter() {
+        s += r[0] * r[1];
+    }
+    s
+}
+
+#[test]
+fn arrays_returned_by_calls_pushed() {
+    let x = [0.4, 1.3, -0.6];
+    test_rule!(pushed_call_results(&x));
+    // Σ a³ + (2a)³ = 9 Σ a³: gradient 27 a².
+    let (v, (g,)) = value_and_gradient!(pushed_call_results(&x));
+    assert_relative_eq!(v, 9.0 * x.iter().map(|a| a * a * a).sum::<f64>(), max_relative = 1e-12);
+    for (gi, a) in g.iter().zip(&x) {
+        assert_relative_eq!(*gi, 27.0 * a * a, max_relative = 1e-12);
+    }
+}

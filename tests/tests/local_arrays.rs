@@ -3,7 +3,8 @@
 //! plain locals of the pullback (`reverse/scalarise.rs`); any other use (an index computed at
 //! run time, the whole array passed, returned or looped over) keeps it whole, held as before.
 //! Each function mixes the two the way small geometric code does, and `test_rule!` checks both
-//! modes against finite differences and each other.
+//! modes against finite differences and each other. A local array lent as `&mut s` to a
+//! function taking `&mut [f64]` is written through its own handle.
 
 #![allow(clippy::needless_range_loop, clippy::assign_op_pattern)] // written as users write them
 
@@ -271,4 +272,33 @@ fn projection_residual_by_hand() {
         assert!((g - w).abs() < 1e-12, "{g} against {w}");
     }
     assert!((go[0] + 2.0 * r0).abs() < 1e-12 && (go[1] + 2.0 * r1).abs() < 1e-12);
+}
+
+#[differentiable]
+fn scale_slice(s: &mut [f64], k: f64) {
+    for v in s.iter_mut() {
+        *v *= k;
+    }
+    s[0] += s[1];
+}
+
+/// A local array lent as `&mut s` to a function taking `&mut [f64]`: the slice is the array's
+/// own memory, in both modes. Was a type error in reverse mode (with a message about a `&`
+/// parameter) until probe programs found it.
+#[differentiable]
+fn local_array_lent_mutably(a: f64, k: f64) -> f64 {
+    let mut s = [a, 2.0 * a, a * a];
+    scale_slice(&mut s, k);
+    s[0] * s[1] + s[2]
+}
+
+#[test]
+fn local_arrays_lent_mutably_to_slices() {
+    test_rule!(local_array_lent_mutably(0.4, 1.3));
+    // s = [k (a + 2a), 2 k a, k a²]: f = 6 k² a² + k a², df/da = 12 k² a + 2 k a.
+    let (a, k) = (0.4, 1.3);
+    let (v, (ga, gk)) = value_and_gradient!(local_array_lent_mutably(a, k));
+    assert!((v - (6.0 * k * k * a * a + k * a * a)).abs() < 1e-12);
+    assert!((ga - (12.0 * k * k * a + 2.0 * k * a)).abs() < 1e-12);
+    assert!((gk - (12.0 * k * a * a + a * a)).abs() < 1e-12);
 }

@@ -4,6 +4,9 @@
 //! dispatched as a user's method ("no reverse-mode rule"), and `f64::from` as a call of a
 //! function `from_frule` / `from_rrule` on `i32` in both modes. Comparisons as values
 //! (`a.total_cmp(&b)`, `a.partial_cmp(&b)`), matched on or compared with `Some(Ordering::Less)`.
+//! Integer functions of index arithmetic: `saturating_sub`, `rem_euclid`, `abs_diff`, the
+//! wrapping arithmetic, bit counts, and integer methods called through their type or
+//! `std::cmp` (`usize::min(k, n)`, `std::cmp::max(1, n)`).
 
 use approx::assert_relative_eq;
 use mooncake_runtime::prelude::*;
@@ -76,4 +79,30 @@ fn comparisons_as_values_in_both_modes() {
     let (_, (gr, gd)) = value_and_gradient!(huber(0.3, 1.0));
     assert_relative_eq!(gr, 0.3, max_relative = 1e-12);
     assert_relative_eq!(gd, 0.0, max_relative = 1e-12);
+}
+
+/// Integer functions as index arithmetic writes them: methods with no derivative
+/// (`saturating_sub`, `rem_euclid`, `abs_diff`, `wrapping_add`, `count_ones`), and integer
+/// functions called through their type or `std::cmp` (`usize::min(k, n)`, `i32::pow(2, 3)`,
+/// `std::cmp::max(1, n)`). Each had no rule in either mode until probe programs found them.
+#[differentiable]
+fn indexed_by_integer_functions(x: &[f64], k: usize, j: i64) -> f64 {
+    let n = usize::min(k, x.len());
+    let m = std::cmp::max(1, n);
+    let p = i32::pow(2, 3);
+    let q = usize::max(k, 1).saturating_sub(1);
+    let r = j.rem_euclid(3) as usize;
+    let d = k.abs_diff(2).wrapping_add(0) + (k.count_ones() as usize - 1);
+    x[n - 1] * x[m - 1] * (p as f64) + x[q] * x[r] + x[d]
+}
+
+#[test]
+fn integer_functions_in_both_modes() {
+    let x = [0.3, 1.2, 2.0, -0.7];
+    test_rule!(indexed_by_integer_functions(&x, 2, -4));
+    // n = 2, m = 2, p = 8, q = 1, r = 2, d = 0: 8 x1² + x1 x2 + x0.
+    let (v, (g, _, _)) = value_and_gradient!(indexed_by_integer_functions(&x, 2, -4));
+    assert_relative_eq!(v, 8.0 * 1.44 + 1.2 * 2.0 + 0.3, max_relative = 1e-12);
+    assert_relative_eq!(g[1], 16.0 * 1.2 + 2.0, max_relative = 1e-12);
+    assert_relative_eq!(g[0], 1.0, max_relative = 1e-12);
 }

@@ -563,6 +563,19 @@ pub(crate) const NUMBER_METHODS: &[&str] = &[
     "is_sign_negative",
     "total_cmp",
     "partial_cmp",
+    "saturating_add",
+    "saturating_sub",
+    "saturating_mul",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "rem_euclid",
+    "div_euclid",
+    "abs_diff",
+    "count_ones",
+    "count_zeros",
+    "leading_zeros",
+    "trailing_zeros",
 ];
 
 /// The locals that only ever hold a named constant (`W` of `const W: [f64; 3]`, read as

@@ -1618,6 +1618,12 @@ impl Lower<'_> {
         if let Some(block) = from_fn_loops(&func, c) {
             return self.lower_expr(&block);
         }
+        // `usize::min(a, b)`, `i32::pow(2, 3)` (an integer's method called through its type) and
+        // `std::cmp::min(a, b)` / `cmp::max(a, b)`: the method on the first argument (a literal
+        // one typed by the path, as Rust types it).
+        if let Some(m) = integer_method_by_path(&func, c) {
+            return self.lower_method_call(&m);
+        }
         // `std::mem::swap(&mut a, &mut b)` and `mem::replace(&mut a, v)` of variables: the moves
         // they stand for.
         if let Some(block) = self.mem_swap_or_replace(&func, c) {
@@ -4285,4 +4291,44 @@ fn sub_slice_side(e: &Expr) -> Option<Expr> {
         "iter_mut" => Some(syn::parse_quote_spanned!(w.method.span()=> #recv[#range].iter_mut())),
         _ => None,
     }
+}
+
+/// `usize::min(a, b)` / `i32::pow(2, 3)` of an integer type's method with a rule, and
+/// `std::cmp::min(a, b)` / `cmp::max(a, b)`, as the method call on the first argument; an
+/// integer literal first argument takes the path's type as its suffix.
+fn integer_method_by_path(func: &syn::Path, c: &syn::ExprCall) -> Option<syn::ExprMethodCall> {
+    let names: Vec<String> = func.segments.iter().map(|s| s.ident.to_string()).collect();
+    let (first, rest) =
+        c.args.iter().collect::<Vec<_>>().split_first().map(|(f, r)| (*f, r.to_vec()))?;
+    let (method, suffix) = match names.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [ty, m]
+            if super::reverse::INT_TYPES.contains(ty)
+                && func.segments.iter().all(|s| s.arguments.is_none())
+                && NUMBER_METHODS.contains(m) =>
+        {
+            (func.segments[1].ident.clone(), Some(ty.to_string()))
+        }
+        [.., "cmp", m @ ("min" | "max")] if c.args.len() == 2 => {
+            (syn::Ident::new(m, func.segments.last()?.ident.span()), None)
+        }
+        _ => return None,
+    };
+    let receiver: Expr = match (first, &suffix) {
+        (Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }), Some(ty))
+            if i.suffix().is_empty() =>
+        {
+            let lit = syn::LitInt::new(&format!("{}{ty}", i.base10_digits()), i.span());
+            syn::parse_quote_spanned!(i.span()=> #lit)
+        }
+        (e, _) => e.clone(),
+    };
+    Some(syn::ExprMethodCall {
+        attrs: Vec::new(),
+        receiver: Box::new(receiver),
+        dot_token: Default::default(),
+        method,
+        turbofish: None,
+        paren_token: c.paren_token,
+        args: rest.into_iter().cloned().collect(),
+    })
 }

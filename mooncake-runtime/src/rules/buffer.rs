@@ -955,27 +955,55 @@ impl<B: RowValue + ?Sized> RowValue for &B {
 /// If the shadow is shorter than `x`, or the row's shadow is not as long as the row.
 #[inline]
 #[allow(clippy::type_complexity)]
-pub fn push_row_rrule<V, H>(
+pub fn push_row_rrule<V, H, L>(
     x: CoDual<SharedVec<V>, SharedVec<V::Tangent>>,
-    row: CoDual<H, SharedVec<<V::Elem as Primal>::Tangent>>,
-) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<V, H>)
+    row: CoDual<H, L>,
+) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, L::RData) + use<V, H, L>)
 where
     V: Row + Primal,
     V::Tangent: TangentRow<<V::Elem as Primal>::Tangent>,
     H: RowValue<Row = V>,
+    L: RowLink<V::Elem>,
 {
     let (x, dx) = x.into_parts();
     debug_check_shadow(x.len(), dx.len());
-    let (v, d_row) = (row.primal.row_value(), row.fdata);
+    let (v, link) = (row.primal.row_value(), row.fdata);
     dx.push(v.zero_tangent());
     x.push(v);
     let pullback = move |_: NoRData| {
         let mut g = dx.pop().expect(SHADOW_TOO_SHORT);
-        d_row.with_mut(|d| add_into::<V::Elem>(d, g.row_mut()));
+        let r = link.give(g.row_mut());
         x.pop();
-        (NoRData, NoRData)
+        (NoRData, r)
     };
     (CoDual::new((), NoFData), pullback)
+}
+
+/// Where a row copied into a buffer of rows gives its gradient back (see [`push_row_rrule`]):
+/// into the shadow of the buffer it was copied from, or, for an array value (a call's result,
+/// `ps.push(pair(a))`), as the array's rdata.
+pub trait RowLink<E: Element> {
+    /// The row's rdata: `NoRData` for a buffer with a shadow, the elements' for an array value.
+    type RData;
+    /// Gives the row's gradient `g` back.
+    fn give(self, g: &[E::Tangent]) -> Self::RData;
+}
+
+impl<E: Element> RowLink<E> for SharedVec<E::Tangent> {
+    type RData = NoRData;
+    #[inline]
+    fn give(self, g: &[E::Tangent]) -> NoRData {
+        self.with_mut(|d| add_into::<E>(d, g));
+        NoRData
+    }
+}
+
+impl<E: Element, const N: usize> RowLink<E> for [NoFData; N] {
+    type RData = [E::RData; N];
+    #[inline]
+    fn give(self, g: &[E::Tangent]) -> [E::RData; N] {
+        std::array::from_fn(|k| E::tangent_rdata(g[k]))
+    }
 }
 
 /// Reverse rule of a buffer of rows built from rows the function holds (`[[a, b], [c, d]]`,

@@ -622,8 +622,7 @@ impl Reverse<'_> {
             }
             // `[r0, r1]` / `vec![r0, r1]` of rows the function holds (`[[a, b], [c, d]]`).
             Rvalue::VecList(ops) | Rvalue::Array(ops)
-                if self.nested_buffers[place.local.index()]
-                    && !self.value_buffers[place.local.index()]
+                if !self.value_buffers[place.local.index()]
                     && !ops.is_empty()
                     && ops.iter().all(|o| {
                         matches!(o, Operand::Use(q)

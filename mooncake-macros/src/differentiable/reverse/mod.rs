@@ -46,6 +46,7 @@ mod windows;
 use forward_sweep::*;
 pub(crate) use normalise::normalise;
 use normalise::*;
+pub(crate) use plan::INT_TYPES;
 #[cfg(test)]
 #[allow(unused_imports)] // not by the expansion bench, which compiles this crate's source
 pub(crate) use plan::arithmetic_kinds;
@@ -826,7 +827,12 @@ impl<'a> Reverse<'a> {
                 let rdata = if let Some(syn::Type::Array(arr)) = &body.locals[l.index()].ty {
                     let x = self.names.local(l);
                     let elem = &arr.elem;
-                    quote!(#rt::rev::array_rdata::<#elem, _>(&#x.fdata))
+                    if matches!(&**elem, syn::Type::Infer(_)) {
+                        // Of a type alias (`a: Vec3`): the element type from the handle.
+                        quote!(#rt::rev::held_array_rdata(&#x))
+                    } else {
+                        quote!(#rt::rev::array_rdata::<#elem, _>(&#x.fdata))
+                    }
                 } else {
                     let a = adj(l);
                     quote!(#a)

@@ -930,6 +930,19 @@ pub(super) fn nested_reads(body: &mut Body) {
             {
                 *rv = method(r, "__deep_clone", a, span);
             }
+            // `let q = ps[k];` (or `*p` of a loop's element) of a buffer of `Copy` structs or
+            // tuples, where the copy was not replaced by the element (it is passed on, given a
+            // method, or copied again): a copy of the element, as `clone()` is.
+            if let StatementKind::Assign(p, rv) = &mut s.kind
+                && p.projections.is_empty()
+                && let Rvalue::Use(Operand::Use(q)) = rv
+                && element_place(q)
+                && !deep_place(q)
+                && holds_values_at(q)
+                && let Some((r, a)) = deep_parts(q)
+            {
+                *rv = method(r, "__deep_clone", a, span);
+            }
             // `vec![row; n]` of a buffer `row`: a matrix of equal rows.
             if let StatementKind::Assign(_, rv) = &mut s.kind
                 && let Rvalue::VecRepeat(Operand::Use(q), n) = rv.clone()

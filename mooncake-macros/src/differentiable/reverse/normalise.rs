@@ -10,6 +10,7 @@ use super::*;
 /// and a pullback.
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
+    aliased_arrays(&mut out);
     clone_struct_arguments(&mut out);
     operators_read_borrows(&mut out);
     drop_unread_borrows(&mut out);
@@ -152,6 +153,8 @@ pub(crate) fn normalise(body: &Body) -> Body {
             out.locals[q.index()].ty = out.locals[p.index()].ty.clone();
         }
     }
+    // Again: the copies may have given a temporary an alias (the result's, `-> Vec3`).
+    aliased_arrays(&mut out);
     hold_buffers(&mut out);
     reuse_loads(&mut out);
     hoist_field_loads(&mut out);
@@ -676,6 +679,60 @@ pub(super) fn buffer_arg(body: &Body, l: Local) -> bool {
             .ty
             .as_ref()
             .is_some_and(|t| !matches!(t, syn::Type::Reference(_)) && buffer_element(t).is_some())
+}
+
+/// Locals declared with a type the macro cannot see into that hold arrays (`a: Vec3`, `let p:
+/// Vec3 = b.pos;` of `type Vec3 = [f64; 3];`, and the result a function `-> Vec3` builds): a
+/// single name that is not a type parameter or a primitive, indexed somewhere and never reached
+/// by a field, or assigned an array or `Vec` built in the body. Such a local is read as what its
+/// uses show: a local's declared type is dropped (as if written `let p = b.pos;`), and an
+/// argument's becomes `[_; _]`, an array by value (held through a handle, its gradient returned
+/// as rdata).
+fn aliased_arrays(body: &mut Body) {
+    let n = body.locals.len();
+    let mut indexed = vec![false; n];
+    let mut fielded = vec![false; n];
+    let mut built = vec![false; n];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        if p.projections.is_empty() && builds_handle(rv) {
+            built[p.local.index()] = true;
+        }
+        let mut rv2 = rv.clone();
+        let mut note = |q: &Place| {
+            let first = q.projections.iter().find(|pr| !matches!(pr, Projection::Deref));
+            match first {
+                Some(Projection::Index(_)) => indexed[q.local.index()] = true,
+                Some(Projection::Field(_)) => fielded[q.local.index()] = true,
+                _ => {}
+            }
+        };
+        note(p);
+        for_each_place(&mut rv2, &mut |q| note(q));
+    }
+    let opaque = |ty: &syn::Type| match ty {
+        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let s = &p.path.segments[0];
+            let name = s.ident.to_string();
+            s.arguments.is_none()
+                && super::super::lower::user_type_name(&name, &body.type_params)
+                && name != "Self"
+        }
+        _ => false,
+    } && !super::super::lower::matrix_type(ty);
+    for l in 1..n {
+        let Some(ty) = &body.locals[l].ty else { continue };
+        if !opaque(ty) || fielded[l] {
+            continue;
+        }
+        if l <= body.n_args {
+            if indexed[l] {
+                body.locals[l].ty = Some(syn::parse_quote!([_; _]));
+            }
+        } else if indexed[l] || built[l] {
+            body.locals[l].ty = None;
+        }
+    }
 }
 
 /// A value the rules return already held through a handle: a buffer built in the body, or a

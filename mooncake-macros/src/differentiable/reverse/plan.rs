@@ -48,7 +48,7 @@ pub(super) fn is_arithmetic(rv: &Rvalue) -> bool {
 }
 
 /// The integer types, whose arithmetic has no derivative.
-pub(super) const INT_TYPES: &[&str] =
+pub(crate) const INT_TYPES: &[&str] =
     &["usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128"];
 
 fn is_int_type(ty: &syn::Type) -> bool {

@@ -390,8 +390,13 @@ impl Reverse<'_> {
                         if !reverse_method(&method.to_string())
                             && receiver.projections.is_empty() =>
                     {
-                        let ar = adj(receiver.local);
-                        quote!(#seed, #rt::rev::take(&mut #ar))
+                        if self.adjoint[receiver.local.index()] {
+                            let ar = adj(receiver.local);
+                            quote!(#seed, #rt::rev::take(&mut #ar))
+                        } else {
+                            // A receiver no derivative reaches (an integer): a zero cotangent.
+                            quote!(#seed, #rt::rev::zero())
+                        }
                     }
                     _ => seed,
                 };
