@@ -58,6 +58,11 @@ impl<T: TangentSpace> RData for T {}
 ///
 /// Implemented here for the scalar, buffer, tuple and reference types of the standard library,
 /// and by `#[derive(Tangent)]` for user structs.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no tangent type, so differentiable code cannot hold it",
+    label = "a value of a type with no tangent type",
+    note = "differentiable code holds numbers, `Vec`s, slices, arrays, tuples, `Option`s, `#[derive(Tangent)]` structs and enums, and (with the crate's features) nalgebra and ndarray matrices; keep a queue's or a map's values in a `Vec` (a ring buffer indexed modulo its length, a table indexed by position), or derive `Tangent` on a struct of your own"
+)]
 pub trait Primal {
     /// The tangent type: the owned, user-visible gradient (`Vec<f64>` for `&[f64]`).
     type Tangent: TangentSpace;

@@ -15,7 +15,8 @@
 //! borrowed by a loop (`for l in net.layers.iter() { l.b[0] }`), an inner loop over the rest of
 //! a slice of structs (`cs.iter().skip(i + 1)`) and a loop over a local copy of one (`for c in
 //! &copy`) were type errors in reverse mode until probe programs found them
-//! (`elements_of_struct_buffers_in_fields_and_copies`).
+//! (`elements_of_struct_buffers_in_fields_and_copies`), and rows and their elements borrowed
+//! mutably in turn were refused (`rows_and_elements_borrowed_mutably`).
 
 #![allow(clippy::needless_range_loop, clippy::ptr_arg)] // written as users write them
 
@@ -553,4 +554,47 @@ fn rows_of_arrays_passed_by_value() {
     }
     approx::assert_relative_eq!(g[0][0], want[0], max_relative = 1e-12);
     approx::assert_relative_eq!(g[0][1], want[1], max_relative = 1e-12);
+}
+
+/// Rows borrowed mutably and their elements borrowed mutably in turn (`for row in m.iter_mut()
+/// { for v in row.iter_mut() { .. } }`), on a `&mut Vec<Vec<f64>>` argument and on a local grid.
+/// Reverse mode refused it (`BorrowsInLocalsOrStdCalls`) until probe programs found it.
+#[differentiable]
+fn scale_rows_in_place(m: &mut Vec<Vec<f64>>, k: f64) {
+    for row in m.iter_mut() {
+        for v in row.iter_mut() {
+            *v *= k;
+        }
+    }
+}
+
+#[differentiable]
+fn squared_grid(x: &[f64]) -> f64 {
+    let mut g = vec![vec![0.0; x.len()]; x.len()];
+    for (i, row) in g.iter_mut().enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = x[i] * x[j];
+        }
+    }
+    for row in g.iter_mut() {
+        for v in row.iter_mut() {
+            *v *= *v;
+        }
+    }
+    g.iter().map(|r| r.iter().sum::<f64>()).sum()
+}
+
+#[test]
+fn rows_and_elements_borrowed_mutably() {
+    let m = vec![vec![0.3, -1.2], vec![0.7, 1.4, 2.0]];
+    test_rule!(scale_rows_in_place(&mut m, 1.5));
+    let x = [0.3, -1.2, 2.0];
+    test_rule!(squared_grid(&x));
+    // Σ_ij x_i² x_j² = (Σ x²)²: gradient 4 x_i Σ x².
+    let (v, (g,)) = value_and_gradient!(squared_grid(&x));
+    let s: f64 = x.iter().map(|a| a * a).sum();
+    assert!((v - s * s).abs() < 1e-12);
+    for (gi, xi) in g.iter().zip(&x) {
+        assert!((gi - 4.0 * xi * s).abs() < 1e-10);
+    }
 }

@@ -66,6 +66,20 @@ fn centroid_spread(ps: &[Vec3]) -> f64 {
     s
 }
 
+/// A product of two aliases of nested arrays by value, built in a local.
+#[differentiable]
+fn mat_mul(a: Mat2, b: Mat2) -> Mat2 {
+    let mut c = [[0.0; 2]; 2];
+    for i in 0..2 {
+        for j in 0..2 {
+            for k in 0..2 {
+                c[i][j] += a[i][k] * b[k][j];
+            }
+        }
+    }
+    c
+}
+
 #[differentiable]
 fn rotation(t: f64) -> Mat2 {
     [[t.cos(), -t.sin()], [t.sin(), t.cos()]]
@@ -82,6 +96,8 @@ fn aliases_of_arrays_in_both_modes() {
     let ps = vec![[1.0, 0.5, -0.3], [0.2, -1.1, 0.7], [0.0, 2.0, 0.4]];
     test_rule!(centroid_spread(&ps));
     test_rule!(rotation(0.4));
+    let m = [[1.0, 0.5], [0.2, 2.0]];
+    test_rule!(mat_mul(m, rotation(0.3)));
     // d|a|²/da = 2a; d(k a)/dk · ȳ with ȳ = ones is Σ a.
     let (v, (g,)) = value_and_gradient!(norm2(a));
     assert_relative_eq!(v, 1.34, max_relative = 1e-12);

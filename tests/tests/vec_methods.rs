@@ -142,3 +142,33 @@ fn concat_of_slices() {
     assert!((gx[0] - (2.0 * 0.3 + 1.0)).abs() < 1e-12 && (gx[1] + 2.4).abs() < 1e-12);
     assert!((gy[0] - 8.0).abs() < 1e-12 && (gy[1] - 2.8).abs() < 1e-12);
 }
+
+#[differentiable]
+fn norm3(p: [f64; 3]) -> f64 {
+    (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt()
+}
+
+/// Slices converted to arrays, `let p: [f64; 3] = c.try_into().unwrap();` (of a chunk, and of a
+/// range with `expect`): the array of the slice's elements after the conversion's length check.
+/// Was refused with "no rule for this method call" until probe programs found it.
+#[differentiable]
+fn norms_of_chunks(flat: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in flat.chunks_exact(3) {
+        let p: [f64; 3] = c.try_into().unwrap();
+        s += norm3(p);
+    }
+    let q: [f64; 2] = flat[1..3].try_into().expect("two elements");
+    s + q[0] * q[1]
+}
+
+#[test]
+fn slices_converted_to_arrays() {
+    let flat = [0.3, -1.2, 2.0, 0.7, 1.1, -0.4];
+    test_rule!(norms_of_chunks(&flat));
+    let (v, (g,)) = value_and_gradient!(norms_of_chunks(&flat));
+    let (n1, n2) = (norm3([0.3, -1.2, 2.0]), norm3([0.7, 1.1, -0.4]));
+    assert!((v - (n1 + n2 - 2.4)).abs() < 1e-12);
+    assert!((g[1] - (-1.2 / n1 + 2.0)).abs() < 1e-12);
+    assert!((g[5] - (-0.4 / n2)).abs() < 1e-12);
+}

@@ -581,6 +581,11 @@ impl Lower<'_> {
         if self.lower_split_at(local).is_some() {
             return;
         }
+        // `let p: [f64; 3] = c.try_into().unwrap();` of a slice: the array of its elements,
+        // after the length check the conversion makes.
+        if let Some(local) = slice_to_array(local) {
+            return self.lower_let(&local);
+        }
         // `let r = &mut x[a..b];`: the copy's write-back would have no place.
         if let Some(init) = &local.init
             && let Expr::Reference(r) = &*init.expr
@@ -4331,4 +4336,73 @@ fn integer_method_by_path(func: &syn::Path, c: &syn::ExprCall) -> Option<syn::Ex
         paren_token: c.paren_token,
         args: rest.into_iter().cloned().collect(),
     })
+}
+
+/// `let p: [T; N] = s.try_into().unwrap();` (or `.expect(..)`) of a slice `s` named by a path,
+/// with `N` a literal of at most 16: `let p: [T; N] = { assert_eq!(s.len(), N, ..); [s[0], ..,
+/// s[N - 1]] };`, the array of the slice's elements after the check the conversion makes.
+fn slice_to_array(local: &syn::Local) -> Option<syn::Local> {
+    let Pat::Type(pt) = &local.pat else { return None };
+    let syn::Type::Array(arr) = &*pt.ty else { return None };
+    let n: usize = match &arr.len {
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok()?,
+        _ => return None,
+    };
+    if n == 0 || n > 16 {
+        return None;
+    }
+    let init = local.init.as_ref().filter(|i| i.diverge.is_none())?;
+    let Expr::MethodCall(un) = &*init.expr else { return None };
+    if !(un.method == "unwrap" && un.args.is_empty() || un.method == "expect" && un.args.len() == 1)
+    {
+        return None;
+    }
+    let Expr::MethodCall(ti) = &*un.receiver else { return None };
+    if ti.method != "try_into" || !ti.args.is_empty() {
+        return None;
+    }
+    let span = ti.method.span();
+    // The slice: a name (`c`), or a range of a buffer (`x[a..b]`, `&x[a..]`, which a loop over
+    // `chunks_exact` reads its chunk as).
+    let mut s = &*ti.receiver;
+    loop {
+        s = match s {
+            Expr::Reference(r) if r.mutability.is_none() => &r.expr,
+            Expr::Paren(p) => &p.expr,
+            _ => break,
+        };
+    }
+    let (elems, len): (Vec<Expr>, Expr) = match s {
+        Expr::Path(p) if p.path.get_ident().is_some() => (
+            (0..n).map(|k| syn::parse_quote_spanned!(span=> #p[#k])).collect(),
+            syn::parse_quote_spanned!(span=> #p.len()),
+        ),
+        Expr::Index(ix) => {
+            let Expr::Range(r) = &*ix.index else { return None };
+            let base = &ix.expr;
+            let start: Expr = match &r.start {
+                Some(a) => (**a).clone(),
+                None => syn::parse_quote_spanned!(span=> 0usize),
+            };
+            let len: Expr = match (&r.end, &r.limits) {
+                (Some(b), syn::RangeLimits::HalfOpen(_)) => {
+                    syn::parse_quote_spanned!(span=> (#b) - (#start))
+                }
+                (Some(b), syn::RangeLimits::Closed(_)) => {
+                    syn::parse_quote_spanned!(span=> (#b) + 1 - (#start))
+                }
+                (None, _) => syn::parse_quote_spanned!(span=> #base.len() - (#start)),
+            };
+            ((0..n).map(|k| syn::parse_quote_spanned!(span=> #base[(#start) + #k])).collect(), len)
+        }
+        _ => return None,
+    };
+    let value: Expr = syn::parse_quote_spanned!(span=> {
+        ::core::assert_eq!(#len, #n, "could not convert slice to array: lengths differ");
+        [#(#elems),*]
+    });
+    let mut out = local.clone();
+    out.init =
+        Some(syn::LocalInit { eq_token: init.eq_token, expr: Box::new(value), diverge: None });
+    Some(out)
 }

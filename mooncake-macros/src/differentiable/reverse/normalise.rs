@@ -194,10 +194,23 @@ fn operators_read_borrows(body: &mut Body) {
 ///    each borrow becomes a copy of its index into a fresh local `k`, and every `*v` the place
 ///    `b[k]`. While the borrow lives nothing else can read or write `b` (borrowck), so the
 ///    element is what `*v` names; the index is copied at the borrow, as the borrow fixes it.
+///
+///    Borrows of elements of borrowed rows (`for row in m.iter_mut() { for v in
+///    row.iter_mut() { *v *= k } }`) go from the inside out: a round replaces `v` by
+///    `(*row)[j]`, the next `row` by `m[i]`.
 fn mut_element_borrows(body: &mut Body) {
+    for _ in 0..4 {
+        if !mut_element_borrows_once(body) {
+            break;
+        }
+    }
+}
+
+/// One round of [`mut_element_borrows`]; whether it replaced any borrow.
+fn mut_element_borrows_once(body: &mut Body) -> bool {
     let (cand, base) = mut_element_locals(body);
     if !cand.iter().any(|c| *c) {
-        return;
+        return false;
     }
     let base = |v: Local| -> Place {
         match &base[v.index()] {
@@ -206,6 +219,7 @@ fn mut_element_borrows(body: &mut Body) {
         }
     };
     substitute_borrows(body, &cand, &base, false);
+    true
 }
 
 /// The locals [`mut_element_borrows`] replaces by the element they borrow, and the buffer place
@@ -698,6 +712,13 @@ fn aliased_arrays(body: &mut Body) {
         if p.projections.is_empty() && builds_handle(rv) {
             built[p.local.index()] = true;
         }
+        // Read as a buffer of rows by the rules nested reads become (`c[i][j]`: `__get2`).
+        if let Rvalue::Method { receiver, method, .. } = rv
+            && receiver.projections.is_empty()
+            && ["__get2", "__set2", "__len2", "__row_to_vec"].contains(&method.to_string().as_str())
+        {
+            indexed[receiver.local.index()] = true;
+        }
         let mut rv2 = rv.clone();
         let mut note = |q: &Place| {
             let first = q.projections.iter().find(|pr| !matches!(pr, Projection::Deref));
@@ -709,6 +730,24 @@ fn aliased_arrays(body: &mut Body) {
         };
         note(p);
         for_each_place(&mut rv2, &mut |q| note(q));
+    }
+    // A copy of a buffer built in the body holds one too (`let mut c = [[0.0; 2]; 2];`).
+    loop {
+        let mut changed = false;
+        for s in body.blocks.iter().flat_map(|b| &b.statements) {
+            if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
+                && p.projections.is_empty()
+                && q.projections.is_empty()
+                && built[q.local.index()]
+                && !built[p.local.index()]
+            {
+                built[p.local.index()] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
     }
     let opaque = |ty: &syn::Type| match ty {
         syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
