@@ -490,3 +490,26 @@ fn self_types_one_letter_names_and_aliases() {
     assert!((gx - (1.0 - 0.7 - 1.0 / 0.7)).abs() < 1e-14);
     assert!((gy - (-0.3 + 0.3 / 0.49 + 1.0)).abs() < 1e-14);
 }
+
+/// Operators on elements of a buffer of a user type (`pts[i] - pts[i - 1]` of `pts: &[V3]`):
+/// the buffer's declared element type shows the operands to be user values. Was a type error in
+/// both modes until probe programs found it.
+#[differentiable]
+fn polyline_length(pts: &[V3]) -> f64 {
+    let mut l = 0.0;
+    for i in 1..pts.len() {
+        let d = pts[i] - pts[i - 1];
+        l += d.dot(&d).sqrt();
+    }
+    l
+}
+
+#[test]
+fn operators_on_elements_of_user_buffers() {
+    let pts = vec![V3::new(0.0, 0.0, 0.0), V3::new(1.0, 2.0, 2.0), V3::new(1.0, 2.0, 5.0)];
+    test_rule!(polyline_length(&pts));
+    let (v, (g,)) = value_and_gradient!(polyline_length(&pts));
+    assert!((v - 6.0).abs() < 1e-12);
+    // The middle point moves both segments: (p1 - p0) / 3 - (p2 - p1) / 3.
+    assert!((g[1].y - 2.0 / 3.0).abs() < 1e-12 && (g[1].z - (2.0 / 3.0 - 1.0)).abs() < 1e-12);
+}

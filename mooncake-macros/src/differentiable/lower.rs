@@ -2304,6 +2304,18 @@ impl Lower<'_> {
                 _ => false,
             },
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => self.user_value_like(&u.expr),
+            // An element of a buffer declared with elements of a user type (`pts[i]` of `pts:
+            // &[V3]`).
+            Expr::Index(ix) => match strip_parens(&ix.expr) {
+                Expr::Path(p) if p.qself.is_none() => p
+                    .path
+                    .get_ident()
+                    .and_then(|i| self.lookup(i))
+                    .and_then(|l| self.locals[l.index()].ty.as_ref())
+                    .and_then(super::reverse::buffer_element)
+                    .is_some_and(|e| self.user_type(e)),
+                _ => false,
+            },
             _ => false,
         }
     }
