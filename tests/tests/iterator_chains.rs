@@ -635,3 +635,34 @@ fn zipped_sides_narrowed() {
     assert!((gx[0] - (-2.0 * (x[1] - x[0]) + w[0])).abs() < 1e-12);
     assert!(gw[2] == 0.0 && (gw[1] - x[1]).abs() < 1e-12);
 }
+
+/// `filter_map` (the values of the items its closure gives `Some` for), after a `zip` and
+/// followed by a `map`, and as a `for` loop's source. Was refused with the chain message until
+/// probe programs found it.
+#[differentiable]
+fn filtered_maps(x: &[f64], mask: &[bool]) -> f64 {
+    let a: f64 =
+        x.iter().zip(mask.iter()).filter_map(|(v, m)| if *m { Some(v * v) } else { None }).sum();
+    let b: f64 =
+        x.iter().filter_map(|&v| if v > 0.0 { Some(v.ln()) } else { None }).map(|l| 2.0 * l).sum();
+    let mut c = 0.0;
+    for w in x.iter().filter_map(|v| if *v < 1.0 { Some(3.0 * v) } else { None }) {
+        c += w * w;
+    }
+    a + b + c
+}
+
+#[test]
+fn filter_map_in_chains_and_loops() {
+    let (x, m) = (vec![0.3, -1.2, 2.0, 0.7], vec![true, false, true, true]);
+    test_rule!(filtered_maps(&x, &m));
+    let (v, (g, _)) = value_and_gradient!(filtered_maps(&x, &m));
+    let direct = (0.09 + 4.0 + 0.49)
+        + 2.0 * (0.3f64.ln() + 2.0f64.ln() + 0.7f64.ln())
+        + 9.0 * (0.09 + 1.44 + 0.49);
+    assert!((v - direct).abs() < 1e-12);
+    // x1 = -1.2: masked out and not positive, only the third term: 18 x1.
+    assert!((g[1] - 18.0 * -1.2).abs() < 1e-12);
+    // x2 = 2.0: 2 x2 + 2 / x2.
+    assert!((g[2] - (4.0 + 1.0)).abs() < 1e-12);
+}

@@ -65,6 +65,8 @@ const OPTION_CONSUMER: &str = "this iterator method returns an `Option`: follow 
 enum Adaptor {
     Map(Expr),
     Filter(Expr),
+    /// `filter_map(f)`: the values of the items for which `f` gives `Some(v)`.
+    FilterMap(Expr),
     /// `take_while(p)`: the items up to the first that fails `p`.
     TakeWhile(Expr),
     /// `skip_while(p)`: the items from the first that fails `p`.
@@ -87,7 +89,7 @@ pub(super) const MESSAGE: &str = "this iterator method is not supported in #[dif
      `x.into_iter()`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.step_by(k)`, `.skip(k)`, \
      `.take(k)`; or `x.windows(k)`, \
      `x.chunks(k)`, `x.chunks_exact(k)`, indexed), then `.map(..)`, \
-     `.filter(..)`, `.take_while(..)`, `.skip_while(..)`, `.scan(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
+     `.filter(..)`, `.filter_map(..)`, `.take_while(..)`, `.skip_while(..)`, `.scan(..)`, `.copied()`, `.cloned()`, ending in `.sum()`, `.product()`, `.count()`, \
      `.fold(..)`, `.for_each(..)`, `.collect::<Vec<_>>()`, `.any(..)`, `.all(..)`, or (taken \
      apart as an `Option`) `.max_by(..)`, `.min_by(..)`, `.reduce(..)`, `.position(..)`, \
      `.find(..)` (and `for` loops over such a source, or two joined by `.chain(..)`); write \
@@ -189,6 +191,7 @@ impl Lower<'_> {
             let adaptor = match (a.method.to_string().as_str(), a.args.len()) {
                 ("map", 1) => Adaptor::Map(a.args[0].clone()),
                 ("filter", 1) => Adaptor::Filter(a.args[0].clone()),
+                ("filter_map", 1) => Adaptor::FilterMap(a.args[0].clone()),
                 ("take_while", 1) => Adaptor::TakeWhile(a.args[0].clone()),
                 ("skip_while", 1) => Adaptor::SkipWhile(a.args[0].clone()),
                 ("scan", 2) => Adaptor::Scan(Box::new((a.args[0].clone(), a.args[1].clone()))),
@@ -332,6 +335,14 @@ impl Lower<'_> {
                 Adaptor::Map(f) => {
                     let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
                     body.extend(quote_spanned!(span=> let #e = #call;));
+                    by_ref = false;
+                    item_arg = Some(quote!(#e));
+                }
+                Adaptor::FilterMap(f) => {
+                    let call = self.apply_with(&f, &[item_arg.take()], by_ref, leaves.take())?;
+                    body.extend(quote_spanned!(span=>
+                        let ::core::option::Option::Some(#e) = (#call) else { continue; };
+                    ));
                     by_ref = false;
                     item_arg = Some(quote!(#e));
                 }
@@ -893,7 +904,7 @@ pub(super) fn source_by_ref_items(m: &syn::ExprMethodCall) -> bool {
     let mut e: &Expr = &m.receiver;
     while let Expr::MethodCall(a) = strip(e) {
         match a.method.to_string().as_str() {
-            "map" | "scan" | "copied" | "cloned" => return false,
+            "map" | "filter_map" | "scan" | "copied" | "cloned" => return false,
             "into_iter" if a.args.is_empty() => return false,
             "filter" | "take_while" | "skip_while" => e = &a.receiver,
             _ => return source_by_ref(e),
@@ -1051,7 +1062,7 @@ fn filter_on_leaves(p: &Expr, leaves: &Leaves) -> Option<TokenStream> {
 
 /// The element adaptors a chain may have after its source.
 const ADAPTORS: &[&str] =
-    &["map", "filter", "take_while", "skip_while", "scan", "copied", "cloned"];
+    &["map", "filter", "filter_map", "take_while", "skip_while", "scan", "copied", "cloned"];
 
 /// Whether the chain `e` has an element adaptor ([`ADAPTORS`]) somewhere.
 fn has_adaptor(e: &Expr) -> bool {
@@ -1817,7 +1828,7 @@ pub(super) fn keeps_tuple_of_refs(m: &syn::ExprMethodCall) -> bool {
     let mut e: &Expr = &m.receiver;
     while let Expr::MethodCall(a) = strip(e) {
         match a.method.to_string().as_str() {
-            "map" | "scan" | "copied" | "cloned" => return false,
+            "map" | "filter_map" | "scan" | "copied" | "cloned" => return false,
             "filter" | "take_while" | "skip_while" => e = &a.receiver,
             _ => break,
         }

@@ -17,6 +17,7 @@ const LAZY: &[&str] = &[
     "into_iter",
     "map",
     "filter",
+    "filter_map",
     "zip",
     "enumerate",
     "rev",
