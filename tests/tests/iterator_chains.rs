@@ -666,3 +666,44 @@ fn filter_map_in_chains_and_loops() {
     // x2 = 2.0: 2 x2 + 2 / x2.
     assert!((g[2] - (4.0 + 1.0)).abs() < 1e-12);
 }
+
+/// `enumerate()` after `rev()` / `skip(k)`, in a `for` loop (`*v`, and a `&v` pattern) and in a
+/// chain whose closures take the pair apart: the count and the item are bound as two parts, no
+/// tuple holding a borrow. Reverse mode failed on each (a type error, or a refusal of the `&v`
+/// pattern) until probe programs found it.
+#[differentiable]
+fn counted_backwards(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (k, v) in x.iter().rev().enumerate() {
+        s += *v * k as f64;
+    }
+    for (k, &v) in x.iter().skip(1).enumerate() {
+        s += v * v * (k + 1) as f64;
+    }
+    let t: f64 =
+        x.iter().rev().enumerate().filter(|(_, v)| **v > 0.0).map(|(k, v)| v * k as f64).sum();
+    s + t
+}
+
+#[test]
+fn enumerate_after_rev_and_skip() {
+    let x = [0.2, -1.5, 0.8, 1.1];
+    test_rule!(counted_backwards(&x));
+    let (v, (g,)) = value_and_gradient!(counted_backwards(&x));
+    let n = x.len();
+    let mut direct = 0.0;
+    let mut g0 = vec![0.0; n];
+    for (i, xi) in x.iter().enumerate() {
+        let k = (n - 1 - i) as f64;
+        direct += xi * k + if *xi > 0.0 { xi * k } else { 0.0 };
+        g0[i] += k + if *xi > 0.0 { k } else { 0.0 };
+        if i >= 1 {
+            direct += xi * xi * i as f64;
+            g0[i] += 2.0 * xi * i as f64;
+        }
+    }
+    assert!((v - direct).abs() < 1e-12);
+    for (a, b) in g.iter().zip(&g0) {
+        assert!((a - b).abs() < 1e-12);
+    }
+}

@@ -779,3 +779,39 @@ fn copies_of_element_borrows() {
     test_rule!(copied_element_borrow(&x));
     assert_eq!(value_and_gradient!(copied_element_borrow(&x)).1.0, [0.7, 0.0, 2.4]);
 }
+
+/// A state with an array field.
+#[derive(Tangent, Clone, Debug)]
+pub struct Damped {
+    /// Position and velocity.
+    pub x: [f64; 2],
+    /// Accumulated energy.
+    pub k: f64,
+}
+
+#[differentiable]
+impl Damped {
+    fn absorb(&mut self, c: f64) {
+        let m = self.x;
+        self.k += c * m[0] * m[1];
+    }
+}
+
+/// `let m = self.x;` (and `let mut q = d.x;` then written back) of an array field of a struct
+/// behind `&mut`: a copy of the field's elements. Was a type error in reverse mode (the field's
+/// handle has no length in its type) until probe programs found it.
+#[differentiable]
+fn absorbed(d: &mut Damped, c: f64) -> f64 {
+    d.absorb(c);
+    let mut q = d.x;
+    q[0] *= c;
+    q[1] += q[0];
+    d.x = q;
+    d.k + d.x[0] * d.x[1]
+}
+
+#[test]
+fn array_fields_of_mut_structs_copied() {
+    let d = Damped { x: [0.5, -1.5], k: 0.25 };
+    test_rule!(absorbed(&mut d.clone(), 1.3));
+}

@@ -304,6 +304,39 @@ impl Lower<'_> {
                     by_ref = false;
                     leaves = None;
                 }
+                Adaptor::Enumerate
+                    if !matches!(
+                        consumer,
+                        Consumer::Best(..) | Consumer::Find(_) | Consumer::Reduce(_)
+                    ) =>
+                {
+                    // The count of the items that reach it, with the item, as two parts that
+                    // patterns taking the pair apart bind (`for (k, v) in x.iter().rev()
+                    // .enumerate()`): no tuple holding a borrow is kept in a local. The pair
+                    // itself, where a closure takes it whole, is built where it is passed.
+                    let cnt = syn::Ident::new("__mooncake_enumerate", Span::mixed_site());
+                    let part =
+                        syn::Ident::new(&format!("__mooncake_counted{k}"), Span::mixed_site());
+                    prelude.extend(quote_spanned!(span=> let mut #cnt: usize = 0;));
+                    let inner = match leaves.take() {
+                        Some(l) => l,
+                        None => {
+                            let value = item_arg.take().unwrap_or_else(|| quote!(#e));
+                            let item = syn::Ident::new(
+                                &format!("__mooncake_enumerated{k}"),
+                                Span::mixed_site(),
+                            );
+                            body.extend(quote_spanned!(span=> let #item = #value;));
+                            Leaves::Leaf(item)
+                        }
+                    };
+                    body.extend(quote_spanned!(span=> let #part = #cnt; #cnt += 1;));
+                    let pair = Leaves::Tuple(vec![Leaves::Leaf(part), inner]);
+                    let tokens = pair.tokens();
+                    body.extend(quote_spanned!(span=> let #e = #tokens;));
+                    item_arg = Some(quote!(#e));
+                    leaves = Some(pair);
+                }
                 Adaptor::Enumerate => {
                     // The count of the items that reach it, with the item.
                     let cnt = syn::Ident::new("__mooncake_enumerate", Span::mixed_site());

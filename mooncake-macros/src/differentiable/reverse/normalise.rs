@@ -11,6 +11,7 @@ use super::*;
 pub(crate) fn normalise(body: &Body) -> Body {
     let mut out = body.clone();
     aliased_arrays(&mut out);
+    copied_fields_of_mut_refs(&mut out);
     clone_struct_arguments(&mut out);
     operators_read_borrows(&mut out);
     drop_unread_borrows(&mut out);
@@ -770,6 +771,42 @@ fn aliased_arrays(body: &mut Body) {
             }
         } else if indexed[l] || built[l] {
             body.locals[l].ty = None;
+        }
+    }
+}
+
+/// `let m = self.x;` of an array field of a `&mut` struct (`self.x: [f64; 2]`), indexed
+/// afterwards: the field is seen through its handle, which has no length in its type, so the
+/// copy is the field's elements copied into a buffer of the function's own (`to_vec`), indexed
+/// as the array was.
+fn copied_fields_of_mut_refs(body: &mut Body) {
+    let (_, mut_refs) = super::plan::ref_locals(body);
+    let mut indexed = vec![false; body.locals.len()];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        let StatementKind::Assign(p, rv) = &s.kind else { continue };
+        let mut rv2 = rv.clone();
+        let mut note = |q: &Place| {
+            if matches!(q.projections.first(), Some(Projection::Index(_))) {
+                indexed[q.local.index()] = true;
+            }
+        };
+        note(p);
+        for_each_place(&mut rv2, &mut |q| note(q));
+    }
+    for s in body.blocks.iter_mut().flat_map(|b| &mut b.statements) {
+        let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
+        if p.projections.is_empty()
+            && indexed[p.local.index()]
+            && let Rvalue::Use(Operand::Use(q)) = rv
+            && let Some(Access::Field(base, _)) = access(q)
+            && mut_refs[base.index()]
+        {
+            let span = proc_macro2::Span::call_site();
+            *rv = Rvalue::Method {
+                receiver: q.clone(),
+                method: syn::Ident::new("to_vec", span),
+                args: Vec::new(),
+            };
         }
     }
 }
