@@ -1129,3 +1129,51 @@ fn statistics_and_curve_fits() {
     test_rule!(h5(&[1.0, 0.5, 0.3, 2.0], &xs, &ys));
     test_rule!(h6(&xs, 2));
 }
+
+/// Settings with defaults.
+#[derive(Tangent, Clone, Debug, Default)]
+pub struct Settings {
+    /// A rate.
+    pub rate: f64,
+    /// A scale.
+    pub scale: f64,
+    /// A count.
+    pub steps: usize,
+}
+
+/// A hand-written default.
+#[derive(Tangent, Clone, Debug)]
+pub struct Prior {
+    /// Mean.
+    pub mu: f64,
+    /// Spread.
+    pub sigma: f64,
+}
+
+impl Default for Prior {
+    fn default() -> Self {
+        Prior { mu: 0.0, sigma: 2.0 }
+    }
+}
+
+/// `S::default()` of a derived and of a hand-written `Default` (neither with rules of its
+/// own), and `..Default::default()` in struct update syntax: values that depend on nothing.
+/// Each failed to compile (no rule `default_rrule`, or "expected a type, found a trait") until
+/// probe programs found it.
+#[differentiable]
+fn with_defaults(x: f64) -> f64 {
+    let mut s = Settings::default();
+    s.rate += x;
+    s.steps = 3;
+    let p = Prior { mu: x, ..Default::default() };
+    let q = Prior::default();
+    s.rate * x * s.steps as f64 + (p.mu - q.mu) / p.sigma
+}
+
+#[test]
+fn defaults_are_constants() {
+    test_rule!(with_defaults(0.7));
+    // 3x² + x/2: gradient 6x + 1/2.
+    let (v, (g,)) = value_and_gradient!(with_defaults(0.7));
+    assert!((v - (3.0 * 0.49 + 0.35)).abs() < 1e-12 && (g - 4.7).abs() < 1e-12);
+}

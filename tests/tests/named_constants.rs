@@ -236,3 +236,37 @@ fn gradients_against_closed_forms() {
     let expected = 1.0 + 0.5 * h * (df(u) + df(u1) * (1.0 + h * df(u)));
     assert!((gu - expected).abs() < 1e-14, "{gu} against {expected}");
 }
+
+/// A configuration with two weights.
+#[derive(Tangent, Clone, Copy, Debug)]
+pub struct Weights {
+    /// The first weight.
+    pub a: f64,
+    /// The second weight.
+    pub b: f64,
+}
+
+/// A constant struct.
+const BASE_WEIGHTS: Weights = Weights { a: 1.0, b: 2.0 };
+
+/// A constant struct as the base of struct update syntax, and copied then written: the copy is
+/// not a constant once a field is written into it. Reverse mode gave a zero gradient (the copy
+/// was taken for the constant) and forward mode's batched rule mixed tangents until probe
+/// programs found it.
+#[differentiable]
+fn updated_constant(a: f64) -> f64 {
+    let c = Weights { a, ..BASE_WEIGHTS };
+    let mut d = BASE_WEIGHTS;
+    d.b = a * a;
+    c.a * c.b + d.a * d.b
+}
+
+#[test]
+fn constant_structs_copied_and_updated() {
+    test_rule!(updated_constant(0.5));
+    // 2a + a²: gradient 2 + 2a.
+    let (v, (g,)) = value_and_gradient!(updated_constant(0.5));
+    assert!((v - 1.25).abs() < 1e-12 && (g - 3.0).abs() < 1e-12);
+    let (_, (gf,)) = value_and_gradient_forward!(updated_constant(0.5), chunk = 2);
+    assert!((gf - 3.0).abs() < 1e-12);
+}

@@ -167,8 +167,22 @@ pub(crate) fn qualifies(func: &FnParts<'_>, sig: &parse::Sig, body: &Body) -> bo
 fn constants_read_by_element(body: &Body) -> bool {
     let consts = super::ir::constant_locals(body);
     let constant = |q: &Place| consts[q.local.index()];
+    // A named field of a local that is not a constant: a struct the function holds (a copy of
+    // a constant struct, `let mut c = BASE; c.a = x;`, or `Cfg { a, ..BASE }`), whose tangent
+    // has no batched form.
+    let named_field = |q: &Place| {
+        !constant(q)
+            && q.projections
+                .iter()
+                .any(|pr| matches!(pr, super::ir::Projection::Field(syn::Member::Named(_))))
+    };
     body.blocks.iter().flat_map(|b| &b.statements).all(|s| {
-        let StatementKind::Assign(_, rv) = &s.kind else { return true };
+        let StatementKind::Assign(p, rv) = &s.kind else { return true };
+        let mut places_ok = !named_field(p);
+        super::reverse::for_each_place_ref(rv, &mut |q| places_ok &= !named_field(q));
+        if !places_ok {
+            return false;
+        }
         let operand_ok = |o: &Operand| !matches!(o, Operand::Ref(q, _) if constant(q));
         let receiver_ok = match rv {
             Rvalue::Method { receiver, method, .. } => {

@@ -622,16 +622,20 @@ pub(crate) fn constant_locals(body: &Body) -> Vec<bool> {
             let constant = match rv {
                 Rvalue::Use(Operand::Const(c)) => syn::parse2::<syn::Lit>(c.clone()).is_err(),
                 // A copy of one, or an element or field of one (`W[k]`, `P0.a`).
+                // (Not of a local a store changes: `let mut c = P0; c.a = x;`.)
                 Rvalue::Use(Operand::Use(q)) => {
                     q.projections.iter().all(|pr| !matches!(pr, Projection::Deref))
                         && only[q.local.index()] == Some(true)
+                        && !spoiled[q.local.index()]
                 }
                 // A copy of a constant or of a range of one (`W.to_vec()`, `&W[1..]`).
                 Rvalue::Method { receiver, method, .. }
                     if ["to_vec", "clone", "__sub_to_vec"]
                         .contains(&method.to_string().as_str()) =>
                 {
-                    receiver.projections.is_empty() && only[receiver.local.index()] == Some(true)
+                    receiver.projections.is_empty()
+                        && only[receiver.local.index()] == Some(true)
+                        && !spoiled[receiver.local.index()]
                 }
                 _ => false,
             };

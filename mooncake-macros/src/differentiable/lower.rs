@@ -1160,7 +1160,15 @@ impl Lower<'_> {
                 // evaluated first, as Rust does).
                 if let Some(rest) = &s.rest {
                     let ops = self.lower_operands(s.fields.iter().map(|f| &f.expr));
-                    let base = self.lower_expr(rest);
+                    // `..Default::default()`: the struct's default, a constant of its type.
+                    let base = if is_default_call(rest) {
+                        let path = &s.path;
+                        let func = syn::parse_quote_spanned!(rest.span()=>
+                            ::mooncake_runtime::__private::rules::defaults::default_value::<#path>);
+                        self.emit(Rvalue::Call { func, args: Vec::new() }, rest.span())
+                    } else {
+                        self.lower_expr(rest)
+                    };
                     let t = self.temp(span);
                     self.assign(Place::local(t), Rvalue::Use(base), span);
                     for (f, op) in s.fields.iter().zip(ops) {
@@ -1666,6 +1674,24 @@ impl Lower<'_> {
             return self.emit(Rvalue::Call { func, args: vec![k] }, span);
         }
         let last = func.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        // `S::default()` (`#[derive(Default)]` or an `impl Default`, with or without rules of
+        // its own): a constant, since it has no arguments to differentiate through.
+        if func.segments.len() >= 2
+            && last == "default"
+            && c.args.is_empty()
+            && func.segments.last().is_some_and(|s| s.arguments.is_none())
+        {
+            let ty = syn::Path {
+                leading_colon: func.leading_colon,
+                segments: func.segments.iter().take(func.segments.len() - 1).cloned().collect(),
+            };
+            let trait_path = ty.segments.last().is_some_and(|s| s.ident == "Default");
+            if !trait_path {
+                let func = syn::parse_quote_spanned!(span=>
+                    ::mooncake_runtime::__private::rules::defaults::default_value::<#ty>);
+                return self.emit(Rvalue::Call { func, args: Vec::new() }, span);
+            }
+        }
         // `String::from("..")`, `String::new()` (an error's message): a constant.
         if func.segments.len() == 2
             && func.segments[0].ident == "String"
@@ -4417,4 +4443,13 @@ fn slice_to_array(local: &syn::Local) -> Option<syn::Local> {
     out.init =
         Some(syn::LocalInit { eq_token: init.eq_token, expr: Box::new(value), diverge: None });
     Some(out)
+}
+
+/// Whether `e` is `Default::default()` (or `std::default::Default::default()`).
+fn is_default_call(e: &Expr) -> bool {
+    matches!(strip_parens(e), Expr::Call(c) if c.args.is_empty()
+        && matches!(&*c.func, Expr::Path(p) if p.qself.is_none()
+            && p.path.segments.len() >= 2
+            && p.path.segments.iter().rev().take(2).map(|s| s.ident.to_string())
+                .eq(["default".to_string(), "Default".to_string()])))
 }

@@ -5,8 +5,10 @@
 //! * [`buffer`]: reads, writes and growth of slices, `Vec`s and arrays.
 //! * [`stop_gradient`](mod@stop_gradient): the identity with derivative zero.
 //! * [`boxes`]: a `Box<T>` opened and built.
+//! * [`defaults`](mod@defaults): `T::default()`.
 
 pub mod boxes;
 pub mod buffer;
+pub mod defaults;
 pub mod scalar;
 pub mod stop_gradient;

@@ -44,6 +44,7 @@ mod sinks;
 mod windows;
 
 use forward_sweep::*;
+pub(crate) use normalise::for_each_place_ref;
 pub(crate) use normalise::normalise;
 use normalise::*;
 pub(crate) use plan::INT_TYPES;

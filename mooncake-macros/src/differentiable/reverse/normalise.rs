@@ -1177,7 +1177,7 @@ pub(super) fn read_locals(place: &Place, rv: &Rvalue, f: &mut dyn FnMut(Local)) 
     });
 }
 
-pub(super) fn for_each_place_ref<'r>(rv: &'r Rvalue, f: &mut dyn FnMut(&'r Place)) {
+pub(crate) fn for_each_place_ref<'r>(rv: &'r Rvalue, f: &mut dyn FnMut(&'r Place)) {
     match rv {
         Rvalue::Method { receiver, args, .. } => {
             f(receiver);
