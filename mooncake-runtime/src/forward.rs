@@ -393,6 +393,15 @@ macro_rules! int_more_methods {
             wrapping_add, wrapping_sub, wrapping_mul, rem_euclid, div_euclid);
         int_more_methods!(@binary $t, $u: abs_diff);
         int_more_methods!(@unary $t, u32: count_ones, count_zeros, leading_zeros, trailing_zeros);
+        #[diagnostic::do_not_recommend]
+        impl<D: IntDual<$t>> MethodFrule<{ method_key("clamp") }, IntKey<$t>> for &mut D {
+            type Receiver = Dual<$t, NoTangent>;
+            type Rule = fn(Dual<$t, NoTangent>, Dual<$t, NoTangent>, Dual<$t, NoTangent>) -> Dual<$t, NoTangent>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (self.value(), |a, lo, hi| Dual::new(a.primal.clamp(lo.primal, hi.primal), NoTangent))
+            }
+        }
     )*};
     (@binary $t:ty, $out:ty: $($name:ident),*) => {$(
         #[diagnostic::do_not_recommend]
@@ -622,9 +631,28 @@ macro_rules! write_methods {
     )*};
 }
 
+/// `x.swap(a, b)` of a buffer of any elements (rows of a `Vec<Vec<f64>>` too).
+#[diagnostic::do_not_recommend]
+impl<'b, E: Primal, P: WriteBuffer<E>, T: WriteBuffer<E::Tangent>>
+    MethodFrule<{ method_key("swap") }, BufferKey<E>> for &'b mut Dual<P, T>
+{
+    type Receiver = Dual<&'b mut P, &'b mut T>;
+    type Rule = fn(
+        Dual<&'b mut P, &'b mut T>,
+        Dual<usize, NoTangent>,
+        Dual<usize, NoTangent>,
+    ) -> Dual<(), NoTangent>;
+    #[inline(always)]
+    fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+        (
+            Dual::new(&mut self.primal, &mut self.tangent),
+            buffer::swap_frule::<E, &'b mut P, &'b mut T>,
+        )
+    }
+}
+
 write_methods!(
     "fill" => |v: Dual<E, E::Tangent>| fill_frule,
-    "swap" => |a: Dual<usize, NoTangent>, b: Dual<usize, NoTangent>| swap_frule,
     "__sort_by" => |descending: Dual<bool, NoTangent>, total: Dual<bool, NoTangent>| sort_by_frule,
     "reverse" => | | reverse_frule
 );

@@ -635,7 +635,10 @@ pub mod __private {
     pub use crate::reverse as rev;
     pub use crate::rng::TestRng;
     pub use crate::rules;
-    pub use crate::rules::scalar::{float_from_f64, float_from_f64_frule, float_from_f64_rrule};
+    pub use crate::rules::scalar::{
+        float_from_f64, float_from_f64_frule, float_from_f64_rrule, float_from_i32,
+        float_from_i32_frule, float_from_i32_rrule,
+    };
     pub use crate::shared::{SharedArray, SharedCell, SharedRef, SharedVec};
     pub use crate::tangent::{
         FData, FromHandle, Primal, RData, ShapeMismatch, TangentSpace, close,

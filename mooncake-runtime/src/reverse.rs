@@ -570,6 +570,15 @@ macro_rules! int_more_methods {
             wrapping_add, wrapping_sub, wrapping_mul, rem_euclid, div_euclid);
         int_more_methods!(@binary $t, $u: abs_diff);
         int_more_methods!(@unary $t, u32: count_ones, count_zeros, leading_zeros, trailing_zeros);
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key("clamp") }, IntKey<$t>, (CoDual<$t, NoFData>, CoDual<$t, NoFData>)> for CoDual<$t, NoFData> {
+            type Out = $t;
+            type Rets = (NoRData, NoRData, NoRData);
+            #[inline(always)]
+            fn method_rrule(self, args: (CoDual<$t, NoFData>, CoDual<$t, NoFData>)) -> (CoDual<$t, NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData, NoRData)) {
+                (CoDual::new(self.primal.clamp(args.0.primal, args.1.primal), NoFData), |_| (NoRData, NoRData, NoRData))
+            }
+        }
     )*};
     (@binary $t:ty, $out:ty: $($name:ident),*) => {$(
         #[diagnostic::do_not_recommend]
@@ -3311,6 +3320,42 @@ where
         let value = <H::Primal as crate::tangent::FromHandle>::from_handle(&self.primal);
         f(CoDual::new(&value, self.fdata.clone()))
     }
+}
+
+/// A field of a `&mut` argument lent to a call, as the parameter takes it (see [`as_parameter`]):
+/// itself, or the `Vec` an array field's handle holds as the array (`&[T; N]`) or a slice.
+pub trait AsParameter<U> {
+    /// The loan as the parameter.
+    fn as_parameter(self) -> U;
+}
+
+impl<X> AsParameter<X> for X {
+    #[inline(always)]
+    fn as_parameter(self) -> X {
+        self
+    }
+}
+
+impl<'s, T> AsParameter<&'s [T]> for &'s Vec<T> {
+    #[inline(always)]
+    fn as_parameter(self) -> &'s [T] {
+        self
+    }
+}
+
+impl<'s, T, const N: usize> AsParameter<&'s [T; N]> for &'s Vec<T> {
+    /// # Panics
+    /// If the field's handle does not hold `N` elements (an array field keeps its length).
+    #[inline(always)]
+    fn as_parameter(self) -> &'s [T; N] {
+        self.as_slice().try_into().expect("mooncake: an array field's handle changed length")
+    }
+}
+
+/// The free-function form generated code calls (see [`AsParameter`]).
+#[inline(always)]
+pub fn as_parameter<L: AsParameter<U>, U>(l: L) -> U {
+    l.as_parameter()
 }
 
 /// The free-function form generated code calls (see [`LendField`]).

@@ -134,6 +134,12 @@ impl<T> SharedVec<T> {
         self.data_mut().pop()
     }
 
+    /// Swaps the elements at `a` and `b`.
+    #[inline(always)]
+    pub fn swap(&self, a: usize, b: usize) {
+        self.data_mut().swap(a, b);
+    }
+
     /// Runs `f` on a shared view of the elements.
     #[inline(always)]
     pub fn with<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
@@ -244,12 +250,6 @@ impl<T: Copy> SharedVec<T> {
     #[inline(always)]
     pub fn zero_at(&self, index: usize, zero: T) -> T {
         std::mem::replace(&mut self.0.data.borrow_mut()[index], zero)
-    }
-
-    /// Swaps the elements at `a` and `b`.
-    #[inline(always)]
-    pub fn swap(&self, a: usize, b: usize) {
-        self.data_mut().swap(a, b);
     }
 
     /// A copy of the contents.

@@ -707,3 +707,33 @@ fn enumerate_after_rev_and_skip() {
         assert!((a - b).abs() < 1e-12);
     }
 }
+
+/// Generic code converting a count with `T::from_i32` (the runtime's conversion, with rules for
+/// any `T: Float`; it had none), and a generic function marked `reverse_only` (whose nested
+/// derivative named a forward rule it does not have).
+#[differentiable]
+fn generic_counted<T: Float>(x: &[T]) -> T {
+    let mut s = T::zero();
+    for (i, v) in x.iter().enumerate() {
+        s = s + T::from_i32(i as i32 + 1) * *v * *v;
+    }
+    s
+}
+
+#[differentiable(reverse_only)]
+fn generic_reverse_only<T: Float>(x: T) -> T {
+    x * x.sin()
+}
+
+#[test]
+fn generic_conversions_of_counts() {
+    let x = xs(4, 0.7);
+    test_rule!(generic_counted(&x));
+    let xf: Vec<f32> = x.iter().map(|v| *v as f32).collect();
+    test_rule!(generic_counted(&xf));
+    test_rule!(generic_reverse_only(0.5_f64), mode = reverse);
+    let (_, (g,)) = value_and_gradient!(generic_counted(&x));
+    for (i, (gi, v)) in g.iter().zip(&x).enumerate() {
+        assert!((gi - 2.0 * (i + 1) as f64 * v).abs() < 1e-12);
+    }
+}

@@ -815,3 +815,73 @@ fn array_fields_of_mut_structs_copied() {
     let d = Damped { x: [0.5, -1.5], k: 0.25 };
     test_rule!(absorbed(&mut d.clone(), 1.3));
 }
+
+#[differentiable]
+fn product_of(x: &[f64; 2]) -> f64 {
+    x[0] * x[1]
+}
+
+#[differentiable]
+impl Damped {
+    fn settle(&mut self) -> f64 {
+        let v = product_of(&self.x);
+        self.k += v;
+        v
+    }
+}
+
+/// An array field of a struct behind `&mut` lent to a function taking `&[f64; N]`
+/// (`product_of(&d.x)`, and `&self.x` in a `&mut self` method): the field's elements as the
+/// array. Was a type error in reverse mode (a `&Vec` where the array was wanted) until probe
+/// programs found it.
+#[differentiable]
+fn lent_array_field(d: &mut Damped, c: f64) -> f64 {
+    d.k += c * product_of(&d.x);
+    d.settle() + d.k
+}
+
+#[test]
+fn array_fields_of_mut_structs_lent() {
+    let d = Damped { x: [0.5, -1.5], k: 0.25 };
+    test_rule!(lent_array_field(&mut d.clone(), 1.3));
+}
+
+/// Gaussian elimination with partial pivoting on rows of a `Vec<Vec<f64>>`: `m.swap(i, p)`
+/// swaps rows (and their shadows). Was a type error in both modes until probe programs found it.
+#[differentiable]
+fn pivoted_determinant(a: &Vec<Vec<f64>>) -> f64 {
+    let n = a.len();
+    let mut m = a.clone();
+    let mut det = 1.0;
+    for col in 0..n {
+        let mut p = col;
+        for r in col + 1..n {
+            if m[r][col].abs() > m[p][col].abs() {
+                p = r;
+            }
+        }
+        if p != col {
+            m.swap(p, col);
+            det = -det;
+        }
+        det *= m[col][col];
+        for r in col + 1..n {
+            let f = m[r][col] / m[col][col];
+            for c in col..n {
+                m[r][c] -= f * m[col][c];
+            }
+        }
+    }
+    det
+}
+
+#[test]
+fn rows_swapped_by_pivoting() {
+    let a = vec![vec![0.5, 2.0, 1.0], vec![3.0, -1.0, 0.5], vec![1.0, 0.25, 2.0]];
+    test_rule!(pivoted_determinant(&a));
+    // The determinant's gradient is its cofactor matrix: d det / d a00 = a11 a22 - a12 a21.
+    let (v, (g,)) = value_and_gradient!(pivoted_determinant(&a));
+    let det = 0.5 * (-2.0 - 0.125) - 2.0 * (6.0 - 0.5) + 1.0 * (0.75 + 1.0);
+    assert!((v - det).abs() < 1e-12);
+    assert!((g[0][0] - (-2.0 - 0.125)).abs() < 1e-12);
+}

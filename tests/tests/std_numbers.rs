@@ -106,3 +106,31 @@ fn integer_functions_in_both_modes() {
     assert_relative_eq!(g[1], 16.0 * 1.2 + 2.0, max_relative = 1e-12);
     assert_relative_eq!(g[0], 1.0, max_relative = 1e-12);
 }
+
+/// `k.clamp(lo, hi)` of an integer, and `r.partial_cmp(&0.0)` matched inside a loop whose body
+/// the reverse sweep runs again (the comparison's argument lent again there).
+#[differentiable]
+fn clamped_and_compared(x: &[f64], k: usize) -> f64 {
+    let j = k.clamp(1, x.len() - 2);
+    let mut l = x[j] * x[j - 1];
+    for i in 0..x.len() {
+        let r = x[i];
+        l += match r.partial_cmp(&0.0) {
+            Some(std::cmp::Ordering::Greater) => r,
+            _ => -r,
+        };
+    }
+    l
+}
+
+#[test]
+fn clamps_and_comparisons_in_loops() {
+    let x = [0.5, -0.3, 1.25, 2.0];
+    for k in [0, 2, 9] {
+        test_rule!(clamped_and_compared(&x, k));
+    }
+    let (_, (g, _)) = value_and_gradient!(clamped_and_compared(&x, 9));
+    // j = 2: x2 x1 + Σ |x|.
+    assert_relative_eq!(g[1], 1.25 - 1.0, max_relative = 1e-12);
+    assert_relative_eq!(g[2], -0.3 + 1.0, max_relative = 1e-12);
+}

@@ -1805,6 +1805,15 @@ impl Lower<'_> {
             let ty = &func.segments[0];
             syn::parse_quote_spanned!(func.segments[1].ident.span()=>
                 ::mooncake_runtime::__private::float_from_f64::<#ty>)
+        } else if func.segments.len() == 2
+            && last == "from_i32"
+            && c.args.len() == 1
+            && float_param(&func.segments[0])
+        {
+            // `T::from_i32(k)`: the runtime's conversion, with rules for any `T`.
+            let ty = &func.segments[0];
+            syn::parse_quote_spanned!(func.segments[1].ident.span()=>
+                ::mooncake_runtime::__private::float_from_i32::<#ty>)
         } else {
             func
         };

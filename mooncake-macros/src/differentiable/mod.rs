@@ -176,7 +176,7 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
                 Some(t) => (&t.sig, vec![format_ident!("{}", twin::PARAM)]),
                 None => (&func.sig, floats),
             };
-            rules.extend(nested_ad::items(&func.vis, sig, &floats, lanes_stub));
+            rules.extend(nested_ad::items(&func.vis, sig, &floats, lanes_stub, !args.reverse_only));
         }
     }
     match errors.finish() {

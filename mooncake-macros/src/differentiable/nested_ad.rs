@@ -194,13 +194,14 @@ pub(crate) fn items(
     sig: &syn::Signature,
     float_params: &[syn::Ident],
     lanes_stub: bool,
+    forward: bool,
 ) -> TokenStream {
     match qualifying(sig, float_params) {
         // (A function of no arguments has no gradient to take; its stubs' bound would name no
         // parameter, and fail where they are defined.)
         _ if sig.inputs.is_empty() => super::batched::stub(vis, sig, lanes_stub),
         Some(args) => {
-            let mut items = rules(vis, sig, &args);
+            let mut items = rules(vis, sig, &args, forward);
             items.extend(super::batched::stub(vis, sig, lanes_stub));
             items
         }
@@ -238,7 +239,11 @@ fn stubs(vis: &syn::Visibility, sig: &syn::Signature, lanes_stub: bool) -> Token
 }
 
 /// The nested gradient's function and its two rules.
-fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStream {
+///
+/// `forward`: whether the function has a forward rule (not `reverse_only`), which
+/// `value_and_derivative!`, and so the nested derivative, calls; without one, the nested
+/// derivative's names are the refusing stubs.
+fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg], forward: bool) -> TokenStream {
     let rt = rt();
     let allow = allow();
     let span = sig.ident.span();
@@ -301,7 +306,21 @@ fn rules(vis: &syn::Visibility, sig: &syn::Signature, args: &[Arg]) -> TokenStre
         }
     );
     let adapted = crate::from_rrule::expand(quote!(#vis fn #name(#params) -> #out => #chain));
-    let derivative = derivative_rules(vis, sig, args);
+    let derivative = if forward {
+        derivative_rules(vis, sig, args)
+    } else {
+        let n = 2 * sig.inputs.len();
+        let d = format_ident!("a{}", n, span = span);
+        let (df, dr) = (
+            format_ident!("{}{}_frule", f, DERIVATIVE, span = span),
+            format_ident!("{}{}_rrule", f, DERIVATIVE, span = span),
+        );
+        quote_spanned!(span=>
+            #[doc(hidden)]
+            #[allow(unused_imports)]
+            #vis use ::mooncake_runtime::__private::nested::refused::{#d as #df, #d as #dr};
+        )
+    };
     quote!(#primal #frule_item #chain_item #adapted #derivative)
 }
 

@@ -1850,7 +1850,7 @@ pub fn reverse_rrule<T: Element>(
 /// # Panics
 /// If `a` or `b` is out of range, as `swap` does.
 #[inline]
-pub fn swap_frule<T: Element, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
+pub fn swap_frule<T: Primal, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
     x: Dual<M, MT>,
     a: Dual<usize, NoTangent>,
     b: Dual<usize, NoTangent>,
@@ -1867,7 +1867,7 @@ pub fn swap_frule<T: Element, M: WriteBuffer<T>, MT: WriteBuffer<T::Tangent>>(
 /// # Panics
 /// If `a` or `b` is out of range, as `swap` does.
 #[inline]
-pub fn swap_rrule<T: Element>(
+pub fn swap_rrule<T: Primal>(
     x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
     a: CoDual<usize, NoFData>,
     b: CoDual<usize, NoFData>,

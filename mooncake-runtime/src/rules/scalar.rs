@@ -921,6 +921,27 @@ pub fn float_from_f64<T: Float>(x: f64) -> T {
     T::from_f64(x)
 }
 
+/// Forward rule of `T::from_i32(k)` (`Float::from_i32`, in generic code): the integer converted,
+/// with a zero tangent.
+#[inline]
+pub fn float_from_i32_frule<T: Float>(k: Dual<i32, NoTangent>) -> Dual<T, T> {
+    Dual::new(T::from_i32(k.primal), T::ZERO)
+}
+
+/// `T::from_i32(k)` itself, the primal of [`float_from_i32_frule`] / [`float_from_i32_rrule`].
+#[inline(always)]
+pub fn float_from_i32<T: Float>(k: i32) -> T {
+    T::from_i32(k)
+}
+
+/// Reverse rule of `T::from_i32(k)`: the integer converted; nothing flows back to an integer.
+#[inline]
+pub fn float_from_i32_rrule<T: Float>(
+    k: CoDual<i32, NoFData>,
+) -> (CoDual<T, NoFData>, impl FnOnce(T) -> (NoRData,) + use<T>) {
+    (CoDual::new(T::from_i32(k.primal), NoFData), |_: T| (NoRData,))
+}
+
 /// Reverse rule of `T::from_f64(x)`: the value converted; the pullback converts the gradient
 /// back.
 #[inline]

@@ -243,8 +243,14 @@ impl Reverse<'_> {
             }
             Rvalue::Method { receiver, method, args } => {
                 let r = self.names.local(receiver.local);
+                // A comparison's argument, whose `&` lowering dropped, is lent again.
+                let lent = if method == "total_cmp" || method == "partial_cmp" {
+                    quote!(&)
+                } else {
+                    quote!()
+                };
                 let args = args.iter().map(arg);
-                quote_spanned!(span=> #r.primal.#method(#(#args),*))
+                quote_spanned!(span=> #r.primal.#method(#(#lent #args),*))
             }
             Rvalue::Call { func, args } => {
                 let args = args.iter().map(arg);
@@ -1230,7 +1236,14 @@ impl Reverse<'_> {
                         let b = format_ident!("__loan{}", k, span = Span::mixed_site());
                         let view = self.field_view(base, &path, span);
                         loans.push((view, b.clone(), LoanKind::Field));
-                        quote_spanned!(span=> #b)
+                        // As the parameter takes it: an array field, whose handle holds a
+                        // `Vec`, lent as the array (`rhs(&c.x)` of `fn rhs(x: &[f64; 2])`).
+                        let rt = rt.clone();
+                        let finish: Box<dyn Fn(&syn::Ident) -> TokenStream> =
+                            Box::new(move |c: &syn::Ident| {
+                                quote_spanned!(span=> #rt::CoDual::new(#rt::rev::as_parameter(#c.primal), #c.fdata))
+                            });
+                        return (quote_spanned!(span=> #b), finish);
                     }
                     // `&p.field` of a struct held by value, shared: the field with its shadow
                     // (a buffer's, which its fdata is), where the callee's pullback adds.
