@@ -3322,40 +3322,40 @@ where
     }
 }
 
-/// A field of a `&mut` argument lent to a call, as the parameter takes it (see [`as_parameter`]):
+/// A field of a `&mut` argument lent to a call, as the parameter takes it (see [`into_parameter`]):
 /// itself, or the `Vec` an array field's handle holds as the array (`&[T; N]`) or a slice.
-pub trait AsParameter<U> {
+pub trait IntoParameter<U> {
     /// The loan as the parameter.
-    fn as_parameter(self) -> U;
+    fn into_parameter(self) -> U;
 }
 
-impl<X> AsParameter<X> for X {
+impl<X> IntoParameter<X> for X {
     #[inline(always)]
-    fn as_parameter(self) -> X {
+    fn into_parameter(self) -> X {
         self
     }
 }
 
-impl<'s, T> AsParameter<&'s [T]> for &'s Vec<T> {
+impl<'s, T> IntoParameter<&'s [T]> for &'s Vec<T> {
     #[inline(always)]
-    fn as_parameter(self) -> &'s [T] {
+    fn into_parameter(self) -> &'s [T] {
         self
     }
 }
 
-impl<'s, T, const N: usize> AsParameter<&'s [T; N]> for &'s Vec<T> {
+impl<'s, T, const N: usize> IntoParameter<&'s [T; N]> for &'s Vec<T> {
     /// # Panics
     /// If the field's handle does not hold `N` elements (an array field keeps its length).
     #[inline(always)]
-    fn as_parameter(self) -> &'s [T; N] {
+    fn into_parameter(self) -> &'s [T; N] {
         self.as_slice().try_into().expect("mooncake: an array field's handle changed length")
     }
 }
 
-/// The free-function form generated code calls (see [`AsParameter`]).
+/// The free-function form generated code calls (see [`IntoParameter`]).
 #[inline(always)]
-pub fn as_parameter<L: AsParameter<U>, U>(l: L) -> U {
-    l.as_parameter()
+pub fn into_parameter<L: IntoParameter<U>, U>(l: L) -> U {
+    l.into_parameter()
 }
 
 /// The free-function form generated code calls (see [`LendField`]).

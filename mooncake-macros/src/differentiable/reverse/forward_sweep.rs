@@ -1241,7 +1241,7 @@ impl Reverse<'_> {
                         let rt = rt.clone();
                         let finish: Box<dyn Fn(&syn::Ident) -> TokenStream> =
                             Box::new(move |c: &syn::Ident| {
-                                quote_spanned!(span=> #rt::CoDual::new(#rt::rev::as_parameter(#c.primal), #c.fdata))
+                                quote_spanned!(span=> #rt::CoDual::new(#rt::rev::into_parameter(#c.primal), #c.fdata))
                             });
                         return (quote_spanned!(span=> #b), finish);
                     }
