@@ -8,6 +8,8 @@
 //! wrapping arithmetic, bit counts, and integer methods called through their type or
 //! `std::cmp` (`usize::min(k, n)`, `std::cmp::max(1, n)`).
 
+#![allow(clippy::needless_range_loop)] // written as users write them
+
 use approx::assert_relative_eq;
 use mooncake_runtime::prelude::*;
 
