@@ -715,7 +715,7 @@ fn enumerate_after_rev_and_skip() {
 fn generic_counted<T: Float>(x: &[T]) -> T {
     let mut s = T::zero();
     for (i, v) in x.iter().enumerate() {
-        s = s + T::from_i32(i as i32 + 1) * *v * *v;
+        s += T::from_i32(i as i32 + 1) * *v * *v;
     }
     s
 }
