@@ -1438,3 +1438,24 @@ fn map_with_closures_and_paths_both_modes() {
         assert!((gb - want).amax() < 1e-12);
     }
 }
+
+// -- cross products ------------------------------------------------------------------------------
+
+/// Torque and work of a force at a lever arm: `r.cross(f)` of `Vector3`s (and of a row vector),
+/// in both modes. It had no rule until probe programs found it.
+#[differentiable]
+fn torque_energy(r: &nalgebra::Vector3<f64>, f: &nalgebra::Vector3<f64>) -> f64 {
+    let tau = r.cross(f);
+    let back = f.cross(&tau);
+    tau.norm() + back.dot(r) + r.transpose().cross(&f.transpose()).sum()
+}
+
+#[test]
+fn cross_products_both_modes() {
+    let r = nalgebra::Vector3::new(0.5, 0.2, -0.1);
+    let f = nalgebra::Vector3::new(1.0, -2.0, 0.3);
+    test_rule!(torque_energy(&r, &f));
+    let (v, _) = value_and_gradient!(torque_energy(&r, &f));
+    let tau = r.cross(&f);
+    assert!((v - (tau.norm() + f.cross(&tau).dot(&r) + tau.sum())).abs() < 1e-12);
+}

@@ -342,6 +342,45 @@ pub fn scomponent_mul_rrule<T: MatScalar, const R: usize, const C: usize>(
     })
 }
 
+/// `a × b` of two vectors of three elements (a column or a row), elementwise as nalgebra's
+/// `cross`.
+///
+/// # Panics
+/// If the vectors do not have three elements (nalgebra refuses those at compile time).
+fn cross3<T: MatScalar, const R: usize, const C: usize>(
+    a: &SMatrix<T, R, C>,
+    b: &SMatrix<T, R, C>,
+) -> SMatrix<T, R, C> {
+    assert!(R * C == 3, "mooncake: the cross product is of vectors of three elements");
+    let mut out = SMatrix::<T, R, C>::zeros();
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+    out
+}
+
+/// Forward rule of `a.cross(&b)`: `da × b + a × db`.
+pub fn scross_frule<T: MatScalar, const R: usize, const C: usize>(
+    a: FRef<'_, T, R, C>,
+    b: FRef<'_, T, R, C>,
+) -> FOut<T, R, C> {
+    Dual::new(cross3(a.primal, b.primal), cross3(a.tangent, b.primal) + cross3(a.primal, b.tangent))
+}
+
+/// Reverse rule of `a.cross(&b)`: `ā += b × ȳ`, `b̄ += ȳ × a`.
+pub fn scross_rrule<T: MatScalar, const R: usize, const C: usize>(
+    a: Ref<'_, T, R, C>,
+    b: Ref<'_, T, R, C>,
+) -> (Out<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> (NoRData, NoRData) + use<T, R, C>) {
+    let (pa, pb) = (*a.primal, *b.primal);
+    let (da, db) = (a.fdata, b.fdata);
+    (CoDual::new(cross3(&pa, &pb), NoFData), move |g: SMatrix<T, R, C>| {
+        da.add(cross3(&pb, &g));
+        db.add(cross3(&g, &pa));
+        (NoRData, NoRData)
+    })
+}
+
 /// Forward rule of the product `a * b` (`R x K` times `K x C`; matrix-vector when `C = 1`).
 pub fn smul_frule<T: MatScalar, const R: usize, const K: usize, const C: usize>(
     a: FRef<'_, T, R, K>,
@@ -617,6 +656,7 @@ macro_rules! s_binary_methods {
 s_binary_methods! {
     "dot" => sdot_frule -> T,
     "component_mul" => scomponent_mul_frule -> SMatrix<T, R, C>,
+    "cross" => scross_frule -> SMatrix<T, R, C>,
 }
 
 /// Forward operators for every pair of operands by value or behind `&`.
@@ -936,6 +976,7 @@ s_rev_methods! {
     "transpose" => stranspose_rrule() -> SMatrix<T, C, R>,
     "dot" => sdot_rrule(B) -> T,
     "component_mul" => scomponent_mul_rrule(B) -> SMatrix<T, R, C>,
+    "cross" => scross_rrule(B) -> SMatrix<T, R, C>,
 }
 
 // ---------------------------------------------------------------------------------------------
