@@ -838,6 +838,25 @@ macro_rules! float_predicates {
 
 float_predicates!(is_nan, is_finite, is_infinite, is_sign_positive, is_sign_negative);
 
+/// The predicates of an `Ordering` (`a.total_cmp(&b).is_lt()`): no derivative.
+macro_rules! ordering_predicates {
+    ($($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl MethodFrule<{ method_key(stringify!($name)) }, IntKey<std::cmp::Ordering>>
+            for &mut Dual<std::cmp::Ordering, NoTangent>
+        {
+            type Receiver = Dual<std::cmp::Ordering, NoTangent>;
+            type Rule = fn(Dual<std::cmp::Ordering, NoTangent>) -> Dual<bool, NoTangent>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (*self, |o| Dual::new(o.primal.$name(), NoTangent))
+            }
+        }
+    )*};
+}
+
+ordering_predicates!(is_lt, is_le, is_gt, is_ge, is_eq, is_ne);
+
 /// `a.total_cmp(&b)`: the IEEE total order (of the real parts of dual numbers). Written with
 /// the argument by value: lowering drops the `&` of a comparison of numbers.
 #[inline(always)]

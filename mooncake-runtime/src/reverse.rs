@@ -495,6 +495,25 @@ macro_rules! float_predicates {
 
 float_predicates!(is_nan, is_finite, is_infinite, is_sign_positive, is_sign_negative);
 
+/// The predicates of an `Ordering` (`a.total_cmp(&b).is_lt()`): no derivative.
+macro_rules! ordering_predicates {
+    ($($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key(stringify!($name)) }, IntKey<std::cmp::Ordering>, ()>
+            for CoDual<std::cmp::Ordering, NoFData>
+        {
+            type Out = bool;
+            type Rets = (NoRData,);
+            #[inline(always)]
+            fn method_rrule(self, _: ()) -> (CoDual<bool, NoFData>, impl FnOnce(NoRData) -> (NoRData,)) {
+                (CoDual::new(self.primal.$name(), NoFData), |_| (NoRData,))
+            }
+        }
+    )*};
+}
+
+ordering_predicates!(is_lt, is_le, is_gt, is_ge, is_eq, is_ne);
+
 #[diagnostic::do_not_recommend]
 impl<F: Float> MethodRrule<{ method_key("total_cmp") }, FloatKey<F>, (CoDual<F, NoFData>,)>
     for CoDual<F, NoFData>

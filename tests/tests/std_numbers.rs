@@ -51,6 +51,12 @@ fn ordered_branches(a: f64, b: f64) -> f64 {
     }
 }
 
+/// `Ordering`'s predicates (`is_lt`, `is_eq`, ..) on a comparison's result.
+#[differentiable]
+fn ordered_predicates(x: f64, y: f64) -> f64 {
+    if x.total_cmp(&1.0).is_lt() && !y.total_cmp(&x).is_eq() { x * y } else { x - y }
+}
+
 #[differentiable]
 fn huber(r: f64, d: f64) -> f64 {
     if r.abs().partial_cmp(&d) == Some(std::cmp::Ordering::Less) {
@@ -76,6 +82,11 @@ fn comparisons_as_values_in_both_modes() {
     for r in [0.3, -2.3] {
         test_rule!(huber(r, 1.0));
     }
+    for x in [0.5, 1.5] {
+        test_rule!(ordered_predicates(x, 2.0));
+    }
+    assert_relative_eq!(value_and_gradient!(ordered_predicates(0.5, 2.0)).1.0, 2.0);
+    assert_relative_eq!(value_and_gradient!(ordered_predicates(1.5, 2.0)).1.1, -1.0);
     let (_, (gr, _)) = value_and_gradient!(huber(-2.3, 1.0));
     assert_relative_eq!(gr, -1.0, max_relative = 1e-12);
     let (_, (gr, gd)) = value_and_gradient!(huber(0.3, 1.0));
