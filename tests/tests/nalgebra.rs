@@ -1459,3 +1459,27 @@ fn cross_products_both_modes() {
     let tau = r.cross(&f);
     assert!((v - (tau.norm() + f.cross(&tau).dot(&r) + tau.sum())).abs() < 1e-12);
 }
+
+/// `Matrix2::new(..)` / `Matrix3::new(..)` of entries computed in the body (row by row), in
+/// both modes: a rotation about the z axis applied to a vector. They had no rules until probe
+/// programs found them. (The local's type is written: the text does not show that a call's
+/// result is a matrix.)
+#[differentiable]
+fn rotated_z(t: f64, v: &nalgebra::Vector3<f64>) -> f64 {
+    let (s, c) = (t.sin(), t.cos());
+    let r: nalgebra::Matrix3<f64> = nalgebra::Matrix3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0);
+    let m: nalgebra::Matrix2<f64> = nalgebra::Matrix2::new(t, 2.0 * t, 0.5, t * t);
+    let e = nalgebra::Vector3::new(1.0, 0.0, 0.0);
+    (r * v).dot(&e) + m.sum() * v.sum()
+}
+
+#[test]
+fn matrices_built_from_entries_both_modes() {
+    let v = nalgebra::Vector3::new(0.5, -1.0, 2.0);
+    test_rule!(rotated_z(0.3, &v));
+    let t: f64 = 0.3;
+    let (y, (gt, _)) = value_and_gradient!(rotated_z(t, &v));
+    // (R v)₀ = c v₀ - s v₁, and Σ m = 3t + 0.5 + t², times Σ v = 1.5.
+    assert!((y - (t.cos() * 0.5 + t.sin() + 1.5 * (3.0 * t + 0.5 + t * t))).abs() < 1e-12);
+    assert!((gt - (-t.sin() * 0.5 + t.cos() + 1.5 * (3.0 + 2.0 * t))).abs() < 1e-12);
+}

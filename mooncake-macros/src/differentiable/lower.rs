@@ -1665,6 +1665,24 @@ impl Lower<'_> {
                 return self.emit(Rvalue::Call { func, args }, span);
             }
         }
+        // `Matrix2::new(..)` (4 entries) and `Matrix3::new(..)` (9), row by row: the runtime's
+        // `smatrix2` / `smatrix3`.
+        if k >= 2 && func.segments[k - 1].ident == "new" {
+            let ty = func.segments[k - 2].ident.to_string();
+            let n = c.args.len();
+            if let Some(m) = [(2usize, "Matrix2"), (3, "Matrix3")]
+                .iter()
+                .find(|(m, name)| ty == *name && n == m * m)
+                .map(|(m, _)| *m)
+            {
+                let span = c.span();
+                let args = self.lower_operands(c.args.iter());
+                let name = format_ident!("smatrix{}", m, span = span);
+                let func =
+                    syn::parse_quote_spanned!(span=> ::mooncake_runtime::linalg::fixed::#name);
+                return self.emit(Rvalue::Call { func, args }, span);
+            }
+        }
         // `Axis(k)` of ndarray: a call of the runtime's `axis(k)` (a value without derivative),
         // not a struct built field by field.
         if func.segments.last().is_some_and(|s| s.ident == "Axis") && c.args.len() == 1 {

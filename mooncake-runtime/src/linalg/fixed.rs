@@ -544,6 +544,47 @@ svector_new! {
     svector4 svector4_frule svector4_rrule 4: a b c d;
 }
 
+/// `Matrix2::new(..)` and `Matrix3::new(..)` (entries row by row, as nalgebra takes them), as
+/// functions that derived code calls (with their rules `smatrixN_frule` / `smatrixN_rrule`).
+macro_rules! smatrix_new {
+    ($($name:ident $frule:ident $rrule:ident $n:literal: $($x:ident)*;)*) => {$(
+        #[doc = concat!("`Matrix", stringify!($n), "::new(..)` as a function (see the rules beside it).")]
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<T: MatScalar>($($x: T),*) -> SMatrix<T, $n, $n> {
+            SMatrix::<T, $n, $n>::from_row_slice(&[$($x),*])
+        }
+        #[doc = concat!("Forward rule of [`", stringify!($name), "`].")]
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $frule<T: MatScalar>($($x: Dual<T, T>),*) -> FOut<T, $n, $n> {
+            Dual::new(
+                SMatrix::<T, $n, $n>::from_row_slice(&[$($x.primal),*]),
+                SMatrix::<T, $n, $n>::from_row_slice(&[$($x.tangent),*]),
+            )
+        }
+        #[doc = concat!("Reverse rule of [`", stringify!($name), "`]: each entry's gradient is the cotangent's entry.")]
+        #[inline]
+        #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+        pub fn $rrule<T: MatScalar>(
+            $($x: CoDual<T, NoFData>),*
+        ) -> (Out<T, $n, $n>, impl FnOnce(SMatrix<T, $n, $n>) -> ($(svector_new!(@t $x T),)*) + use<T>) {
+            let y = SMatrix::<T, $n, $n>::from_row_slice(&[$($x.primal),*]);
+            (CoDual::new(y, NoFData), |g: SMatrix<T, $n, $n>| {
+                // Row by row, as the arguments.
+                let g = g.transpose();
+                let mut k = 0usize;
+                ($(svector_new!(@take g k $x),)*)
+            })
+        }
+    )*};
+}
+
+smatrix_new! {
+    smatrix2 smatrix2_frule smatrix2_rrule 2: a b c d;
+    smatrix3 smatrix3_frule smatrix3_rrule 3: a b c d e f g h i;
+}
+
 /// Forward rule of `SMatrix::zeros()`.
 pub fn szeros_frule<T: MatScalar, const R: usize, const C: usize>() -> FOut<T, R, C> {
     Dual::new(SMatrix::zeros(), SMatrix::zeros())
