@@ -599,6 +599,8 @@ pub mod prelude {
     pub use crate::hessian::HvpCache;
     pub use crate::jacobian::{FlatTangent, Jacobian};
     #[cfg(feature = "nalgebra")]
+    pub use crate::linalg::fixed::{NewMatrix2, NewMatrix3, NewVector2, NewVector3, NewVector4};
+    #[cfg(feature = "nalgebra")]
     pub use crate::linalg::rules::{DMatrixConstructors, DVectorConstructors};
     #[cfg(feature = "ndarray")]
     pub use crate::nd::rules::{Array1Constructors, ArrayConstructors};

@@ -109,3 +109,42 @@ fn one_letter_structs_cloned_and_indexed() {
     test_rule!(first_two(&bs));
     test_rule!(scaled_momentum(&[0.5, -1.0, 2.0], 1.5));
 }
+
+/// A user's own vector type named like nalgebra's (`Vector3`), built by its own `new`: its
+/// rules are its own. `Vector3::new(a, b, c)` was read as nalgebra's constructor, which failed
+/// to compile without nalgebra (and with it, as the wrong type), until probe programs found it.
+#[derive(Tangent, Clone, Copy, Debug)]
+pub struct Vector3 {
+    /// x.
+    pub x: f64,
+    /// y.
+    pub y: f64,
+    /// z.
+    pub z: f64,
+}
+
+#[differentiable]
+impl Vector3 {
+    fn new(x: f64, y: f64, z: f64) -> Vector3 {
+        Vector3 { x, y, z }
+    }
+    fn dot(&self, o: &Vector3) -> f64 {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+}
+
+#[differentiable]
+fn own_vectors(a: f64, b: f64) -> f64 {
+    let u = Vector3::new(a, b, 1.0);
+    let w = Vector3::new(b, a * a, 2.0);
+    u.dot(&w)
+}
+
+#[test]
+fn a_user_type_named_like_a_matrix_type() {
+    test_rule!(own_vectors(0.5, 1.5));
+    // a b + b a² + 2: gradient (b + 2ab, a + a²).
+    let (v, (ga, gb)) = value_and_gradient!(own_vectors(0.5, 1.5));
+    assert!((v - (0.75 + 0.375 + 2.0)).abs() < 1e-12);
+    assert!((ga - (1.5 + 1.5)).abs() < 1e-12 && (gb - (0.5 + 0.25)).abs() < 1e-12);
+}

@@ -1650,34 +1650,19 @@ impl Lower<'_> {
                  write other moves out (`let t = a; a = b; b = t;`)",
             );
         }
-        // `Vector3::new(a, b, c)` of nalgebra (and `Vector2`, `Vector4`, `SVector::new`): a call
-        // of the runtime's `svector3(a, b, c)`, whose rules the associated function cannot have.
+        // `SVector::new(a, b, c)` of nalgebra: a call of the runtime's `svector3(a, b, c)`, whose
+        // rules the associated function cannot have (its length is the arguments'). Not
+        // `Vector3::new(..)` or `Matrix3::new(..)`: a call like a user type's `new`, whose rules
+        // the prelude's `NewVector3` / `NewMatrix3` give nalgebra's types, so that a user's own
+        // type named `Vector3` keeps its own.
         let k = func.segments.len();
         if k >= 2 && func.segments[k - 1].ident == "new" && (2..=4).contains(&c.args.len()) {
             let ty = func.segments[k - 2].ident.to_string();
             let n = c.args.len();
-            if ty == "SVector" || ty == format!("Vector{n}") {
+            if ty == "SVector" {
                 let span = c.span();
                 let args = self.lower_operands(c.args.iter());
                 let name = format_ident!("svector{}", n, span = span);
-                let func =
-                    syn::parse_quote_spanned!(span=> ::mooncake_runtime::linalg::fixed::#name);
-                return self.emit(Rvalue::Call { func, args }, span);
-            }
-        }
-        // `Matrix2::new(..)` (4 entries) and `Matrix3::new(..)` (9), row by row: the runtime's
-        // `smatrix2` / `smatrix3`.
-        if k >= 2 && func.segments[k - 1].ident == "new" {
-            let ty = func.segments[k - 2].ident.to_string();
-            let n = c.args.len();
-            if let Some(m) = [(2usize, "Matrix2"), (3, "Matrix3")]
-                .iter()
-                .find(|(m, name)| ty == *name && n == m * m)
-                .map(|(m, _)| *m)
-            {
-                let span = c.span();
-                let args = self.lower_operands(c.args.iter());
-                let name = format_ident!("smatrix{}", m, span = span);
                 let func =
                     syn::parse_quote_spanned!(span=> ::mooncake_runtime::linalg::fixed::#name);
                 return self.emit(Rvalue::Call { func, args }, span);

@@ -544,6 +544,45 @@ svector_new! {
     svector4 svector4_frule svector4_rrule 4: a b c d;
 }
 
+/// The rules of nalgebra's static constructors by their types' names (`Vector3::new(a, b, c)`,
+/// `Matrix3::new(..)`), as associated functions of an extension trait per shape (in the
+/// prelude): derived code calls `Vector3::new_rrule(..)` as it calls the rule of a user type's
+/// `new`, so that a user's own type named `Vector3` keeps its own rules (an inherent function
+/// comes before a trait's).
+macro_rules! static_constructors {
+    ($($tr:ident $r:literal $c:literal => $frule:ident $rrule:ident: $($x:ident)*;)*) => {$(
+        #[doc = concat!("The rules of `new` of nalgebra's `SMatrix<T, ", stringify!($r), ", ", stringify!($c), ">` by its type's name (see the module).")]
+        pub trait $tr<T>: Sized {
+            /// Forward rule of `new`.
+            #[allow(clippy::too_many_arguments)]
+            fn new_frule($($x: Dual<T, T>),*) -> Dual<Self, Self>;
+            /// Reverse rule of `new`.
+            #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+            fn new_rrule($($x: CoDual<T, NoFData>),*)
+                -> (CoDual<Self, NoFData>, impl FnOnce(Self) -> ($(svector_new!(@t $x T),)*) + use<Self, T>);
+        }
+        impl<T: MatScalar> $tr<T> for SMatrix<T, $r, $c> {
+            #[inline]
+            fn new_frule($($x: Dual<T, T>),*) -> Dual<Self, Self> {
+                $frule($($x),*)
+            }
+            #[inline]
+            fn new_rrule($($x: CoDual<T, NoFData>),*)
+                -> (CoDual<Self, NoFData>, impl FnOnce(Self) -> ($(svector_new!(@t $x T),)*) + use<T>) {
+                $rrule($($x),*)
+            }
+        }
+    )*};
+}
+
+static_constructors! {
+    NewVector2 2 1 => svector2_frule svector2_rrule: a b;
+    NewVector3 3 1 => svector3_frule svector3_rrule: a b c;
+    NewVector4 4 1 => svector4_frule svector4_rrule: a b c d;
+    NewMatrix2 2 2 => smatrix2_frule smatrix2_rrule: a b c d;
+    NewMatrix3 3 3 => smatrix3_frule smatrix3_rrule: a b c d e f g h i;
+}
+
 /// `Matrix2::new(..)` and `Matrix3::new(..)` (entries row by row, as nalgebra takes them), as
 /// functions that derived code calls (with their rules `smatrixN_frule` / `smatrixN_rrule`).
 macro_rules! smatrix_new {
