@@ -1488,6 +1488,11 @@ pub fn into_handle<T, D>(
 /// A buffer value moved into a handle (see [`hold_rrule`]): a `Vec` (its shadow kept, so
 /// gradients flow through it as before), an array (a fresh zero shadow, read back as the
 /// array's rdata by the pullback), or something already held (unchanged).
+#[diagnostic::on_unimplemented(
+    message = "reverse mode reads `{Self}` as a buffer (indexed, `len()`, grown), which it is not",
+    label = "a value the function indexes or measures as a `Vec`, slice or array",
+    note = "a nalgebra or ndarray matrix is read by its own rules only where the function's text shows it is one: declare the variable's type (`let h: DMatrix<f64> = g(x);`, `let z: Array1<f64> = x.dot(w);`) when it is the result of a call"
+)]
 pub trait Hold {
     /// The handle and its shadow.
     type Held;
