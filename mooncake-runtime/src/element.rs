@@ -145,6 +145,24 @@ impl<R, T: AddRData<R>, const N: usize> AddRData<[R; N]> for [T; N] {
     }
 }
 
+/// A tuple's parts, one by one (an array of pairs, `[(f64, f64); N]`, returned or passed on).
+macro_rules! tuple_add_rdata {
+    ($(($($T:ident $R:ident $i:tt),+))*) => {$(
+        impl<$($R, $T: AddRData<$R>),+> AddRData<($($R,)+)> for ($($T,)+) {
+            #[inline(always)]
+            fn add_rdata(&mut self, r: ($($R,)+)) {
+                $( self.$i.add_rdata(r.$i); )+
+            }
+        }
+    )*};
+}
+
+tuple_add_rdata! {
+    (A RA 0, B RB 1)
+    (A RA 0, B RB 1, C RC 2)
+    (A RA 0, B RB 1, C RC 2, D RD 3)
+}
+
 impl AddRData<f64> for f64 {
     #[inline(always)]
     fn add_rdata(&mut self, r: f64) {

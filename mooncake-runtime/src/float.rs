@@ -180,6 +180,10 @@ float_methods! {
     fn powf(self, n: Self) -> Self;
     /// `hypot`.
     fn hypot(self, other: Self) -> Self;
+    /// `rem_euclid`.
+    fn rem_euclid(self, rhs: Self) -> Self;
+    /// `copysign`.
+    fn copysign(self, sign: Self) -> Self;
     /// `abs`.
     fn abs(self) -> Self;
     /// `signum`.

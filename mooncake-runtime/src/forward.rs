@@ -327,7 +327,7 @@ float_methods!(unary:
 );
 float_methods!(binary:
     atan2 => atan2_frule, hypot => hypot_frule, powf => powf_frule, log => log_frule,
-    min => min_frule, max => max_frule,
+    min => min_frule, max => max_frule, rem_euclid => rem_euclid_frule, copysign => copysign_frule,
     // The operators as their traits' methods (`x.mul(y)`): what derived code calls where
     // lowering reads a capitalised type as a user's vector type and it is an alias of a float.
     add => add_frule, sub => sub_frule, mul => mul_frule, div => div_frule
@@ -393,6 +393,7 @@ macro_rules! int_more_methods {
             wrapping_add, wrapping_sub, wrapping_mul, rem_euclid, div_euclid);
         int_more_methods!(@binary $t, $u: abs_diff);
         int_more_methods!(@unary $t, u32: count_ones, count_zeros, leading_zeros, trailing_zeros);
+        int_more_methods!(@checked $t: checked_add, checked_sub, checked_mul, checked_div, checked_rem);
         #[diagnostic::do_not_recommend]
         impl<D: IntDual<$t>> MethodFrule<{ method_key("clamp") }, IntKey<$t>> for &mut D {
             type Receiver = Dual<$t, NoTangent>;
@@ -411,6 +412,20 @@ macro_rules! int_more_methods {
             #[inline(always)]
             fn method_frule(self) -> (Self::Receiver, Self::Rule) {
                 (self.value(), |a, b| Dual::new(a.primal.$name(b.primal), NoTangent))
+            }
+        }
+    )*};
+    (@checked $t:ty: $($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<D: IntDual<$t>> MethodFrule<{ method_key(stringify!($name)) }, IntKey<$t>> for &mut D {
+            type Receiver = Dual<$t, NoTangent>;
+            type Rule = fn(Dual<$t, NoTangent>, Dual<$t, NoTangent>) -> Dual<Option<$t>, Option<NoTangent>>;
+            #[inline(always)]
+            fn method_frule(self) -> (Self::Receiver, Self::Rule) {
+                (self.value(), |a, b| {
+                    let y = a.primal.$name(b.primal);
+                    Dual::new(y, y.map(|_| NoTangent))
+                })
             }
         }
     )*};
@@ -708,7 +723,9 @@ impl<'b, E: Primal + 'static, D: VecDual<E>> MethodFrule<{ method_key("push") },
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E>> for &'b mut D {
+impl<'b, E: Primal + 'static, D: VecDual<E>> MethodFrule<{ method_key("pop") }, BufferKey<E>>
+    for &'b mut D
+{
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
     type Rule =
         fn(Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>) -> Dual<Option<E>, Option<E::Tangent>>;
@@ -731,7 +748,7 @@ impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("clear") }, BufferK
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("truncate") }, BufferKey<E>>
+impl<'b, E: Primal + 'static, D: VecDual<E>> MethodFrule<{ method_key("truncate") }, BufferKey<E>>
     for &'b mut D
 {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;

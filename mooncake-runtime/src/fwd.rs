@@ -512,6 +512,20 @@ impl<T: Float> Float for Fwd<T> {
         let r = if h == T::ZERO { T::ONE } else { h };
         Fwd { re: h, eps: (a * self.eps + b * other.eps) / r }
     }
+    /// `a - b q` with `q` the Euclidean quotient, piecewise constant: `eps_a - q eps_b`.
+    #[inline(always)]
+    fn rem_euclid(self, rhs: Self) -> Self {
+        let y = self.re.rem_euclid(rhs.re);
+        let q = ((self.re - y) / rhs.re).round();
+        Fwd { re: y, eps: self.eps - q * rhs.eps }
+    }
+    /// `|a| sgn(b)`: `sgn(a) sgn(b) eps_a`, `0` at `a = ±0`.
+    #[inline(always)]
+    fn copysign(self, sign: Self) -> Self {
+        let y = self.re.copysign(sign.re);
+        let d = if self.re == T::ZERO { T::ZERO } else { self.re.signum() * y.signum() };
+        Fwd { re: y, eps: d * self.eps }
+    }
     /// `±eps` on either side of zero, `0` at `±0` (the scalar rule's choice).
     #[inline(always)]
     fn abs(self) -> Self {

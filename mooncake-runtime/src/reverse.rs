@@ -426,7 +426,7 @@ macro_rules! float_binary_methods {
 
 float_binary_methods!(
     atan2 => atan2_rrule, hypot => hypot_rrule, powf => powf_rrule, log => log_rrule,
-    min => min_rrule, max => max_rrule
+    min => min_rrule, max => max_rrule, rem_euclid => rem_euclid_rrule, copysign => copysign_rrule
 );
 
 macro_rules! float_ternary_methods {
@@ -589,6 +589,7 @@ macro_rules! int_more_methods {
             wrapping_add, wrapping_sub, wrapping_mul, rem_euclid, div_euclid);
         int_more_methods!(@binary $t, $u: abs_diff);
         int_more_methods!(@unary $t, u32: count_ones, count_zeros, leading_zeros, trailing_zeros);
+        int_more_methods!(@checked $t: checked_add, checked_sub, checked_mul, checked_div, checked_rem);
         #[diagnostic::do_not_recommend]
         impl MethodRrule<{ method_key("clamp") }, IntKey<$t>, (CoDual<$t, NoFData>, CoDual<$t, NoFData>)> for CoDual<$t, NoFData> {
             type Out = $t;
@@ -607,6 +608,18 @@ macro_rules! int_more_methods {
             #[inline(always)]
             fn method_rrule(self, args: (CoDual<$t, NoFData>,)) -> (CoDual<$out, NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData)) {
                 (CoDual::new(self.primal.$name(args.0.primal), NoFData), |_| (NoRData, NoRData))
+            }
+        }
+    )*};
+    (@checked $t:ty: $($name:ident),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl MethodRrule<{ method_key(stringify!($name)) }, IntKey<$t>, (CoDual<$t, NoFData>,)> for CoDual<$t, NoFData> {
+            type Out = Option<$t>;
+            type Rets = (NoRData, NoRData);
+            #[inline(always)]
+            fn method_rrule(self, args: (CoDual<$t, NoFData>,)) -> (CoDual<Option<$t>, Option<NoFData>>, impl FnOnce(Option<NoRData>) -> (NoRData, NoRData)) {
+                let y = self.primal.$name(args.0.primal);
+                (CoDual::new(y, y.map(|_| NoFData)), |_| (NoRData, NoRData))
             }
         }
     )*};

@@ -271,3 +271,45 @@ fn arrays_returned_by_calls_pushed() {
         assert_relative_eq!(*gi, 27.0 * a * a, max_relative = 1e-12);
     }
 }
+
+/// A stack of pairs the function builds, emptied by `while let Some((x, y)) = q.pop()` and by a
+/// `pop()` kept as an `Option`. Both failed to compile (the truncation and the pop had rules
+/// for buffers of numbers only) until probe programs found them.
+#[differentiable]
+fn stack_of_pairs(a: f64, b: f64) -> f64 {
+    let mut q: Vec<(f64, f64)> = Vec::new();
+    q.push((a, b));
+    q.push((b, 2.0 * a));
+    q.push((a * a, 1.0));
+    let top = q.pop();
+    let mut s = match top {
+        Some((u, v)) => u * v,
+        None => 0.0,
+    };
+    while let Some((x, y)) = q.pop() {
+        s += x * y;
+    }
+    s
+}
+
+#[differentiable]
+fn pair_product(v: [(f64, f64); 2]) -> f64 {
+    v[0].0 * v[1].1 + v[1].0
+}
+
+/// An array of pairs passed by value to another function.
+#[differentiable]
+fn pairs_passed_on(v: [(f64, f64); 2]) -> f64 {
+    pair_product(v) * v[0].1
+}
+
+#[test]
+fn buffers_of_pairs_popped_and_passed() {
+    test_rule!(stack_of_pairs(0.5, 1.5));
+    // a² + ab + 2ab: gradient (2a + 3b, 3a).
+    let (v, (ga, gb)) = value_and_gradient!(stack_of_pairs(0.5, 1.5));
+    assert_relative_eq!(v, 0.25 + 0.75 + 1.5, max_relative = 1e-12);
+    assert_relative_eq!(ga, 1.0 + 4.5, max_relative = 1e-12);
+    assert_relative_eq!(gb, 1.5, max_relative = 1e-12);
+    test_rule!(pairs_passed_on([(0.5, 1.5), (2.0, -1.0)]));
+}

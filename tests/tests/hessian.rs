@@ -116,6 +116,13 @@ fn fwd_binary_methods_against_finite_differences() {
     binary("log", Float::log, f64::log, &[(0.7, 2.0), (3.5, 10.0), (1.9, 0.4)]);
     binary("min", Float::min, f64::min, &pts);
     binary("max", Float::max, f64::max, &pts);
+    binary(
+        "rem_euclid",
+        Float::rem_euclid,
+        f64::rem_euclid,
+        &[(2.7, 1.3), (-1.9, 0.7), (5.1, -1.1)],
+    );
+    binary("copysign", Float::copysign, f64::copysign, &[(0.7, 1.3), (-1.2, 0.4), (2.5, -0.8)]);
     // mul_add and clamp, along each argument.
     for (a, b, c) in [(0.7, 1.3, -0.4), (-1.2, 0.4, 2.0)] {
         binary(

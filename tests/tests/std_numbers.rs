@@ -8,7 +8,7 @@
 //! wrapping arithmetic, bit counts, and integer methods called through their type or
 //! `std::cmp` (`usize::min(k, n)`, `std::cmp::max(1, n)`).
 
-#![allow(clippy::needless_range_loop)] // written as users write them
+#![allow(clippy::needless_range_loop, clippy::manual_saturating_arithmetic)] // written as users write them
 
 use approx::assert_relative_eq;
 use mooncake_runtime::prelude::*;
@@ -146,4 +146,26 @@ fn clamps_and_comparisons_in_loops() {
     // j = 2: x2 x1 + Σ |x|.
     assert_relative_eq!(g[1], 1.25 - 1.0, max_relative = 1e-12);
     assert_relative_eq!(g[2], -0.3 + 1.0, max_relative = 1e-12);
+}
+
+/// A float's `rem_euclid` and `copysign`, and an integer's `checked_sub` (an `Option`), in both
+/// modes. None had a rule until probe programs found them.
+#[differentiable]
+fn wrapped_and_signed(th: f64, x: f64, y: f64, v: &[f64]) -> f64 {
+    let last = v.len().checked_sub(1).unwrap_or(0);
+    (th * 3.0).rem_euclid(std::f64::consts::TAU) + x.copysign(y) * y + v[last]
+}
+
+#[test]
+fn euclidean_remainders_signs_and_checked_arithmetic() {
+    let v = [0.5, 1.5];
+    for (th, x, y) in [(2.5, 0.7, -1.2), (-0.4, -1.5, 2.0)] {
+        test_rule!(wrapped_and_signed(th, x, y, &v));
+    }
+    // d/dth = 3; d/dx = sgn(x) sgn(y) y; d/dy = |x| sgn(y); the last element's gradient is 1.
+    let (_, (gt, gx, gy, gv)) = value_and_gradient!(wrapped_and_signed(2.5, 0.7, -1.2, &v));
+    assert_relative_eq!(gt, 3.0);
+    assert_relative_eq!(gx, 1.2, max_relative = 1e-12);
+    assert_relative_eq!(gy, -0.7, max_relative = 1e-12);
+    assert_eq!(gv, [0.0, 1.0]);
 }

@@ -471,6 +471,8 @@ lanes_float_methods! {
     fract() -> Dual<F, D::Dirs> => scalar::fract_frule;
     atan2(x) -> Dual<F, D::Dirs> => scalar::atan2_frule;
     hypot(x) -> Dual<F, D::Dirs> => scalar::hypot_frule;
+    rem_euclid(x) -> Dual<F, D::Dirs> => scalar::rem_euclid_frule;
+    copysign(x) -> Dual<F, D::Dirs> => scalar::copysign_frule;
     powf(x) -> Dual<F, D::Dirs> => scalar::powf_frule;
     log(x) -> Dual<F, D::Dirs> => scalar::log_frule;
     min(x) -> Dual<F, D::Dirs> => scalar::min_frule;

@@ -675,12 +675,47 @@ pub fn push_value_rrule<T: Primal>(
 /// # Panics
 /// If the tangent is shorter than `x`.
 #[inline]
-pub fn pop_frule<T: Element>(
+pub fn pop_frule<T: Primal>(
     x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
 ) -> Dual<Option<T>, Option<T::Tangent>> {
     let y = x.primal.pop();
-    let dy = y.map(|_| x.tangent.pop().expect(SHADOW_TOO_SHORT));
+    let dy = y.as_ref().map(|_| x.tangent.pop().expect(SHADOW_TOO_SHORT));
     Dual::new(y, dy)
+}
+
+/// Reverse rule of `x.pop()` of a buffer of values with tangents of their own (tuples,
+/// `#[derive(Tangent)]` structs; `while let Some((a, b)) = stack.pop()`): pops `x` and its
+/// shadow; the popped value's fdata is its tangent's fdata part, and the pullback pushes the
+/// value back with the tangent joined from that fdata and the rdata part plus `ȳ`. On an empty
+/// `x` the result is `None` and the pullback does nothing.
+///
+/// # Panics
+/// If the shadow is shorter than `x`.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub fn pop_value_rrule<T: Primal + Clone>(
+    x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
+) -> (CoDual<Option<T>, Option<T::FData>>, impl FnOnce(Option<T::RData>) -> (NoRData,) + use<T>)
+where
+    T::RData: crate::tangent::TangentSpace,
+{
+    let (x, dx) = x.into_parts();
+    debug_check_shadow(x.len(), dx.len());
+    let y = x.pop();
+    let parts = y.as_ref().map(|_| T::split_tangent(dx.pop().expect(SHADOW_TOO_SHORT)));
+    let fdata = parts.as_ref().map(|(f, _)| f.clone());
+    let kept = y.clone();
+    let pullback = move |y_bar: Option<T::RData>| {
+        if let (Some(y), Some((f, mut r))) = (kept, parts) {
+            if let Some(b) = y_bar {
+                crate::tangent::TangentSpace::increment(&mut r, &b);
+            }
+            dx.push(T::join_tangent(&f, r));
+            x.push(y);
+        }
+        (NoRData,)
+    };
+    (CoDual::new(y, fdata), pullback)
 }
 
 /// Reverse rule of `x.pop()`: pops `x` and its shadow, keeping the popped shadow value; the
@@ -1408,7 +1443,7 @@ pub fn clear_rrule<T: Element>(
 
 /// Forward rule of `x.truncate(n)`: truncates `x` and its tangent.
 #[inline]
-pub fn truncate_frule<T: Element>(
+pub fn truncate_frule<T: Primal>(
     x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
     n: Dual<usize, NoTangent>,
 ) -> Dual<(), NoTangent> {
@@ -1420,7 +1455,7 @@ pub fn truncate_frule<T: Element>(
 /// Reverse rule of `x.truncate(n)`: splits off the elements past `n` and their shadow; the
 /// pullback puts them back. Nothing is removed if `n` is at least the length.
 #[inline]
-pub fn truncate_rrule<T: Element>(
+pub fn truncate_rrule<T: Primal>(
     x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
     n: CoDual<usize, NoFData>,
 ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T>) {
@@ -1430,8 +1465,8 @@ pub fn truncate_rrule<T: Element>(
     let tail = x.with_mut(|v| v.split_off(at));
     let d_tail = dx.with_mut(|v| v.split_off(at.min(v.len())));
     let pullback = move |_: NoRData| {
-        x.with_mut(|v| v.extend_from_slice(&tail));
-        dx.with_mut(|v| v.extend_from_slice(&d_tail));
+        x.with_mut(|v| v.extend(tail));
+        dx.with_mut(|v| v.extend(d_tail));
         (NoRData, NoRData)
     };
     (CoDual::new((), NoFData), pullback)

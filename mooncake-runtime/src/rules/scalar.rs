@@ -538,6 +538,18 @@ binary_rules! {
             (b / r / r, -a / r / r)
         };
 
+    /// `rem_euclid(a, b) = a - b q` with `q` the Euclidean quotient, piecewise constant:
+    /// `d = (1, -q)`, `q` recovered as `round((a - y) / b)` from the result (as for `%`).
+    rem_euclid_frule, rem_euclid_rrule:
+        |a, b| a.rem_euclid(b) => |y| (T::ONE, -((a - y) / b).round());
+
+    /// `copysign(a, b) = |a| sgn(b)`: `d = (sgn(a) sgn(b), 0)`, and `0` at `a = ±0` (as `abs`).
+    copysign_frule, copysign_rrule:
+        |a, b| a.copysign(b) => |y| (
+            if a == T::ZERO { T::ZERO } else { a.signum() * y.signum() },
+            T::ZERO,
+        );
+
     /// `d hypot(a, b) = (a, b) / hypot(a, b)`. At `(0, 0)`, where `hypot` has a cone-shaped kink,
     /// the derivative is `(0, 0)` (as ChainRules; the counterpart of `abs`'s `0` at `0`).
     hypot_frule, hypot_rrule:

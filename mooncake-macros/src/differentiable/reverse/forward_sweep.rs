@@ -1073,8 +1073,15 @@ impl Reverse<'_> {
             }
             Rvalue::Method { receiver, method, args } if args.is_empty() && method == "pop" => {
                 let r = self.buffer_receiver(receiver, span);
+                let rule = if receiver.projections.is_empty()
+                    && self.value_buffers[receiver.local.index()]
+                {
+                    quote!(pop_value_rrule)
+                } else {
+                    quote!(pop_rrule)
+                };
                 (
-                    quote_spanned!(method.span()=> #rt::rules::buffer::pop_rrule(#rt::rev::as_write(&#r))),
+                    quote_spanned!(method.span()=> #rt::rules::buffer::#rule(#rt::rev::as_write(&#r))),
                     false,
                 )
             }
