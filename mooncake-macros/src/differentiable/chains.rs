@@ -1196,7 +1196,8 @@ fn comparison(c: &syn::ExprClosure) -> Option<(&syn::Ident, &syn::Ident, &Expr, 
         body = strip(e);
     }
     let (cmp, total) = match body {
-        Expr::MethodCall(m) if m.method == "total_cmp" => (m, true),
+        // `Ord::cmp` (of integer keys, `|p, q| p.0.cmp(&q.0)`) never panics, as `total_cmp`.
+        Expr::MethodCall(m) if m.method == "total_cmp" || m.method == "cmp" => (m, true),
         Expr::MethodCall(m)
             if matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "unwrap_or") =>
         {
