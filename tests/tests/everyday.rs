@@ -4,7 +4,7 @@
 //! a likelihood through a struct's method, Huber loss, Horner's rule, running sums by `scan`),
 //! each checked by `test_rule!` in both modes.
 
-#![allow(clippy::ptr_arg, clippy::needless_range_loop)]
+#![allow(clippy::ptr_arg, clippy::needless_range_loop, clippy::unnecessary_sort_by)]
 use mooncake_runtime::prelude::*;
 
 #[differentiable]
