@@ -737,3 +737,31 @@ fn generic_conversions_of_counts() {
         assert!((gi - 2.0 * (i + 1) as f64 * v).abs() < 1e-12);
     }
 }
+
+#[differentiable]
+fn square_of_ref(v: &f64) -> f64 {
+    v * v
+}
+
+#[differentiable]
+fn accumulate_ref(acc: f64, v: &f64) -> f64 {
+    acc + v.sin()
+}
+
+/// A `#[differentiable]` function taking `&f64` given by name to `map` and `fold` over
+/// `x.iter()` (as Rust hands it the references): was a type error in both modes until probe
+/// programs found it.
+#[differentiable]
+fn named_functions_of_references(x: &[f64]) -> f64 {
+    x.iter().map(square_of_ref).sum::<f64>() + x.iter().fold(0.0, accumulate_ref)
+}
+
+#[test]
+fn named_functions_given_references() {
+    let x = xs(4, 0.9);
+    test_rule!(named_functions_of_references(&x));
+    let (_, (g,)) = value_and_gradient!(named_functions_of_references(&x));
+    for (gi, v) in g.iter().zip(&x) {
+        assert!((gi - (2.0 * v + v.cos())).abs() < 1e-12);
+    }
+}

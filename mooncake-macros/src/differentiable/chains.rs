@@ -674,8 +674,7 @@ impl Lower<'_> {
 
     /// The expression `f(args..)` for a closure (its parameters bound by `let`, its body
     /// inlined) or a path to a function (`f64::sin`, a `#[differentiable]` function). The last
-    /// argument is the item, a reference when `by_ref` (dereferenced for a path, which takes
-    /// the number).
+    /// argument is the item, a reference when `by_ref`.
     fn apply(
         &mut self,
         f: &Expr,
@@ -712,9 +711,17 @@ impl Lower<'_> {
                 let body = &c.body;
                 Ok(quote_spanned!(c.body.span()=> { #(#lets)* #body }))
             }
+            // A reference item is passed to a function as it is: Rust passes `&f64` items to
+            // `map(sq)`, which compiles only for `fn sq(v: &f64)` (a function taking the
+            // number is given `.copied()` items). A closure bound by `let` takes the number
+            // (its `&f64` parameter is bound to the number where it is inlined).
             Expr::Path(p) => {
                 let mut args: Vec<TokenStream> = args.iter().flatten().cloned().collect();
-                if by_ref && let Some(last) = args.last_mut() {
+                let closure = p.path.get_ident().is_some_and(|i| self.lookup_closure(i).is_some());
+                if by_ref
+                    && closure
+                    && let Some(last) = args.last_mut()
+                {
                     *last = quote!(*#last);
                 }
                 Ok(quote_spanned!(p.span()=> #p(#(#args),*)))
