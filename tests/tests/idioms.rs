@@ -1170,8 +1170,45 @@ fn with_defaults(x: f64) -> f64 {
     s.rate * x * s.steps as f64 + (p.mu - q.mu) / p.sigma
 }
 
+/// Running moments with a user method named like a buffer's (`push`).
+#[derive(Tangent, Clone, Debug, Default)]
+pub struct Moments {
+    /// Σ x.
+    pub sum: f64,
+    /// Σ x².
+    pub sum_sq: f64,
+    /// How many.
+    pub count: usize,
+}
+
+#[differentiable]
+impl Moments {
+    fn push(&mut self, x: f64) {
+        self.sum += x;
+        self.sum_sq += x * x;
+        self.count += 1;
+    }
+    fn variance(&self) -> f64 {
+        let n = self.count as f64;
+        self.sum_sq / n - (self.sum / n).powi(2)
+    }
+}
+
+/// A value built by `S::default()` is a user value: its `push` is its own method, not the
+/// buffers' rule.
+#[differentiable]
+fn coefficient_of_variation(x: &[f64]) -> f64 {
+    let mut st = Moments::default();
+    for v in x {
+        st.push(*v);
+    }
+    st.variance().sqrt() / (st.sum / st.count as f64)
+}
+
 #[test]
 fn defaults_are_constants() {
+    let x = vec![1.0, 2.5, 0.7, 1.9];
+    test_rule!(coefficient_of_variation(&x));
     test_rule!(with_defaults(0.7));
     // 3x² + x/2: gradient 6x + 1/2.
     let (v, (g,)) = value_and_gradient!(with_defaults(0.7));

@@ -2323,7 +2323,7 @@ impl Lower<'_> {
                 Expr::Path(p) => {
                     let segs = &p.path.segments;
                     segs.len() >= 2
-                        && segs.last().is_some_and(|s| s.ident == "new")
+                        && segs.last().is_some_and(|s| s.ident == "new" || s.ident == "default")
                         && self.user_path(&syn::Path {
                             leading_colon: None,
                             segments: segs.iter().take(segs.len() - 1).cloned().collect(),
