@@ -779,8 +779,8 @@ impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("resize") }, Buffer
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("extend_from_slice") }, BufferKey<E>>
-    for &'b mut D
+impl<'b, E: Primal + Clone + 'static, D: VecDual<E>>
+    MethodFrule<{ method_key("extend_from_slice") }, BufferKey<E>> for &'b mut D
 {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;
     type Rule = for<'s> fn(

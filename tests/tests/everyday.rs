@@ -775,18 +775,23 @@ fn models_fitted_and_summaries() {
     test_rule!(minmax(&*x));
 }
 
-/// `sort_by` with `Ord::cmp` of integer keys or elements: a sparse vector's entries sorted by
-/// index (`|p, q| p.0.cmp(&q.0)`), and indices sorted in reverse (`|a, b| b.cmp(a)`). Refused
-/// (only `partial_cmp` / `total_cmp` comparators were read) until probe programs found it.
+/// `sort_by` with `Ord::cmp` of integer keys or elements: a sparse vector's entries (extended
+/// by `extend_from_slice`, which had rules for buffers of numbers only) sorted by index (`|p,
+/// q| p.0.cmp(&q.0)`), and indices sorted in reverse (`|a, b| b.cmp(a)`). Refused (only
+/// `partial_cmp` / `total_cmp` comparators were read) until probe programs found it.
 #[differentiable]
 fn sorted_sparse(entries: &[(usize, f64)], x: &[f64]) -> f64 {
     let mut all = entries.to_vec();
+    all.extend_from_slice(entries);
     all.sort_by(|p, q| p.0.cmp(&q.0));
     let mut idx: Vec<usize> = (0..x.len()).collect();
     idx.sort_by(|a, b| b.cmp(a));
     let mut s = 0.0;
     for k in 0..all.len() {
-        s += all[k].1 * x[all[k].0] * (k as f64 + 1.0) + x[idx[k]] * k as f64;
+        s += all[k].1 * x[all[k].0] * (k as f64 + 1.0);
+    }
+    for k in 0..idx.len() {
+        s += x[idx[k]] * k as f64;
     }
     s
 }
@@ -796,8 +801,9 @@ fn sorting_by_integer_keys() {
     let e = vec![(2, 0.5), (0, -1.5), (1, 2.0)];
     let x = vec![0.3, 1.2, -0.7];
     test_rule!(sorted_sparse(&e, &x));
-    // Sorted: (0, -1.5), (1, 2.0), (2, 0.5); indices 2, 1, 0.
+    // With the entries appended again, sorted: (0, -1.5) twice, (1, 2.0) twice, (2, 0.5)
+    // twice, weighted 1..6; the index loop reads indices 2, 1, 0 weighted 0, 1, 2.
     let (_, (ge, gx)) = value_and_gradient!(sorted_sparse(&e, &x));
-    assert!((gx[0] - (-1.5 + 2.0)).abs() < 1e-12);
-    assert!((ge[0].1 - 3.0 * x[2]).abs() < 1e-12);
+    assert!((gx[0] - (-1.5 * 3.0 + 2.0)).abs() < 1e-12);
+    assert!((ge[0].1 - (5.0 + 6.0) * x[2]).abs() < 1e-12);
 }

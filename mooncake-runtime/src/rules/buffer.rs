@@ -1520,7 +1520,7 @@ pub fn resize_rrule<T: Element>(
 
 /// Forward rule of `x.extend_from_slice(src)`: appends `src` to `x` and its tangent to `x`'s.
 #[inline]
-pub fn extend_from_slice_frule<T: Element>(
+pub fn extend_from_slice_frule<T: Primal + Clone>(
     x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>,
     src: Dual<&[T], &[T::Tangent]>,
 ) -> Dual<(), NoTangent> {
@@ -1533,23 +1533,26 @@ pub fn extend_from_slice_frule<T: Element>(
 /// the pullback adds the appended elements' gradients into `src`'s shadow and truncates both
 /// back.
 #[inline]
-pub fn extend_from_slice_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+pub fn extend_from_slice_rrule<T: Primal + Clone, S: ReadBuffer<T> + ?Sized>(
     x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
     src: CoDual<&S, SharedVec<T::Tangent>>,
 ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData, NoRData) + use<T, S>) {
     let (x, dx) = x.into_parts();
     debug_check_shadow(x.len(), dx.len());
     let old_len = x.len();
-    let added = x.with_mut(|s| {
-        src.primal.with_slice(|t| s.extend_from_slice(t));
-        s.len() - old_len
+    let zeros: Vec<T::Tangent> = src.primal.with_slice(|t| {
+        x.with_mut(|s| s.extend_from_slice(t));
+        t.iter().map(Primal::zero_tangent).collect()
     });
-    dx.with_mut(|s| s.resize(s.len() + added, T::ZERO_TANGENT));
+    dx.with_mut(|s| s.extend(zeros));
     let d_src = src.fdata;
     let pullback = move |_: NoRData| {
         x.with_mut(|s| s.truncate(old_len));
         let g = dx.with_mut(|s| s.split_off(old_len.min(s.len())));
-        d_src.with_mut(|d| add_into::<T>(d, &g));
+        d_src.with_mut(|d| {
+            assert_eq!(d.len(), g.len(), "mooncake: a shadow of the wrong length");
+            d.iter_mut().zip(&g).for_each(|(d, g)| crate::tangent::TangentSpace::increment(d, g));
+        });
         (NoRData, NoRData)
     };
     (CoDual::new((), NoFData), pullback)
