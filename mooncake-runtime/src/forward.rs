@@ -385,15 +385,10 @@ macro_rules! int_methods {
 
 int_methods!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
-/// Integer methods of one argument of the receiver's type and of none (no derivative): the
-/// saturating, wrapping and Euclidean arithmetic, `abs_diff`, the bit counts.
+/// The rules of the integer methods with no derivative, one family at a time (the list is
+/// `keys::integer_method_families`, shared with the other mode).
 macro_rules! int_more_methods {
-    ($($t:ty => $u:ty),*) => {$(
-        int_more_methods!(@binary $t, $t: saturating_add, saturating_sub, saturating_mul,
-            wrapping_add, wrapping_sub, wrapping_mul, rem_euclid, div_euclid);
-        int_more_methods!(@binary $t, $u: abs_diff);
-        int_more_methods!(@unary $t, u32: count_ones, count_zeros, leading_zeros, trailing_zeros);
-        int_more_methods!(@checked $t: checked_add, checked_sub, checked_mul, checked_div, checked_rem);
+    (@clamp $t:ty) => {
         #[diagnostic::do_not_recommend]
         impl<D: IntDual<$t>> MethodFrule<{ method_key("clamp") }, IntKey<$t>> for &mut D {
             type Receiver = Dual<$t, NoTangent>;
@@ -403,7 +398,7 @@ macro_rules! int_more_methods {
                 (self.value(), |a, lo, hi| Dual::new(a.primal.clamp(lo.primal, hi.primal), NoTangent))
             }
         }
-    )*};
+    };
     (@binary $t:ty, $out:ty: $($name:ident),*) => {$(
         #[diagnostic::do_not_recommend]
         impl<D: IntDual<$t>> MethodFrule<{ method_key(stringify!($name)) }, IntKey<$t>> for &mut D {
@@ -442,8 +437,7 @@ macro_rules! int_more_methods {
     )*};
 }
 
-int_more_methods!(i8 => u8, i16 => u16, i32 => u32, i64 => u64, i128 => u128, isize => usize,
-    u8 => u8, u16 => u16, u32 => u32, u64 => u64, u128 => u128, usize => usize);
+crate::keys::integer_method_families!(int_more_methods);
 
 fn int_min<I: Ord>(a: Dual<I, NoTangent>, b: Dual<I, NoTangent>) -> Dual<I, NoTangent> {
     Dual::new(a.primal.min(b.primal), NoTangent)
