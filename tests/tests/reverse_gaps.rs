@@ -885,3 +885,33 @@ fn rows_swapped_by_pivoting() {
     assert!((v - det).abs() < 1e-12);
     assert!((g[0][0] - (-2.0 - 0.125)).abs() < 1e-12);
 }
+
+/// A struct with a buffer field and an array field.
+#[derive(Tangent, Clone, Debug)]
+pub struct Weighted {
+    /// Weights.
+    pub w: Vec<f64>,
+    /// A running total.
+    pub k: f64,
+    /// A pair.
+    pub a: [f64; 2],
+}
+
+#[differentiable]
+fn squares_total(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum()
+}
+
+/// `&s.w` (a `Vec` field) and `&s.a` (an array field) of a `&mut` argument lent to a function
+/// taking `&[f64]`: each as the parameter takes it (`rev::into_parameter`).
+#[differentiable]
+fn lent_buffer_fields(s: &mut Weighted, c: f64) -> f64 {
+    s.k += c * squares_total(&s.w) + squares_total(&s.a);
+    s.k
+}
+
+#[test]
+fn buffer_fields_of_mut_structs_lent_to_slices() {
+    let s = Weighted { w: vec![0.5, -1.0], k: 0.3, a: [1.0, 2.0] };
+    test_rule!(lent_buffer_fields(&mut s.clone(), 1.5));
+}
