@@ -1800,23 +1800,16 @@ impl Lower<'_> {
                 quote_spanned!(span=> <#ty as ::mooncake_runtime::Float>::from_f64(#arg)),
             );
         }
+        // `T::from_f64(x)`, `T::from_i32(k)`: the runtime's conversions, with rules for any `T`.
         let func = if func.segments.len() == 2
-            && last == "from_f64"
+            && (last == "from_f64" || last == "from_i32")
             && c.args.len() == 1
             && float_param(&func.segments[0])
         {
             let ty = &func.segments[0];
+            let conversion = format_ident!("float_{}", last, span = func.segments[1].ident.span());
             syn::parse_quote_spanned!(func.segments[1].ident.span()=>
-                ::mooncake_runtime::__private::float_from_f64::<#ty>)
-        } else if func.segments.len() == 2
-            && last == "from_i32"
-            && c.args.len() == 1
-            && float_param(&func.segments[0])
-        {
-            // `T::from_i32(k)`: the runtime's conversion, with rules for any `T`.
-            let ty = &func.segments[0];
-            syn::parse_quote_spanned!(func.segments[1].ident.span()=>
-                ::mooncake_runtime::__private::float_from_i32::<#ty>)
+                ::mooncake_runtime::__private::#conversion::<#ty>)
         } else {
             func
         };

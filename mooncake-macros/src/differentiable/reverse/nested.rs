@@ -88,7 +88,7 @@ fn element_place(q: &Place) -> bool {
 
 /// The locals indexed somewhere (`x[i]`, `x[i].w`: a place whose first projection is an
 /// index), which hold buffers.
-fn indexed_locals(body: &Body) -> Vec<bool> {
+pub(super) fn indexed_locals(body: &Body) -> Vec<bool> {
     locals_reached(body, |pr| matches!(pr, [Projection::Index(_), ..]))
 }
 

@@ -733,23 +733,7 @@ fn aliased_arrays(body: &mut Body) {
         for_each_place(&mut rv2, &mut |q| note(q));
     }
     // A copy of a buffer built in the body holds one too (`let mut c = [[0.0; 2]; 2];`).
-    loop {
-        let mut changed = false;
-        for s in body.blocks.iter().flat_map(|b| &b.statements) {
-            if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
-                && p.projections.is_empty()
-                && q.projections.is_empty()
-                && built[q.local.index()]
-                && !built[p.local.index()]
-            {
-                built[p.local.index()] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    mark_copies(body, &mut built);
     let opaque = |ty: &syn::Type| match ty {
         syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
             let s = &p.path.segments[0];
@@ -781,18 +765,7 @@ fn aliased_arrays(body: &mut Body) {
 /// as the array was.
 fn copied_fields_of_mut_refs(body: &mut Body) {
     let (_, mut_refs) = super::plan::ref_locals(body);
-    let mut indexed = vec![false; body.locals.len()];
-    for s in body.blocks.iter().flat_map(|b| &b.statements) {
-        let StatementKind::Assign(p, rv) = &s.kind else { continue };
-        let mut rv2 = rv.clone();
-        let mut note = |q: &Place| {
-            if matches!(q.projections.first(), Some(Projection::Index(_))) {
-                indexed[q.local.index()] = true;
-            }
-        };
-        note(p);
-        for_each_place(&mut rv2, &mut |q| note(q));
-    }
+    let indexed = super::nested::indexed_locals(body);
     for s in body.blocks.iter_mut().flat_map(|b| &mut b.statements) {
         let StatementKind::Assign(p, rv) = &mut s.kind else { continue };
         if p.projections.is_empty()
@@ -807,6 +780,25 @@ fn copied_fields_of_mut_refs(body: &mut Body) {
                 method: syn::Ident::new("to_vec", span),
                 args: Vec::new(),
             };
+        }
+    }
+}
+
+/// Marks every local assigned a copy (`p = q`) of a marked local, until nothing changes.
+pub(super) fn mark_copies(body: &Body, marked: &mut [bool]) {
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for s in body.blocks.iter().flat_map(|b| &b.statements) {
+            if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
+                && p.projections.is_empty()
+                && q.projections.is_empty()
+                && marked[q.local.index()]
+                && !marked[p.local.index()]
+            {
+                marked[p.local.index()] = true;
+                changed = true;
+            }
         }
     }
 }

@@ -17,23 +17,7 @@ pub(super) fn ref_locals(body: &Body) -> (Vec<bool>, Vec<bool>) {
             mut_refs[l.index()] = r.mutability.is_some();
         }
     }
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in &body.blocks {
-            for s in &b.statements {
-                if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q))) = &s.kind
-                    && p.projections.is_empty()
-                    && q.projections.is_empty()
-                    && refs[q.local.index()]
-                    && !refs[p.local.index()]
-                {
-                    refs[p.local.index()] = true;
-                    changed = true;
-                }
-            }
-        }
-    }
+    super::normalise::mark_copies(body, &mut refs);
     (refs, mut_refs)
 }
 
