@@ -91,6 +91,32 @@ fn friendly(g: &TokenStream) -> TokenStream {
     })
 }
 
+/// Whether `e` is a float literal (`0.5`, `-1.0e-3`, `(2.5_f32)`): an argument whose gradient is
+/// a number of its own type, never `NoTangent`. Its gradient is shown as it is, since an
+/// unsuffixed literal given to a generic function leaves its type open until after
+/// [`friendly`]'s choice would have to be made (and that choice would be the wrong one).
+fn float_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => float_literal(&u.expr),
+        Expr::Paren(p) => float_literal(&p.expr),
+        Expr::Group(g) => float_literal(&g.expr),
+        _ => false,
+    }
+}
+
+/// The gradient of the argument `arg` as the user sees it (`NoTangent` for a constant).
+fn shown_gradient(constant: bool, arg: &Expr, grad: &TokenStream) -> TokenStream {
+    let rt = quote!(::mooncake_runtime::__private);
+    if constant {
+        quote!(#rt::NoTangent)
+    } else if float_literal(arg) {
+        grad.clone()
+    } else {
+        friendly(grad)
+    }
+}
+
 /// `value_and_derivative!(f(a, &b, &mut c), (ta, tb, tc))`.
 pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
     let input = match syn::parse2::<DerivativeInput>(input) {
@@ -386,8 +412,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                 quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx))
             }
         };
-        // No gradient for a constant.
-        grads.push(if *constant { quote!(#rt::NoTangent) } else { friendly(&grad) });
+        grads.push(shown_gradient(*constant, arg, &grad));
     }
     let with_gradient = match &input.ybar {
         None => quote!(#rt::api::with_gradient(#y.primal, (#(#grads,)*))),
@@ -480,7 +505,7 @@ fn value_and_gradient_cached(
             }
         };
         // No gradient for a constant (a `&mut` one is still restored).
-        grads.push(if *constant { quote!(#rt::NoTangent) } else { friendly(&grad) });
+        grads.push(shown_gradient(*constant, arg, &grad));
     }
     quote!({
         let #c: &mut #rt::GradientCache = #cache;

@@ -75,3 +75,70 @@ fn copies_of_elements_in_both_modes() {
     let expected = 2.0 * ps[0].y + 2.0 * ps[0].x + 2.0 * (ps[0].x - ps[1].x);
     assert_relative_eq!(g[0].x, expected, max_relative = 1e-12);
 }
+
+/// A body: a point and a weight. Its point is a struct field of a buffer's element.
+#[derive(Tangent, Clone, Debug)]
+pub struct Body {
+    /// Position.
+    pub p: P,
+    /// Weight.
+    pub w: f64,
+}
+
+#[differentiable]
+impl P {
+    fn scale(&mut self, s: f64) {
+        self.x *= s;
+        self.y = self.y * s + 1.0;
+    }
+}
+
+#[differentiable]
+fn field_methods(bs: &[Body], o: &P) -> f64 {
+    let mut s = 0.0;
+    for i in 0..bs.len() {
+        s += bs[i].p.prod() * bs[i].w + bs[i].p.dist2(o);
+    }
+    s
+}
+
+#[differentiable]
+fn field_methods_mut(bs: &mut [Body], k: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..bs.len() {
+        bs[i].p.scale(k);
+        s += bs[i].p.prod() * bs[i].w;
+    }
+    s
+}
+
+#[differentiable]
+fn field_methods_local(xs: &[f64]) -> f64 {
+    let mut bs = Vec::new();
+    for &x in xs {
+        bs.push(Body { p: P { x, y: 2.0 * x }, w: x * x });
+    }
+    bs[1].p.scale(0.5);
+    bs[0].p.prod() + bs[1].p.prod() * bs[1].w
+}
+
+/// A user method on a struct field of an element (`bs[i].p.prod()`), on a buffer behind `&`,
+/// behind `&mut` (a `&mut self` method that writes the field) and built by the function.
+#[test]
+fn methods_on_struct_fields_of_elements() {
+    let bs =
+        vec![Body { p: P { x: 0.5, y: 0.2 }, w: 2.0 }, Body { p: P { x: -0.3, y: 0.7 }, w: 1.5 }];
+    test_rule!(field_methods(&bs, &P { x: 0.1, y: -0.4 }));
+    let mut m = bs.clone();
+    test_rule!(field_methods_mut(&mut m, 1.3));
+    let (v, (g, dk)) = value_and_gradient!(field_methods_mut(&mut m, 1.3));
+    // s = Σ (k x)(k y + 1) w: d/dx0 = k (k y0 + 1) w0, d/dk = Σ (x (k y + 1) + k x y) w.
+    let k = 1.3;
+    assert_relative_eq!(g[0].p.x, k * (k * 0.2 + 1.0) * 2.0, max_relative = 1e-12);
+    let dk_expected: f64 =
+        bs.iter().map(|b| (b.p.x * (k * b.p.y + 1.0) + k * b.p.x * b.p.y) * b.w).sum();
+    assert_relative_eq!(dk, dk_expected, max_relative = 1e-12);
+    assert_relative_eq!(v, bs.iter().map(|b| k * b.p.x * (k * b.p.y + 1.0) * b.w).sum::<f64>());
+    assert_relative_eq!(m[0].p.x, 0.5); // put back by the pullback
+    test_rule!(field_methods_local(&[0.4, 0.9]));
+}

@@ -807,3 +807,27 @@ fn sorting_by_integer_keys() {
     assert!((gx[0] - (-1.5 * 3.0 + 2.0)).abs() < 1e-12);
     assert!((ge[0].1 - (5.0 + 6.0) * x[2]).abs() < 1e-12);
 }
+
+#[differentiable]
+fn generic_scalar<T: Float>(x: T, y: T) -> T {
+    x * x.sin() + x * y
+}
+
+/// A generic function given unsuffixed literals (`value_and_gradient!(f(0.5, -1.5))`): the
+/// gradients are numbers (their type is fixed by the literals' fallback to `f64`), in the plain
+/// and the prepared form; a suffixed `f32` literal gives `f32` gradients.
+#[test]
+fn generic_functions_given_literals() {
+    let (v, (gx, gy)) = value_and_gradient!(generic_scalar(0.5, -1.5));
+    assert!((v - (0.5 * 0.5f64.sin() - 0.75)).abs() < 1e-12);
+    assert!((gx - (0.5f64.sin() + 0.5 * 0.5f64.cos() - 1.5)).abs() < 1e-12);
+    assert!((gy - 0.5).abs() < 1e-15);
+    let (_, (gx, _)) = value_and_gradient!(generic_scalar(0.5_f32, 2.0));
+    let gx: f32 = gx;
+    assert!((gx - (0.5f32.sin() + 0.5 * 0.5f32.cos() + 2.0)).abs() < 1e-6);
+    let mut cache = GradientCache::new();
+    let (_, (gx, gy)) = value_and_gradient!(generic_scalar(1.0, 2.0), cache = &mut cache);
+    let (gx, gy): (f64, f64) = (*gx, *gy);
+    assert!((gx - (1.0f64.sin() + 1.0f64.cos() + 2.0)).abs() < 1e-12);
+    assert!((gy - 1.0).abs() < 1e-15);
+}

@@ -829,6 +829,7 @@ pub(super) fn nested_reads(body: &mut Body) {
                 super::normalise::same_place(&a, &b)
             })
     };
+    let n_args = body.n_args;
     let mut locals = std::mem::take(&mut body.locals);
     let ident = |name: &str, span: Span| syn::Ident::new(name, span);
     let method = |receiver: Place, name: &str, args: Vec<Operand>, span: Span| Rvalue::Method {
@@ -856,6 +857,7 @@ pub(super) fn nested_reads(body: &mut Body) {
         let mut out = Vec::with_capacity(b.statements.len());
         for mut s in std::mem::take(&mut b.statements) {
             let span = s.span;
+            let mut after = None;
             let fresh = |locals: &mut Vec<LocalDecl>| {
                 locals.push(LocalDecl { name: None, ty: None, span });
                 Local((locals.len() - 1) as u32)
@@ -987,6 +989,33 @@ pub(super) fn nested_reads(body: &mut Body) {
                                 if let Some(t) = copy(receiver, &mut out, &mut locals) {
                                     *receiver = Place::local(t);
                                 }
+                            } else if !reverse_method(&m.to_string())
+                                && deep_place(receiver)
+                                && two_indices(receiver).is_none()
+                                && let Some((r, a)) = deep_parts(receiver)
+                            {
+                                // `cs[k].p.n()` of a user method: on a copy of the part (a
+                                // struct, not a number), put back after the call unless the
+                                // buffer is behind a shared reference (as step 0 does).
+                                let t = fresh(&mut locals);
+                                if !shared_arg(&locals, n_args, r.local) {
+                                    let u = fresh(&mut locals);
+                                    let mut put_args = vec![Operand::Use(Place::local(t))];
+                                    put_args.extend(a.iter().cloned());
+                                    let put = method(r.clone(), "__deep_put", put_args, span);
+                                    after = Some(Statement {
+                                        kind: StatementKind::Assign(Place::local(u), put),
+                                        span,
+                                    });
+                                }
+                                out.push(Statement {
+                                    kind: StatementKind::Assign(
+                                        Place::local(t),
+                                        method(r, "__deep_clone", a, span),
+                                    ),
+                                    span,
+                                });
+                                *receiver = Place::local(t);
                             } else if let Some(load) = read(receiver, span) {
                                 // `base[i][j].sin()`: the number loaded first.
                                 let t = fresh(&mut locals);
@@ -1011,6 +1040,7 @@ pub(super) fn nested_reads(body: &mut Body) {
                 }
             }
             out.push(s);
+            out.extend(after);
         }
         b.statements = out;
     }
