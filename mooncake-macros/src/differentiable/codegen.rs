@@ -16,6 +16,18 @@ pub(crate) fn rt() -> TokenStream {
     })
 }
 
+/// [`rt`] placed at `span` (with the expansion's hygiene, so it resolves as [`rt`] does): a call
+/// through it whose bounds fail is reported at the user's tokens, not at the attribute.
+pub(crate) fn rt_at(span: Span) -> TokenStream {
+    let at = Span::call_site().located_at(span);
+    rt().into_iter()
+        .map(|mut t| {
+            t.set_span(at);
+            t
+        })
+        .collect()
+}
+
 thread_local! {
     /// How many [`RtScope`]s are open on this thread, and the path [`rt`] built in them.
     static RT: std::cell::RefCell<(usize, Option<TokenStream>)> =

@@ -1418,6 +1418,9 @@ impl Reverse<'_> {
             }
             Some(Access::Deref(base)) => {
                 let base = self.names.local(base);
+                // The runtime's path placed at the statement, so that a value with no store rule
+                // (an enum stored through `&mut`) is reported at the user's store.
+                let rt = rt_at(span);
                 quote_spanned!(span=> #rt::rev::store_rrule(&#base, #v))
             }
             // A field of a struct held by value: written in place; the pullback takes the
@@ -1440,6 +1443,7 @@ impl Reverse<'_> {
             }
             Some(Access::Field(base, path)) => {
                 let view = self.view(true, base, &path, span);
+                let rt = rt_at(span);
                 quote_spanned!(span=> #rt::rev::store_rrule(&#view, #v))
             }
             Some(Access::FieldIndex(base, path, index)) => {

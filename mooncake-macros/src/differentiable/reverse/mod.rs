@@ -56,7 +56,7 @@ use plan::*;
 use reverse_sweep::*;
 pub(crate) use sinks::scalar_type;
 
-use super::codegen::{Names, rt};
+use super::codegen::{Names, rt, rt_at};
 use super::forward::{method_key, rule_path};
 use super::ir::*;
 use super::parse;
