@@ -215,12 +215,17 @@ pub fn variant_fields_frule<E: Variant<K>, const K: u64>(
 
 /// The fields of a variant a pattern binds, in reverse mode: the pullback puts their rdata
 /// into the variant's.
+///
+/// The pullback is a function pointer: it captures nothing, and its type names `E` only through
+/// the rdata types, so that a value that borrows (`Option<&[f64]>`) does not give the rule's
+/// pullback its lifetime.
 #[inline(always)]
+#[allow(clippy::type_complexity)]
 pub fn variant_fields_rrule<E: Variant<K>, const K: u64>(
     e: CoDual<E, E::FData>,
 ) -> (
     CoDual<E::Fields, <E::Fields as Primal>::FData>,
-    impl FnOnce(<E::Fields as Primal>::RData) -> (E::RData,),
+    fn(<E::Fields as Primal>::RData) -> (E::RData,),
 ) {
     let fields = e.primal.into_fields();
     let f = E::fdata_into_fields(e.fdata, &fields);

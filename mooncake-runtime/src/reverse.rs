@@ -1492,7 +1492,7 @@ pub fn into_handle<T, D>(
     CoDual::new(crate::shared::SharedVec::from_vec(v.primal), v.fdata)
 }
 
-/// A buffer value moved into a handle (see [`hold_rrule`]): a `Vec` (its shadow kept, so
+/// A buffer value moved into a handle (see [`hold_value`]): a `Vec` (its shadow kept, so
 /// gradients flow through it as before), an array (a fresh zero shadow, read back as the
 /// array's rdata by the pullback), or something already held (unchanged).
 #[diagnostic::on_unimplemented(
@@ -1504,13 +1504,39 @@ pub trait Hold {
     /// The handle and its shadow.
     type Held;
     /// What the pullback needs to give the value its gradient back.
-    type Link;
+    type Link: HoldLink<RData = Self::RData>;
     /// The value's rdata.
     type RData;
     /// The value through a handle, and the link for the pullback.
     fn hold(self) -> (Self::Held, Self::Link);
+}
+
+/// What a pullback of [`Hold::hold`] keeps to give the value its rdata: a type of its own,
+/// apart from the value's (which may borrow with a lifetime the pullback must not capture).
+pub trait HoldLink {
+    /// The value's rdata.
+    type RData;
     /// The value's rdata, from what the handle's shadow gathered.
-    fn rdata(link: Self::Link) -> Self::RData;
+    fn rdata(self) -> Self::RData;
+}
+
+impl HoldLink for () {
+    type RData = NoRData;
+    #[inline(always)]
+    fn rdata(self) -> NoRData {
+        NoRData
+    }
+}
+
+/// The link of an array held through a handle: the handle's shadow, read back as `N` rdata.
+pub struct ArrayLink<T: Primal, const N: usize>(crate::shared::SharedVec<T::Tangent>);
+
+impl<T: Primal, const N: usize> HoldLink for ArrayLink<T, N> {
+    type RData = [T::RData; N];
+    #[inline]
+    fn rdata(self) -> [T::RData; N] {
+        self.0.with(|s| std::array::from_fn(|k| T::split_tangent(s[k].clone()).1))
+    }
 }
 
 impl<T, D> Hold for CoDual<Vec<T>, crate::shared::SharedVec<D>> {
@@ -1521,16 +1547,12 @@ impl<T, D> Hold for CoDual<Vec<T>, crate::shared::SharedVec<D>> {
     fn hold(self) -> (Self::Held, ()) {
         (into_handle(self), ())
     }
-    #[inline(always)]
-    fn rdata(_: ()) -> NoRData {
-        NoRData
-    }
 }
 
 /// An array of numbers, or of arrays of numbers (`[[f64; 3]; 3]`, held as a buffer of rows).
 impl<T: Primal + Copy, const N: usize> Hold for CoDual<[T; N], [T::FData; N]> {
     type Held = CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>;
-    type Link = crate::shared::SharedVec<T::Tangent>;
+    type Link = ArrayLink<T, N>;
     type RData = [T::RData; N];
     #[inline]
     fn hold(self) -> (Self::Held, Self::Link) {
@@ -1538,12 +1560,8 @@ impl<T: Primal + Copy, const N: usize> Hold for CoDual<[T; N], [T::FData; N]> {
             self.primal.iter().map(Primal::zero_tangent).collect(),
         );
         let held = CoDual::new(crate::shared::SharedArray::from_array(self.primal), shadow);
-        let link = held.fdata.clone();
+        let link = ArrayLink(held.fdata.clone());
         (held, link)
-    }
-    #[inline]
-    fn rdata(shadow: Self::Link) -> [T::RData; N] {
-        shadow.with(|s| std::array::from_fn(|k| T::split_tangent(s[k].clone()).1))
     }
 }
 
@@ -1558,10 +1576,6 @@ macro_rules! hold_handles {
             fn hold(self) -> (Self, ()) {
                 (self, ())
             }
-            #[inline(always)]
-            fn rdata(_: ()) -> NoRData {
-                NoRData
-            }
         }
     )*};
 }
@@ -1569,17 +1583,26 @@ macro_rules! hold_handles {
 hold_handles! {
     [T, const N: usize, D] crate::shared::SharedArray<T, N>;
     [T, D] crate::shared::SharedVec<T>;
+    // A borrowed slice taken out of a value (`Some(w) => w[i]` of `w: Option<&[f64]>`): read
+    // where it is, as an argument slice is.
+    ['a, T, D] &'a [T];
+    ['a, T, D] &'a Vec<T>;
 }
 
-/// The rule of holding a buffer value (a call's result, a field) through a handle, which derived
-/// code does when the body indexes, measures or grows it: the buffer rules read and write
-/// handles. The pullback returns the value's rdata (for an array, what its handle's shadow
-/// gathered).
+/// The forward half of the rule of holding a buffer value (a call's result, a field) through a
+/// handle, which derived code does when the body indexes, measures or grows it: the buffer rules
+/// read and write handles. Its pullback, [`hold_pullback`], returns the value's rdata (for an
+/// array, what its handle's shadow gathered).
 #[inline(always)]
-#[allow(clippy::type_complexity)]
-pub fn hold_rrule<H: Hold>(x: H) -> (H::Held, impl FnOnce(NoRData) -> (H::RData,) + use<H>) {
-    let (held, link) = x.hold();
-    (held, move |_: NoRData| (H::rdata(link),))
+pub fn hold_value<H: Hold>(x: H) -> (H::Held, H::Link) {
+    x.hold()
+}
+
+/// The pullback of [`hold_value`], from its link alone: it captures nothing of the value's type,
+/// so a borrowed value's lifetime does not reach the rule's pullback.
+#[inline(always)]
+pub fn hold_pullback<L: HoldLink>(link: L) -> impl FnOnce(NoRData) -> (L::RData,) + use<L> {
+    move |_: NoRData| (link.rdata(),)
 }
 
 /// The rule of passing a buffer held through a handle by value to a call: a copy of it as the

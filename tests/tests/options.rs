@@ -335,3 +335,97 @@ fn tuples_kept_by_max_by_min_by_and_find() {
     assert!((gx[2] - (3.0 - 0.3)).abs() < 1e-12);
     assert!((gx[1] - 0.9).abs() < 1e-12);
 }
+
+// `Option` arguments: weights that may be absent, borrowed or owned, taken apart in a loop
+// (`match w { Some(w) => w[i], .. }`, `match &w`, `if let Some(w) = w`).
+
+#[differentiable]
+fn weighted(x: &[f64], w: Option<&[f64]>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let wi = match w {
+            Some(w) => w[i],
+            None => 1.0,
+        };
+        s += wi * x[i] * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn weighted_owned(x: &[f64], w: Option<Vec<f64>>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let wi = match &w {
+            Some(w) => w[i],
+            None => 1.0,
+        };
+        s += wi * x[i] * x[i];
+    }
+    s
+}
+
+#[differentiable]
+fn if_let_weights(x: &[f64], w: Option<&[f64]>, scale: f64, label: Option<&str>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let mut wi = scale;
+        if let Some(w) = w {
+            wi *= w[i];
+        }
+        s += wi * x[i].sin();
+    }
+    match label {
+        Some(_) => 2.0 * s,
+        None => s,
+    }
+}
+
+/// Central finite differences of `f` at `p`, one component at a time.
+fn central(f: &dyn Fn(&[f64]) -> f64, p: &[f64]) -> Vec<f64> {
+    (0..p.len())
+        .map(|k| {
+            let (mut a, mut b) = (p.to_vec(), p.to_vec());
+            a[k] += 1e-6;
+            b[k] -= 1e-6;
+            (f(&a) - f(&b)) / 2e-6
+        })
+        .collect()
+}
+
+#[test]
+fn option_arguments_borrowed_and_owned() {
+    let x = vec![0.5, 1.0, -0.7];
+    let w = vec![1.0, 2.0, 0.5];
+    // A borrowed slice inside an `Option` cannot be perturbed by `test_rule!` (it perturbs what
+    // it owns): both modes checked against finite differences here.
+    let (v, (gx, gw)) = value_and_gradient!(weighted(&x, Some(&w[..])));
+    assert!((v - weighted(&x, Some(&w))).abs() < 1e-14);
+    let joint = |p: &[f64]| weighted(&p[..3], Some(&p[3..]));
+    let fd = central(&joint, &[x.clone(), w.clone()].concat());
+    let gw = gw.expect("a gradient for the weights given");
+    for (g, d) in gx.iter().chain(&gw).zip(&fd) {
+        assert!((g - d).abs() < 1e-6, "{g} against {d}");
+    }
+    let (_, d) = value_and_derivative!(
+        weighted(&x, Some(&w[..])),
+        (&[0.3, -0.2, 0.1][..], Some(vec![0.5, 0.0, -1.0]))
+    );
+    let along: f64 = [0.3, -0.2, 0.1, 0.5, 0.0, -1.0].iter().zip(&fd).map(|(t, g)| t * g).sum();
+    assert!((d - along).abs() < 1e-6, "{d} against {along}");
+    test_rule!(weighted(&x, None));
+    test_rule!(weighted_owned(&x, Some(w.clone())));
+    test_rule!(weighted_owned(&x, None));
+    let (_, (gx2, _)) = value_and_gradient!(weighted_owned(&x, Some(w.clone())));
+    assert_eq!(gx2, gx);
+
+    let (_, (gx, gw, gs, _)) =
+        value_and_gradient!(if_let_weights(&x, Some(&w[..]), 1.5, Some("a")));
+    let joint = |p: &[f64]| if_let_weights(&p[..3], Some(&p[3..6]), p[6], Some("a"));
+    let fd = central(&joint, &[x.clone(), w.clone(), vec![1.5]].concat());
+    let gw = gw.expect("a gradient for the weights given");
+    for (g, d) in gx.iter().chain(&gw).chain([&gs]).zip(&fd) {
+        assert!((g - d).abs() < 1e-6, "{g} against {d}");
+    }
+    test_rule!(if_let_weights(&x, None, 1.5, None));
+}

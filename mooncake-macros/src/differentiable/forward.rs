@@ -630,6 +630,16 @@ impl<'a> Forward<'a> {
             _ => {}
         }
         let rule = rule_path(func, "frule");
+        // A variant's fields taken out of a local (`match &w { Some(w) => .. }` in a loop, of
+        // `w: Option<Vec<f64>>` or `Option<&[f64]>`): out of a copy, since Rust binds them by
+        // reference and the local is read again (a `Copy` value's copy is free).
+        if let ["mooncake_runtime", "__private", "enums", "variant_fields"] = segs.as_slice()
+            && let [Operand::Use(p)] = args
+            && p.projections.is_empty()
+        {
+            let v = self.operand(&args[0], span);
+            return quote_spanned!(span=> #rule(::core::clone::Clone::clone(&#v)));
+        }
         let args = args.iter().map(|a| self.argument(a, span));
         quote_spanned!(span=> #rule(#(#args),*))
     }

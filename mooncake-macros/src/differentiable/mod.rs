@@ -469,13 +469,37 @@ pub(crate) fn codual_type(ty: &syn::Type) -> TokenStream {
 
 /// The rdata type of a value of type `ty` (`NoRData` for every reference).
 pub(crate) fn rdata_type(ty: &syn::Type) -> TokenStream {
+    use syn::visit_mut::VisitMut;
     let rt = rt();
     match ty {
         syn::Type::Reference(_) => quote_spanned!(ty.span()=> #rt::NoRData),
         // A view's, as a reference's (and without its elided lifetime, which a pullback's type
         // in the result could not name).
         ty if view_type(ty) => quote_spanned!(ty.span()=> #rt::NoRData),
-        _ => quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData),
+        _ => {
+            // A reference inside the type (`Option<&[f64]>`, `(&[f64], &[f64])`): its lifetime
+            // named `'static` here, since the pullback's type in the result cannot name an
+            // argument's elided one. A reference's rdata is `NoRData` whatever its lifetime,
+            // so this is the same type.
+            let mut ty = ty.clone();
+            StaticLifetimes.visit_type_mut(&mut ty);
+            quote_spanned!(ty.span()=> <#ty as #rt::Primal>::RData)
+        }
+    }
+}
+
+/// Gives every reference in a type the lifetime `'static` (see [`rdata_type`]).
+struct StaticLifetimes;
+
+impl syn::visit_mut::VisitMut for StaticLifetimes {
+    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+        r.lifetime = Some(syn::Lifetime::new("'static", r.and_token.span));
+        syn::visit_mut::visit_type_reference_mut(self, r);
+    }
+    fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
+        if l.ident == "_" {
+            *l = syn::Lifetime::new("'static", l.span());
+        }
     }
 }
 

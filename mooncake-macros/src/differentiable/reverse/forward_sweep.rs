@@ -512,7 +512,10 @@ impl Reverse<'_> {
                 let v = self.codual_operand(o, span);
                 let call = match c {
                     Conversion::Hold => {
-                        quote_spanned!(span=> #rt::rev::hold_rrule(#rt::rev::pass(&#v)))
+                        quote_spanned!(span=> {
+                            let (__o, __link) = #rt::rev::hold_value(#rt::rev::pass(&#v));
+                            (__o, #rt::rev::hold_pullback(__link))
+                        })
                     }
                     Conversion::Release => quote_spanned!(span=> #rt::rev::release_rrule(&#v)),
                     // A copy of a buffer of buffers or of structs: element by element.
