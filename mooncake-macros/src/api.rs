@@ -81,40 +81,21 @@ pub(crate) fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
 }
 
 /// A gradient as the user sees it: `NoTangent` for an argument with no differentiable part
-/// (the rules' tangent of `&[usize]` is a `Vec` of `NoTangent`s).
-fn friendly(g: &TokenStream) -> TokenStream {
+/// (the rules' tangent of `&[usize]` is a `Vec` of `NoTangent`s), decided by the type of the
+/// primal `primal` (a reference to the argument's value) belongs to.
+fn friendly(g: &TokenStream, primal: &TokenStream) -> TokenStream {
     let rt = quote!(::mooncake_runtime::__private);
     quote!({
         #[allow(unused_imports)]
         use #rt::api::{FriendlyAsIs as _, FriendlyNoTangent as _};
-        (&#rt::api::Friendly::new(#g)).friendly()
+        (&#rt::api::Friendly::of(#g, #primal)).friendly()
     })
 }
 
-/// Whether `e` is a float literal (`0.5`, `-1.0e-3`, `(2.5_f32)`): an argument whose gradient is
-/// a number of its own type, never `NoTangent`. Its gradient is shown as it is, since an
-/// unsuffixed literal given to a generic function leaves its type open until after
-/// [`friendly`]'s choice would have to be made (and that choice would be the wrong one).
-fn float_literal(e: &Expr) -> bool {
-    match e {
-        Expr::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => float_literal(&u.expr),
-        Expr::Paren(p) => float_literal(&p.expr),
-        Expr::Group(g) => float_literal(&g.expr),
-        _ => false,
-    }
-}
-
-/// The gradient of the argument `arg` as the user sees it (`NoTangent` for a constant).
-fn shown_gradient(constant: bool, arg: &Expr, grad: &TokenStream) -> TokenStream {
+/// The gradient of an argument as the user sees it (`NoTangent` for a constant).
+fn shown_gradient(constant: bool, grad: &TokenStream, primal: &TokenStream) -> TokenStream {
     let rt = quote!(::mooncake_runtime::__private);
-    if constant {
-        quote!(#rt::NoTangent)
-    } else if float_literal(arg) {
-        grad.clone()
-    } else {
-        friendly(grad)
-    }
+    if constant { quote!(#rt::NoTangent) } else { friendly(grad, primal) }
 }
 
 /// `value_and_derivative!(f(a, &b, &mut c), (ta, tb, tc))`.
@@ -214,11 +195,12 @@ pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
         #tuple
         #(#lets)*
         let __d = #rule(#(#args),*);
-        (__d.primal, {
+        let __t = {
             #[allow(unused_imports)]
             use #rt::api::{FriendlyAsIs as _, FriendlyNoTangent as _};
-            (&#rt::api::Friendly::new(__d.tangent)).friendly()
-        })
+            (&#rt::api::Friendly::of(__d.tangent, &__d.primal)).friendly()
+        };
+        (__d.primal, __t)
     })
 }
 
@@ -369,7 +351,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
         let f = format_ident!("__f{}", i, span = site);
         let span = arg.span();
         let idx = syn::Index::from(i);
-        let grad = match arg {
+        let (grad, primal) = match arg {
             Expr::Reference(r) if r.mutability.is_some() => {
                 // Seen through a handle holding a copy: the caller's value is left as it was
                 // on entry, which is where a complete gradient computation leaves it.
@@ -383,7 +365,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                 args.push(quote_spanned!(span=> #rt::CoDual::new(::core::clone::Clone::clone(&#p), ::core::clone::Clone::clone(&#f))));
                 // After the pullback the handle holds the state on entry again: write it back.
                 restores.push(quote_spanned!(span=> #rt::Primal::load_handle(&mut *#m, &#p);));
-                quote_spanned!(span=> #rt::api::shadow_gradient(&*#m, &#f))
+                (quote_spanned!(span=> #rt::api::shadow_gradient(&*#m, &#f)), quote!(&*#m))
             }
             Expr::Reference(r) => {
                 // The borrow taken once, so that a literal (`&[0.5, -0.5]`) is one value whose
@@ -396,7 +378,7 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                     let #f = #rt::Primal::#make(#m);
                 ));
                 args.push(quote_spanned!(span=> { let __c = #rt::CoDual::new(#m, ::core::clone::Clone::clone(&#f)); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                quote_spanned!(span=> #rt::api::shadow_gradient(#m, &#f))
+                (quote_spanned!(span=> #rt::api::shadow_gradient(#m, &#f)), quote!(#m))
             }
             other => {
                 let m = format_ident!("__m{}", i, span = site);
@@ -409,10 +391,13 @@ pub(crate) fn value_and_gradient(input: TokenStream, with_ybar: bool) -> TokenSt
                     lets.push(quote_spanned!(span=> let #m = #rt::rev::primal_marker(&#p);));
                 }
                 args.push(quote_spanned!(span=> { let __c = #rt::rev::pass(&#p); #rt::CoDual::new(__c.primal, __c.fdata) }));
-                quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx))
+                (
+                    quote_spanned!(span=> #rt::api::value_gradient(#m, &#f, #r.#idx)),
+                    quote!(&#p.primal),
+                )
             }
         };
-        grads.push(shown_gradient(*constant, arg, &grad));
+        grads.push(shown_gradient(*constant, &grad, &primal));
     }
     let with_gradient = match &input.ybar {
         None => quote!(#rt::api::with_gradient(#y.primal, (#(#grads,)*))),
@@ -463,7 +448,7 @@ fn value_and_gradient_cached(
         let f = format_ident!("__f{}", k, span = site);
         let span = arg.span();
         let idx = syn::Index::from(k);
-        let grad = match arg {
+        let (grad, primal) = match arg {
             Expr::Reference(r) if r.mutability.is_some() => {
                 let inner = &r.expr;
                 let m = format_ident!("__mut{}", k, span = site);
@@ -473,7 +458,7 @@ fn value_and_gradient_cached(
                 ));
                 args.push(quote_spanned!(span=> #rt::CoDual::new(#p, #f)));
                 done.push(quote_spanned!(span=> #c.mut_done(#k, &mut *#m);));
-                quote_spanned!(span=> #c.mut_gradient(#k, &*#m))
+                (quote_spanned!(span=> #c.mut_gradient(#k, &*#m)), quote!(&*#m))
             }
             Expr::Reference(r) => {
                 let inner = &r.expr;
@@ -487,7 +472,7 @@ fn value_and_gradient_cached(
                 if !constant {
                     done.push(quote_spanned!(span=> #c.ref_done(#k, #m);));
                 }
-                quote_spanned!(span=> #c.ref_gradient(#k, #m))
+                (quote_spanned!(span=> #c.ref_gradient(#k, #m)), quote!(#m))
             }
             other => {
                 let mk = format_ident!("__m{}", k, span = site);
@@ -501,11 +486,11 @@ fn value_and_gradient_cached(
                     lets.push(quote_spanned!(span=> let #mk = #rt::rev::primal_marker(&#p);));
                     done.push(quote_spanned!(span=> #c.value_done(#k, #mk, &#f, #r.#idx);));
                 }
-                quote_spanned!(span=> #c.value_gradient(#k, #mk))
+                (quote_spanned!(span=> #c.value_gradient(#k, #mk)), quote!(&#p.primal))
             }
         };
         // No gradient for a constant (a `&mut` one is still restored).
-        grads.push(shown_gradient(*constant, arg, &grad));
+        grads.push(shown_gradient(*constant, &grad, &primal));
     }
     quote!({
         let #c: &mut #rt::GradientCache = #cache;

@@ -160,15 +160,68 @@ fn take_once<T>(c: &std::cell::Cell<Option<T>>) -> T {
     }
 }
 
-/// A gradient (or a result's tangent) on its way to the user: `NoTangent` if it has no
-/// differentiable part ([`FriendlyNoTangent`]), else as it is ([`FriendlyAsIs`]).
-pub struct Friendly<T>(std::cell::Cell<Option<T>>);
+/// A primal type with no differentiable part: integers, `bool`, `char`, strings, fieldless
+/// `#[derive(Tangent)]` enums, and references, `Vec`s, slices, arrays, options and tuples of
+/// such. The API shows such an argument's gradient as `NoTangent` ([`Friendly`]).
+///
+/// The choice is made on the primal type rather than on its tangent: an argument written with
+/// unsuffixed float literals (`vec![0.5, 1.0]` given to a generic function) has a type rustc
+/// fixes only at the end of the caller's body, and no impl of this trait can match a float, so
+/// such an argument is never taken for one with no differentiable part.
+pub trait NoDerivative {}
 
-impl<T> Friendly<T> {
-    /// Wraps a gradient.
+macro_rules! no_derivative {
+    ($($t:ty),*) => {$(impl NoDerivative for $t {})*};
+}
+no_derivative!(
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    bool,
+    char,
+    (),
+    String,
+    str,
+    crate::NoTangent,
+    std::cmp::Ordering
+);
+#[cfg(feature = "ndarray")]
+impl NoDerivative for ndarray::Axis {}
+impl<S: 'static> NoDerivative for crate::enums::Kind<S> {}
+impl<T: NoDerivative + ?Sized> NoDerivative for &T {}
+impl<T: NoDerivative + ?Sized> NoDerivative for &mut T {}
+impl<T: NoDerivative> NoDerivative for Vec<T> {}
+impl<T: NoDerivative> NoDerivative for [T] {}
+impl<T: NoDerivative, const N: usize> NoDerivative for [T; N] {}
+impl<T: NoDerivative> NoDerivative for Option<T> {}
+impl<T: NoDerivative + ?Sized> NoDerivative for Box<T> {}
+impl<T: NoDerivative, E> NoDerivative for Result<T, E> {}
+macro_rules! no_derivative_tuples {
+    ($(($($T:ident),+))*) => {$(
+        impl<$($T: NoDerivative),+> NoDerivative for ($($T,)+) {}
+    )*};
+}
+no_derivative_tuples! { (A) (A, B) (A, B, C) (A, B, C, D) (A, B, C, D, E) (A, B, C, D, E, F) }
+
+/// A gradient (or a result's tangent) on its way to the user: `NoTangent` if the primal `P` it
+/// belongs to has no differentiable part ([`FriendlyNoTangent`], by [`NoDerivative`]), else as
+/// it is ([`FriendlyAsIs`]).
+pub struct Friendly<T, P: ?Sized>(std::cell::Cell<Option<T>>, std::marker::PhantomData<fn(&P)>);
+
+impl<T, P: ?Sized> Friendly<T, P> {
+    /// Wraps the gradient `t` of the primal `p` (only `p`'s type is used).
     #[inline(always)]
-    pub fn new(t: T) -> Self {
-        Friendly(std::cell::Cell::new(Some(t)))
+    pub fn of(t: T, _p: &P) -> Self {
+        Friendly(std::cell::Cell::new(Some(t)), std::marker::PhantomData)
     }
 }
 
@@ -178,7 +231,7 @@ pub trait FriendlyNoTangent {
     fn friendly(&self) -> crate::NoTangent;
 }
 
-impl<T: NonDifferentiable> FriendlyNoTangent for Friendly<T> {
+impl<T, P: NoDerivative + ?Sized> FriendlyNoTangent for Friendly<T, P> {
     #[inline(always)]
     fn friendly(&self) -> crate::NoTangent {
         crate::NoTangent
@@ -193,7 +246,7 @@ pub trait FriendlyAsIs {
     fn friendly(&self) -> Self::Out;
 }
 
-impl<T> FriendlyAsIs for &Friendly<T> {
+impl<T, P: ?Sized> FriendlyAsIs for &Friendly<T, P> {
     type Out = T;
     #[inline(always)]
     fn friendly(&self) -> T {

@@ -813,9 +813,10 @@ fn generic_scalar<T: Float>(x: T, y: T) -> T {
     x * x.sin() + x * y
 }
 
-/// A generic function given unsuffixed literals (`value_and_gradient!(f(0.5, -1.5))`): the
-/// gradients are numbers (their type is fixed by the literals' fallback to `f64`), in the plain
-/// and the prepared form; a suffixed `f32` literal gives `f32` gradients.
+/// A generic function given unsuffixed literals (`value_and_gradient!(f(0.5, -1.5))`,
+/// `let x = vec![0.5, -1.5];`): the gradients are numbers and buffers (their type is fixed by
+/// the literals' fallback to `f64` only after the macro's expansion has been type-checked), in
+/// the plain and the prepared form; a suffixed `f32` literal gives `f32` gradients.
 #[test]
 fn generic_functions_given_literals() {
     let (v, (gx, gy)) = value_and_gradient!(generic_scalar(0.5, -1.5));
@@ -830,4 +831,14 @@ fn generic_functions_given_literals() {
     let (gx, gy): (f64, f64) = (*gx, *gy);
     assert!((gx - (1.0f64.sin() + 1.0f64.cos() + 2.0)).abs() < 1e-12);
     assert!((gy - 1.0).abs() < 1e-15);
+    // A buffer of unsuffixed literals given to a generic function: its gradient is a `Vec`.
+    let x = vec![0.5, -1.5];
+    let (_, (g,)) = value_and_gradient!(generic_norm(&x));
+    let g: Vec<f64> = g;
+    let norm = (0.5f64 * 0.5 + 1.5 * 1.5).sqrt();
+    assert!((g[0] - 0.5 / norm).abs() < 1e-12 && (g[1] + 1.5 / norm).abs() < 1e-12);
+    let (_, (g, gw)) = value_and_gradient!(generic_logistic(&x, 0.7));
+    let (g, gw): (Vec<f64>, f64) = (g, gw);
+    assert_eq!(g.len(), 2);
+    assert!(gw.abs() > 0.0);
 }

@@ -90,3 +90,41 @@ fn impls_derived_for_one_mode() {
     test_rule!(area_of(&p), mode = reverse);
     test_rule!(doubled_area_of(&p), mode = forward);
 }
+
+/// A line with a coefficient of a generic number type.
+#[derive(Tangent, Clone, Debug)]
+pub struct Line<T> {
+    /// Slope.
+    pub a: T,
+}
+
+#[differentiable]
+impl<T: Float> Line<T> {
+    fn eval(&self, x: T) -> T {
+        self.a * x
+    }
+    fn sse(&self, xs: &[T]) -> T {
+        let mut s = T::zero();
+        for &x in xs {
+            s += (self.a * x - T::one()) * (self.a * x - T::one());
+        }
+        s
+    }
+}
+
+/// A method of a generic impl given values written as unsuffixed literals (`Line { a: 0.5 }`,
+/// `vec![0.5, 1.0]`): the gradients of its number and buffer arguments are numbers and `Vec`s,
+/// not `NoTangent` (the literals' type is fixed after the macro's choice is type-checked).
+#[test]
+fn generic_methods_given_literals() {
+    let p = Line { a: 0.5 };
+    let (_, (gp, gx)) = value_and_gradient!(Line::eval(&p, 0.7));
+    let (gx, ga): (f64, f64) = (gx, gp.a);
+    assert!((gx - 0.5).abs() < 1e-15 && (ga - 0.7).abs() < 1e-15);
+    let xs = vec![0.5, 1.0];
+    let (_, (gp, gxs)) = value_and_gradient!(Line::sse(&p, &xs));
+    let (gxs, ga): (Vec<f64>, f64) = (gxs, gp.a);
+    // d/da Σ (a x - 1)² = Σ 2 (a x - 1) x; d/dx_k = 2 (a x_k - 1) a.
+    assert!((ga - (2.0 * (0.25 - 1.0) * 0.5 + 2.0 * (0.5 - 1.0))).abs() < 1e-12);
+    assert!((gxs[1] - 2.0 * (0.5 - 1.0) * 0.5).abs() < 1e-12);
+}

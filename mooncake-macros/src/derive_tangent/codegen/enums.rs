@@ -23,6 +23,9 @@ pub(crate) fn expand(container: &Container) -> TokenStream {
     let discriminant = quote!(#rt::core::mem::discriminant);
     let check = clone_check(container, &rt);
     quote! {
+        // No differentiable part: the API shows the gradient of such an argument as `NoTangent`.
+        #[automatically_derived]
+        impl #impl_generics #rt::api::NoDerivative for #self_ty #where_clause {}
         #[automatically_derived]
         impl #impl_generics #rt::Primal for #self_ty #where_clause {
             type Tangent = #rt::NoTangent;
