@@ -1998,6 +1998,23 @@ impl<T> FieldSlice for Vec<T> {
     }
 }
 
+/// A borrowed slice held in a field (`struct Data<'a> { x: &'a [f64] }`): the slice.
+impl<T> FieldSlice for &[T] {
+    type View = [T];
+    #[inline(always)]
+    fn field_slice(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T> FieldSlice for &Vec<T> {
+    type View = [T];
+    #[inline(always)]
+    fn field_slice(&self) -> &[T] {
+        self
+    }
+}
+
 impl<T, const N: usize> FieldSlice for [T; N] {
     type View = [T; N];
     #[inline(always)]

@@ -414,6 +414,8 @@ fn option_arguments_borrowed_and_owned() {
     let along: f64 = [0.3, -0.2, 0.1, 0.5, 0.0, -1.0].iter().zip(&fd).map(|(t, g)| t * g).sum();
     assert!((d - along).abs() < 1e-6, "{d} against {along}");
     test_rule!(weighted(&x, None));
+    // The borrowed weights held constant (`test_rule!` cannot perturb them); `x` checked.
+    test_rule!(weighted(&x, Some(&w[..])));
     test_rule!(weighted_owned(&x, Some(w.clone())));
     test_rule!(weighted_owned(&x, None));
     let (_, (gx2, _)) = value_and_gradient!(weighted_owned(&x, Some(w.clone())));

@@ -915,3 +915,40 @@ fn buffer_fields_of_mut_structs_lent_to_slices() {
     let s = Weighted { w: vec![0.5, -1.0], k: 0.3, a: [1.0, 2.0] };
     test_rule!(lent_buffer_fields(&mut s.clone(), 1.5));
 }
+
+/// A problem holding borrowed data, as argmin problems are written.
+#[derive(Tangent, Clone, Debug)]
+pub struct Borrowed<'a> {
+    /// The observations (borrowed: held constant by `test_rule!`, which cannot perturb them).
+    pub x: &'a [f64],
+    /// Targets.
+    pub y: Vec<f64>,
+}
+
+#[differentiable]
+fn borrowed_cost(d: &Borrowed, p: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..d.x.len() {
+        let r = p[0] * d.x[i] + p[1] - d.y[i];
+        s += r * r;
+    }
+    s
+}
+
+/// A struct with a `&'a [f64]` field read in a loop (`d.x[i]`), in both modes: the gradient of
+/// the parameters against finite differences, and the borrowed field's own gradient.
+#[test]
+fn structs_with_borrowed_slice_fields() {
+    let x = vec![0.5, 1.0, 1.5];
+    let d = Borrowed { x: &x, y: vec![1.0, 2.2, 2.9] };
+    test_rule!(borrowed_cost(&d, &[1.5, 0.3]));
+    let (_, (gd, gp)) = value_and_gradient!(borrowed_cost(&d, &[1.5, 0.3]));
+    let r: Vec<f64> = (0..3).map(|i| 1.5 * x[i] + 0.3 - d.y[i]).collect();
+    let dp0: f64 = (0..3).map(|i| 2.0 * r[i] * x[i]).sum();
+    let dp1: f64 = r.iter().map(|r| 2.0 * r).sum();
+    assert!((gp[0] - dp0).abs() < 1e-12 && (gp[1] - dp1).abs() < 1e-12);
+    for i in 0..3 {
+        assert!((gd.x[i] - 2.0 * r[i] * 1.5).abs() < 1e-12);
+        assert!((gd.y[i] + 2.0 * r[i]).abs() < 1e-12);
+    }
+}

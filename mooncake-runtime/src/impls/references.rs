@@ -17,9 +17,6 @@ macro_rules! reference_common {
         fn zero_tangent(&self) -> T::Tangent {
             (**self).zero_tangent()
         }
-        fn random_tangent(&self, rng: &mut TestRng) -> T::Tangent {
-            (**self).random_tangent(rng)
-        }
         fn zero_fdata(&self) -> T::Shadow {
             (**self).zero_shadow()
         }
@@ -70,10 +67,16 @@ macro_rules! reference_common {
 
 /// A shared reference cannot be written through, so its handle is the reference itself and
 /// perturbing it is a no-op: finite differences perturb the referent, which the test utility
-/// owns.
+/// owns. A reference *inside* a value the test utility owns (`Option<&[f64]>`, a field
+/// `x: &'a [f64]`) points at memory it does not own and cannot perturb: its random tangent is
+/// zero, so that the rule test holds what it points at constant in both modes.
 impl<'a, T: Primal + ?Sized> Primal for &'a T {
     reference_common!();
     type Handle = &'a T;
+
+    fn random_tangent(&self, _: &mut TestRng) -> T::Tangent {
+        (**self).zero_tangent()
+    }
 
     fn to_handle(&self) -> &'a T {
         self
@@ -87,6 +90,10 @@ impl<'a, T: Primal + ?Sized> Primal for &'a T {
 impl<T: Primal + ?Sized> Primal for &mut T {
     reference_common!();
     type Handle = T::Handle;
+
+    fn random_tangent(&self, rng: &mut TestRng) -> T::Tangent {
+        (**self).random_tangent(rng)
+    }
 
     fn to_handle(&self) -> T::Handle {
         (**self).to_handle()
