@@ -926,7 +926,7 @@ pub struct Borrowed<'a> {
 }
 
 #[differentiable]
-fn borrowed_cost(d: &Borrowed, p: &[f64]) -> f64 {
+fn borrowed_cost(d: &Borrowed<'_>, p: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..d.x.len() {
         let r = p[0] * d.x[i] + p[1] - d.y[i];
