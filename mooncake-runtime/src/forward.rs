@@ -730,7 +730,7 @@ impl<'b, E: Primal + 'static, D: VecDual<E>> MethodFrule<{ method_key("pop") }, 
 }
 
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element, D: VecDual<E>> MethodFrule<{ method_key("clear") }, BufferKey<E>>
+impl<'b, E: Primal + 'static, D: VecDual<E>> MethodFrule<{ method_key("clear") }, BufferKey<E>>
     for &'b mut D
 {
     type Receiver = Dual<&'b mut Vec<E>, &'b mut Vec<E::Tangent>>;

@@ -313,3 +313,46 @@ fn buffers_of_pairs_popped_and_passed() {
     assert_relative_eq!(gb, 1.5, max_relative = 1e-12);
     test_rule!(pairs_passed_on([(0.5, 1.5), (2.0, -1.0)]));
 }
+
+/// Forward kinematics: each joint's position pushed (a copy of `p`, which goes on changing).
+#[differentiable]
+fn joint_chain(angles: &[f64], lengths: &[f64], joints: &mut Vec<[f64; 2]>) -> f64 {
+    joints.clear();
+    let mut p = [0.0, 0.0];
+    let mut theta = 0.0;
+    for i in 0..angles.len() {
+        joints.push(p);
+        theta += angles[i];
+        p[0] += lengths[i] * theta.cos();
+        p[1] += lengths[i] * theta.sin();
+    }
+    joints.push(p);
+    let mut s = 0.0;
+    for j in 0..joints.len() {
+        s += joints[j][0] * joints[j][1];
+    }
+    s + p[0] * p[0]
+}
+
+#[differentiable]
+fn cleared_rows(x: f64) -> f64 {
+    let mut j: Vec<[f64; 2]> = vec![[x, x]];
+    let mut r: Vec<Vec<f64>> = vec![vec![x; 3]];
+    j.clear();
+    r.clear();
+    j.push([x, 2.0 * x]);
+    r.push(vec![x * x, 1.0]);
+    j[0][1] * x + r[0][0]
+}
+
+/// An array pushed and read again (`joints.push(p); .. p[0]`), and `clear()` of buffers of rows
+/// (an argument's and the function's own), in both modes.
+#[test]
+fn arrays_pushed_then_changed_and_rows_cleared() {
+    let joints = vec![[9.0, 9.0]];
+    test_rule!(joint_chain(&[0.3, -0.5, 0.8], &[1.0, 0.7, 0.4], &mut joints));
+    test_rule!(cleared_rows(0.7));
+    let (v, (g,)) = value_and_gradient!(cleared_rows(0.7));
+    assert_relative_eq!(v, 3.0 * 0.49, max_relative = 1e-12);
+    assert_relative_eq!(g, 6.0 * 0.7, max_relative = 1e-12);
+}

@@ -1416,7 +1416,7 @@ pub fn sub_assign_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
 
 /// Forward rule of `x.clear()`: clears `x` and its tangent.
 #[inline]
-pub fn clear_frule<T: Element>(x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>) -> Dual<(), NoTangent> {
+pub fn clear_frule<T: Primal>(x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>) -> Dual<(), NoTangent> {
     x.primal.clear();
     x.tangent.clear();
     Dual::new((), NoTangent)
@@ -1426,7 +1426,7 @@ pub fn clear_frule<T: Element>(x: Dual<&mut Vec<T>, &mut Vec<T::Tangent>>) -> Du
 /// empty; the pullback puts them back. The cleared elements reach nothing after the clear, so
 /// their shadow comes back as it was.
 #[inline]
-pub fn clear_rrule<T: Element>(
+pub fn clear_rrule<T: Primal>(
     x: CoDual<SharedVec<T>, SharedVec<T::Tangent>>,
 ) -> (CoDual<(), NoFData>, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
     let (x, dx) = x.into_parts();

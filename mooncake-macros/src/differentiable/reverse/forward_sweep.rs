@@ -1090,12 +1090,17 @@ impl Reverse<'_> {
             }
             Rvalue::Method { receiver, method, args } if args.len() == 1 && method == "push" => {
                 let r = self.buffer_receiver(receiver, span);
-                let v = self.codual_operand(&args[0], span);
+                let mut v = self.codual_operand(&args[0], span);
                 let l = receiver.local.index();
                 let rule = if receiver.projections.is_empty() && self.value_buffers[l] {
                     quote!(push_value_rrule)
                 } else if receiver.projections.is_empty() && self.nested_buffers[l] {
-                    // A row (a buffer the function holds) onto a buffer of rows.
+                    // A row (a buffer the function holds) onto a buffer of rows: its handle
+                    // passed on cloned, since an array pushed is copied and read again
+                    // (`joints.push(p); .. p[0]`); the rule copies the row's values.
+                    if matches!(&args[0], Operand::Use(p) if p.projections.is_empty()) {
+                        v = quote_spanned!(span=> #rt::rev::pass(&#v));
+                    }
                     quote!(push_row_rrule)
                 } else {
                     quote!(push_rrule)
