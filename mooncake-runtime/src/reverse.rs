@@ -1650,19 +1650,44 @@ impl<T: crate::element::Element, const N: usize> CopyHandle
     }
 }
 
+/// A buffer of buffers or of structs held through a handle that can be copied element by
+/// element into a new handle of the same kind (see [`values_copy_rrule`]): a `Vec` of rows or
+/// values, or an array of arrays (`let mut m = a;` of `a: [[f64; 2]; 2]`).
+pub trait ValuesCopy: Sized {
+    /// The copy, and the pullback that adds its shadow into the original's.
+    fn values_copy(&self) -> (Self, impl FnOnce(NoRData) -> (NoRData,) + use<Self>);
+}
+
+impl<T: Primal + Clone> ValuesCopy
+    for CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>
+{
+    #[inline]
+    fn values_copy(&self) -> (Self, impl FnOnce(NoRData) -> (NoRData,) + use<T>) {
+        let (v, pb) = crate::rules::buffer::values_to_vec_rrule(self.as_read());
+        (into_handle(v), pb)
+    }
+}
+
+impl<T: Primal + Clone, const N: usize> ValuesCopy
+    for CoDual<crate::shared::SharedArray<T, N>, crate::shared::SharedVec<T::Tangent>>
+{
+    #[inline]
+    fn values_copy(&self) -> (Self, impl FnOnce(NoRData) -> (NoRData,) + use<T, N>) {
+        let (v, pb) = crate::rules::buffer::values_to_vec_rrule(self.as_read());
+        (CoDual::new(crate::shared::SharedArray::from_vec(v.primal), v.fdata), pb)
+    }
+}
+
 /// The rule of copying a buffer of buffers or of structs held through a handle (`u = next;` of
-/// `Vec<Vec<f64>>`s, then written): a new handle holding a copy with a fresh zero shadow, which
-/// the pullback adds into the original's, element by element.
+/// `Vec<Vec<f64>>`s, `let mut m = a;` of an array of arrays, then written): a new handle holding
+/// a copy with a fresh zero shadow, which the pullback adds into the original's, element by
+/// element.
 #[inline]
 #[allow(clippy::type_complexity)]
-pub fn values_copy_rrule<T: Primal + Clone>(
-    h: &CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>,
-) -> (
-    CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<T::Tangent>>,
-    impl FnOnce(NoRData) -> (NoRData,) + use<T>,
-) {
-    let (v, pb) = crate::rules::buffer::values_to_vec_rrule(h.as_read());
-    (into_handle(v), pb)
+pub fn values_copy_rrule<H: ValuesCopy>(
+    h: &H,
+) -> (H, impl FnOnce(NoRData) -> (NoRData,) + use<H>) {
+    h.values_copy()
 }
 
 /// The rule of copying a buffer held through a handle (`let mut y = x;` of an array, then

@@ -302,3 +302,59 @@ fn local_arrays_lent_mutably_to_slices() {
     assert!((ga - (12.0 * k * k * a + 2.0 * k * a)).abs() < 1e-12);
     assert!((gk - (12.0 * k * a * a + a * a)).abs() < 1e-12);
 }
+
+/// Gaussian elimination with partial pivoting on a copy of an array of arrays (`let mut m = a;`,
+/// rows swapped, elements written): the copy's gradient goes back into the argument's.
+#[differentiable]
+fn solve_pivoted<const N: usize>(a: [[f64; N]; N], b: [f64; N]) -> [f64; N] {
+    let mut m = a;
+    let mut r = b;
+    for k in 0..N {
+        let mut piv = k;
+        for i in (k + 1)..N {
+            if m[i][k].abs() > m[piv][k].abs() {
+                piv = i;
+            }
+        }
+        if piv != k {
+            m.swap(k, piv);
+            r.swap(k, piv);
+        }
+        for i in (k + 1)..N {
+            let f = m[i][k] / m[k][k];
+            for j in k..N {
+                m[i][j] -= f * m[k][j];
+            }
+            r[i] -= f * r[k];
+        }
+    }
+    let mut x = [0.0; N];
+    for i in (0..N).rev() {
+        let mut s = r[i];
+        for j in (i + 1)..N {
+            s -= m[i][j] * x[j];
+        }
+        x[i] = s / m[i][i];
+    }
+    x
+}
+
+#[differentiable]
+fn solve_loss(a: [[f64; 3]; 3], b: [f64; 3]) -> f64 {
+    let x = solve_pivoted(a, b);
+    x[0] * x[0] + 2.0 * x[1] - x[2].sin()
+}
+
+#[test]
+fn arrays_of_arrays_copied_and_written() {
+    let a = [[0.5, 2.0, 0.3], [1.5, 0.2, -0.4], [0.1, -0.6, 1.8]];
+    let b = [1.0, -0.5, 0.7];
+    test_rule!(solve_loss(a, b));
+    test_rule!(solve_pivoted(a, b));
+    // The solution solves the system.
+    let x = solve_pivoted(a, b);
+    for i in 0..3 {
+        let ax: f64 = (0..3).map(|j| a[i][j] * x[j]).sum();
+        assert!((ax - b[i]).abs() < 1e-12);
+    }
+}
