@@ -1684,9 +1684,7 @@ impl<T: Primal + Clone, const N: usize> ValuesCopy
 /// element.
 #[inline]
 #[allow(clippy::type_complexity)]
-pub fn values_copy_rrule<H: ValuesCopy>(
-    h: &H,
-) -> (H, impl FnOnce(NoRData) -> (NoRData,) + use<H>) {
+pub fn values_copy_rrule<H: ValuesCopy>(h: &H) -> (H, impl FnOnce(NoRData) -> (NoRData,) + use<H>) {
     h.values_copy()
 }
 
