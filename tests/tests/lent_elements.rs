@@ -234,3 +234,46 @@ fn copied_elements_and_numbers_pass_test_rule() {
     let net = Net { layers: vec![layer_of(3, 4, 1.0), layer_of(4, 2, 2.0)] };
     test_rule!(loss_by_element_methods(&net, &[0.3, -0.7, 1.1]));
 }
+
+/// A body: position and mass.
+#[derive(Tangent, Clone, Debug)]
+pub struct Mass {
+    /// Position.
+    pub x: f64,
+    /// Mass.
+    pub m: f64,
+}
+
+#[differentiable]
+fn pair_force(p: &Mass, q: &Mass) -> f64 {
+    p.m * q.m / (1.0 + (p.x - q.x) * (p.x - q.x))
+}
+
+/// A copy of the particles (`to_vec`, no declared type) whose elements are lent to a function
+/// and read by field in the same expression (`pair_force(&ps[i], &ps[j]) / ps[i].m`), then
+/// moved.
+#[differentiable]
+fn particle_step(init: &[Mass], dt: f64) -> f64 {
+    let mut ps = init.to_vec();
+    let n = ps.len();
+    for i in 0..n {
+        let mut f = 0.0;
+        for j in 0..n {
+            if i != j {
+                f += pair_force(&ps[i], &ps[j]) / ps[i].m;
+            }
+        }
+        ps[i].x += dt * f;
+    }
+    let mut e = 0.0;
+    for i in 0..n {
+        e += ps[i].x * ps[i].x * ps[i].m;
+    }
+    e
+}
+
+#[test]
+fn elements_of_copied_buffers_lent_and_read() {
+    let init = vec![Mass { x: 0.3, m: 1.0 }, Mass { x: -0.5, m: 2.0 }, Mass { x: 1.1, m: 0.7 }];
+    test_rule!(particle_step(&init, 0.1));
+}

@@ -781,9 +781,6 @@ pub(super) fn nested_reads(body: &mut Body) {
             })
         })
         .collect();
-    let row_of = |q: &Place| {
-        one_index(q).filter(|_| nested[q.local.index()] && !struct_rows[q.local.index()])
-    };
     // Locals that hold buffers (built, copied, declared or indexed), for `vec![row; n]`.
     let mut buffers = indexed_locals(body);
     for s in body.blocks.iter().flat_map(|b| &b.statements) {
@@ -817,6 +814,17 @@ pub(super) fn nested_reads(body: &mut Body) {
             value_buffers.push((receiver.local, receiver.projections.clone()));
         }
     }
+    // A local buffer reached into through a field of an element (`ps[1].m` of
+    // `let ps = init.to_vec();`) holds structs too, whatever its declaration says.
+    let mut struct_rows = struct_rows;
+    for (l, pre) in &value_buffers {
+        if pre.is_empty() {
+            struct_rows[l.index()] = true;
+        }
+    }
+    let row_of = |q: &Place| {
+        one_index(q).filter(|_| nested[q.local.index()] && !struct_rows[q.local.index()])
+    };
     let values = value_buffer_locals(body);
     let holds_values_at = |q: &Place| {
         let prefix = &q.projections[..q.projections.len() - 1];
