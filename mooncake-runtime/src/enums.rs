@@ -234,8 +234,9 @@ pub fn variant_fields_rrule<E: Variant<K>, const K: u64>(
 
 /// A value `?` takes apart: an output (`Some(v)`, `Ok(v)`) or a residual (`None`, `Err(e)`).
 #[diagnostic::on_unimplemented(
-    message = "`?`, `unwrap` and their kin in #[differentiable] code take apart `Option` and `Result`, not `{Self}`",
-    label = "this is not an `Option` or a `Result`"
+    message = "`?`, `unwrap`, `map` and their kin in #[differentiable] code take apart `Option` and `Result`, not `{Self}`",
+    label = "this is not an `Option` or a `Result`",
+    note = "a value whose type the function's text does not show is taken for an `Option` or a `Result` by these methods; for a nalgebra or ndarray value (`z.map(|x| x * x)` of a call's result), declare the variable's type (`let z: DVector<f64> = g(v);`)"
 )]
 pub trait TryValue: Primal + Sized {
     /// What `?` gives when the value is not a residual.
@@ -413,6 +414,11 @@ impl<S> std::fmt::Debug for Kind<S> {
 
 /// `Option::map` / `Result::map` on a value of type `Self`: its output mapped to a `Y` and put
 /// back together (`Some(y)`, `Ok(y)`), or its residual kept (`None`, the same `Err(e)`).
+#[diagnostic::on_unimplemented(
+    message = "`map` here is taken for `Option::map` or `Result::map`, but this value is a `{Self}`",
+    label = "a value whose type the function's text does not show",
+    note = "for a nalgebra or ndarray value (the result of a call, say), declare the variable's type (`let z: DVector<f64> = g(v);`), so that `map` is the matrix's own"
+)]
 pub trait TryMap<Y: Primal>: TryValue {
     /// `Option<Y>` or `Result<Y, E>`.
     type Mapped: Primal<Tangent = Option<Y::Tangent>, FData = Option<Y::FData>, RData = Option<Y::RData>>;
