@@ -508,7 +508,7 @@ impl<'b, E: Primal + Clone, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
 
 /// A sub-slice `&x[a..b]` as derived code reads it: a copy (see `sub_to_vec_frule`).
 #[diagnostic::do_not_recommend]
-impl<'b, E: Element, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
+impl<'b, E: Primal + Clone, P: ReadBuffer<E>, T: ReadBuffer<E::Tangent>>
     MethodFrule<{ method_key("__sub_to_vec") }, BufferKey<E>> for &'b mut Dual<P, T>
 {
     type Receiver = Dual<&'b P, &'b T>;

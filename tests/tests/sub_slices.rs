@@ -206,3 +206,28 @@ fn part_past_end(x: &mut [f64]) -> f64 {
     let (a, _b) = x.split_at_mut(2);
     a[2]
 }
+
+#[differentiable]
+fn head_pairs(entries: &[(f64, f64)], k: usize) -> f64 {
+    let mut s = 0.0;
+    for &(a, b) in &entries[..k] {
+        s += a * b;
+    }
+    for (a, b) in entries[k..].iter() {
+        s += a.sin() * b;
+    }
+    for (i, (a, b)) in entries[1..].iter().enumerate() {
+        s += (i as f64) * *a * *b;
+    }
+    s
+}
+
+/// Sub-slices of a buffer of pairs (`&entries[..k]`), iterated with patterns (`&(a, b)`, and
+/// `(a, b)` whose parts are references, dereferenced as `*a`), in both modes.
+#[test]
+fn sub_slices_of_buffers_of_pairs() {
+    let e = vec![(0.5, 1.0), (2.0, -1.0), (0.3, 0.3), (1.2, 0.4)];
+    test_rule!(head_pairs(&e, 2));
+    let (_, (g, _)) = value_and_gradient!(head_pairs(&e, 2));
+    assert!((g[0].0 - 1.0).abs() < 1e-12 && (g[3].1 - (1.2f64.sin() + 2.0 * 1.2)).abs() < 1e-12);
+}

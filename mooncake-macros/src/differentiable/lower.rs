@@ -3252,6 +3252,35 @@ impl Lower<'_> {
     /// ```
     fn lower_for(&mut self, f: &syn::ExprForLoop) -> Operand {
         let span = f.span();
+        // `for (a, b) in &pairs[1..] { .. *b .. }`: a tuple pattern binds references to the
+        // parts of a shared item; the parts are bound as values here, so their `*` is dropped
+        // (an iteration by `&mut` or through adaptors binds as before).
+        let item_pattern = match (&*f.pat, &*f.expr) {
+            (Pat::Tuple(_), e) if items_lent(e) => Some(&*f.pat),
+            // `for (i, (a, b)) in pairs.iter().enumerate()`: the item is the second part.
+            (Pat::Tuple(t), Expr::MethodCall(m))
+                if m.method == "enumerate"
+                    && m.args.is_empty()
+                    && items_lent(&m.receiver)
+                    && t.elems.len() == 2
+                    && matches!(&t.elems[1], Pat::Tuple(_)) =>
+            {
+                Some(&t.elems[1])
+            }
+            _ => None,
+        };
+        if let Some(item) = item_pattern {
+            let (_, names) = super::chains::values_pattern(item);
+            let mut body = f.body.clone();
+            syn::visit_mut::VisitMut::visit_block_mut(
+                &mut super::chains::StripDerefs(&names),
+                &mut body,
+            );
+            if body != f.body {
+                let f = syn::ExprForLoop { body, ..f.clone() };
+                return self.lower_for(&f);
+            }
+        }
         // `for k in 0..3`: one copy of the body per value.
         if let Some(op) = self.lower_unrolled(f) {
             return op;
@@ -4457,4 +4486,16 @@ fn is_default_call(e: &Expr) -> bool {
             && p.path.segments.len() >= 2
             && p.path.segments.iter().rev().take(2).map(|s| s.ident.to_string())
                 .eq(["default".to_string(), "Default".to_string()])))
+}
+
+/// Whether a `for` loop's iterable lends each item of a buffer as it is, shared (`&x`,
+/// `&x[a..]`, `x.iter()`, `x[a..].iter()`): a tuple pattern then destructures the item. (Through
+/// `enumerate` or `zip` the items are tuples of references, which the chains' lowering binds.)
+fn items_lent(e: &Expr) -> bool {
+    match e {
+        Expr::Reference(r) => r.mutability.is_none(),
+        Expr::MethodCall(m) => m.method == "iter" && m.args.is_empty(),
+        Expr::Paren(p) => items_lent(&p.expr),
+        _ => false,
+    }
 }

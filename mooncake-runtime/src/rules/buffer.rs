@@ -1310,7 +1310,7 @@ pub fn add_row<R: TangentRow<E> + ?Sized, E: crate::tangent::TangentSpace>(dst: 
 /// # Panics
 /// If the range is out of bounds, as slicing does.
 #[inline]
-pub fn sub_to_vec_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
+pub fn sub_to_vec_frule<T: Primal + Clone, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>>(
     x: Dual<B, BT>,
     start: Dual<usize, NoTangent>,
     end: Dual<usize, NoTangent>,
@@ -1328,7 +1328,7 @@ pub fn sub_to_vec_frule<T: Element, B: ReadBuffer<T>, BT: ReadBuffer<T::Tangent>
 /// # Panics
 /// If the range is out of bounds, as slicing does.
 #[inline]
-pub fn sub_to_vec_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
+pub fn sub_to_vec_rrule<T: Primal + Clone, S: ReadBuffer<T> + ?Sized>(
     x: CoDual<&S, SharedVec<T::Tangent>>,
     start: CoDual<usize, NoFData>,
     end: CoDual<usize, NoFData>,
@@ -1338,10 +1338,16 @@ pub fn sub_to_vec_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
 ) {
     let r = start.primal..end.primal;
     let y = x.primal.with_slice(|s| s[r.clone()].to_vec());
-    let dy = SharedVec::filled(T::ZERO_TANGENT, y.len());
+    let dy = SharedVec::from_vec(y.iter().map(Primal::zero_tangent).collect());
     let (dx, shadow) = (x.fdata, dy.clone());
     let pullback = move |_: NoRData| {
-        shadow.with(|g| dx.with_mut(|d| add_into::<T>(&mut d[r], g)));
+        shadow.with(|g| {
+            dx.with_mut(|d| {
+                for (a, b) in d[r].iter_mut().zip(g) {
+                    crate::tangent::TangentSpace::increment(a, b);
+                }
+            })
+        });
         (NoRData, NoRData, NoRData)
     };
     (CoDual::new(y, dy), pullback)

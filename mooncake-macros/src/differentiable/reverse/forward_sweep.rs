@@ -394,16 +394,10 @@ impl Reverse<'_> {
                     // The element's value; only the index goes on the tape.
                     let (b_, i_) = (self.names.local(base), self.names.local(index));
                     let t = tape((b.index(), i));
-                    // A number's codual; a row of a buffer of arrays (`ps[k]` of `&[[f64; 2]]`,
-                    // passed on by value) takes its type's zero fdata.
-                    let nested = self.nested_buffers[base.index()];
-                    let codual = |v: TokenStream| {
-                        if nested {
-                            quote!(#rt::rev::constant(#v))
-                        } else {
-                            quote!(#rt::CoDual::new(#v, #rt::NoFData))
-                        }
-                    };
+                    // The element's codual with its type's zero fdata: `NoFData` for a number,
+                    // a row of a buffer of arrays (`ps[k]` of `&[[f64; 2]]`, passed on by value)
+                    // or a tuple of a buffer of tuples (a copy of `&entries[a..]`) its own.
+                    let codual = |v: TokenStream| quote!(#rt::rev::constant(#v));
                     if self.rerun.get()
                         && let Some(&k) = self.windows.reads.get(&(b.index(), i))
                     {
