@@ -1014,6 +1014,10 @@ pub mod unsupported {
     /// `&[S]` of `#[derive(Tangent)]` structs): bind the element's fields, or pass the buffer
     /// and the index to a function; forward mode covers it.
     pub struct MethodsOfElements;
+    /// A method of a type with a lifetime parameter (`impl<'a> Data<'a>`, a struct holding
+    /// `x: &'a [f64]`): write it as a free function taking the struct by reference
+    /// (`fn cost(d: &Data, p: f64)`), which reverse mode covers; forward mode covers both.
+    pub struct MethodsOfTypesWithLifetimes;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -952,3 +952,23 @@ fn structs_with_borrowed_slice_fields() {
         assert!((gd.y[i] + 2.0 * r[i]).abs() < 1e-12);
     }
 }
+
+#[differentiable]
+impl<'a> Borrowed<'a> {
+    fn scaled_cost(&self, p: f64) -> f64 {
+        let mut s = 0.0;
+        for i in 0..self.x.len() {
+            s += self.x[i] * p * p - self.y[i] * p;
+        }
+        s
+    }
+}
+
+/// A method of a type with a lifetime parameter: forward mode covers it (reverse mode refuses
+/// it with a message: UI `fail_method_of_type_with_lifetime.rs`).
+#[test]
+fn methods_of_types_with_lifetimes_in_forward_mode() {
+    let x = vec![0.5, 1.0, 1.5];
+    let d = Borrowed { x: &x, y: vec![1.0, 2.2, 2.9] };
+    test_rule!(Borrowed::scaled_cost(&d, 0.7), mode = forward);
+}

@@ -109,6 +109,9 @@ pub(crate) struct FnParts<'a> {
     pub(crate) impl_params: Vec<syn::Ident>,
     /// The type parameters among them (a boxed pullback bounds them by `'static`).
     pub(crate) impl_type_params: Vec<syn::Ident>,
+    /// The first lifetime parameter of the enclosing `impl` block (`impl<'a> Data<'a>`), whose
+    /// methods reverse mode does not cover yet.
+    pub(crate) impl_lifetime: Option<Span>,
 }
 
 /// A path to the primal function, for a `let _ = path;` in its rules: so that a function used
@@ -159,6 +162,7 @@ fn expand_fn(func: syn::ItemFn, args: &parse::Args, mut errors: Errors) -> Token
         in_impl: false,
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
+        impl_lifetime: None,
     };
     let Rules { tokens: mut rules, batched, twin, .. } = rules_of(&parts, args, &mut errors);
     // The rules of `value_and_gradient!` of this function inside other differentiated code
@@ -234,6 +238,7 @@ pub(crate) fn expand_overlay(attr: TokenStream, item: TokenStream) -> TokenStrea
         in_impl: false,
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
+        impl_lifetime: None,
     };
     let Rules { tokens: mut rules, batched, .. } = rules_of(&parts, &args, &mut errors);
     if !batched && func.sig.receiver().is_none() && !args.reverse_only {
@@ -310,6 +315,7 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                         _ => None,
                     })
                     .collect(),
+                impl_lifetime: imp.generics.lifetimes().next().map(|l| l.lifetime.span()),
             };
             let Rules { tokens, sig, derived_rrule, .. } = rules_of(&parts, args, &mut errors);
             rules.push(tokens);
@@ -854,6 +860,7 @@ fn generate(
         in_impl: false,
         impl_params: Vec::new(),
         impl_type_params: Vec::new(),
+        impl_lifetime: None,
     });
     let twin_src = twin_parts
         .as_ref()
@@ -865,7 +872,10 @@ fn generate(
         }
         _ => {
             plain_rbody = reverse::normalise(body);
-            let why = reverse::unsupported_before_normalise(body)
+            let why = func
+                .impl_lifetime
+                .map(|at| ("MethodsOfTypesWithLifetimes", at))
+                .or_else(|| reverse::unsupported_before_normalise(body))
                 .or_else(|| reverse::unsupported(&plain_rbody, sig));
             (func, sig, &structured, &plain_rbody, why)
         }
