@@ -114,6 +114,19 @@ pub(crate) struct FnParts<'a> {
     pub(crate) impl_lifetime: Option<Span>,
 }
 
+/// The first lifetime parameter of `imp` that its type names (`'a` of `impl<'a> Data<'a>`).
+fn type_lifetime(imp: &syn::ItemImpl) -> Option<Span> {
+    let ty = &imp.self_ty;
+    let named = quote!(#ty).to_string();
+    imp.generics.lifetimes().map(|l| &l.lifetime).find_map(|l| {
+        let text = quote!(#l).to_string();
+        named
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
+            .any(|w| w == text)
+            .then(|| l.span())
+    })
+}
+
 /// A path to the primal function, for a `let _ = path;` in its rules: so that a function used
 /// only through its rules (by `value_and_gradient!`, say) does not count as dead code. A
 /// function given alone is taken for a method if it has a receiver or mentions `Self`.
@@ -315,7 +328,7 @@ fn expand_impl(imp: syn::ItemImpl, args: &parse::Args, mut errors: Errors) -> To
                         _ => None,
                     })
                     .collect(),
-                impl_lifetime: imp.generics.lifetimes().next().map(|l| l.lifetime.span()),
+                impl_lifetime: type_lifetime(&imp),
             };
             let Rules { tokens, sig, derived_rrule, .. } = rules_of(&parts, args, &mut errors);
             rules.push(tokens);
