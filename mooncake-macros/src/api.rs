@@ -61,6 +61,26 @@ pub(crate) fn ungroup(e: Expr) -> Expr {
     }
 }
 
+/// The path of a function written through its trait (`<B as Model>::logp`) as the type's own
+/// (`B::logp`): the rules of a `#[differentiable]` trait impl's methods are the type's
+/// associated functions, not the trait's. Any other path as it is.
+pub(crate) fn unqualified(p: &syn::ExprPath) -> syn::Path {
+    let Some(q) = &p.qself else { return p.path.clone() };
+    let syn::Type::Path(ty) = &*q.ty else { return p.path.clone() };
+    if ty.qself.is_some() || q.position == 0 {
+        return p.path.clone();
+    }
+    let mut path = ty.path.clone();
+    // In expression position, a generic type's arguments take a turbofish (`Foo::<T>::f`).
+    for seg in path.segments.iter_mut() {
+        if let syn::PathArguments::AngleBracketed(a) = &mut seg.arguments {
+            a.colon2_token = Some(Default::default());
+        }
+    }
+    path.segments.extend(p.path.segments.iter().skip(q.position).cloned());
+    path
+}
+
 pub(crate) fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
     let Expr::Path(p) = func else {
         return Err(syn::Error::new(
@@ -68,7 +88,7 @@ pub(crate) fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
             "expected a path to a #[differentiable] function",
         ));
     };
-    let mut path = p.path.clone();
+    let mut path = unqualified(p);
     match path.segments.last_mut() {
         Some(last) => {
             last.ident = format_ident!("{}_{}", last.ident, suffix, span = last.ident.span());

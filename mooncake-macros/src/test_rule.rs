@@ -152,7 +152,7 @@ fn rule_path(func: &Expr, suffix: &str) -> syn::Result<Path> {
             "expected a path to the primal function, such as `f` or `module::f`",
         ));
     };
-    let mut path = p.path.clone();
+    let mut path = crate::api::unqualified(p);
     let Some(last) = path.segments.last_mut() else {
         return Err(syn::Error::new(func.span(), "expected a path to the primal function"));
     };

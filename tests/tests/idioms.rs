@@ -1214,3 +1214,19 @@ fn defaults_are_constants() {
     let (v, (g,)) = value_and_gradient!(with_defaults(0.7));
     assert!((v - (3.0 * 0.49 + 0.35)).abs() < 1e-12 && (g - 4.7).abs() < 1e-12);
 }
+
+/// The API macros given a method through its trait (`<Line as Model>::predict`), as generic
+/// code names trait methods: the rules are the type's own.
+#[test]
+fn api_macros_through_a_trait_path() {
+    let m = Line { a: 0.3, b: -1.0 };
+    test_rule!(<Line as Model>::predict(&m, 0.5));
+    let (v, (gm, gx)) = value_and_gradient!(<Line as Model>::predict(&m, 0.5));
+    assert!((v - (0.15 - 1.0)).abs() < 1e-12);
+    assert!((gm.a - 0.5).abs() < 1e-12 && (gm.b - 1.0).abs() < 1e-12 && (gx - 0.3).abs() < 1e-12);
+    let (_, d) = value_and_derivative!(
+        <Line as Model>::predict(&m, 0.5),
+        (&LineTangent { a: 1.0, b: 0.0 }, 0.0)
+    );
+    assert!((d - 0.5).abs() < 1e-12);
+}

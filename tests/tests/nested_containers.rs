@@ -598,3 +598,44 @@ fn rows_and_elements_borrowed_mutably() {
         assert!((gi - 4.0 * xi * s).abs() < 1e-10);
     }
 }
+
+#[differentiable]
+fn rows_made(x: &[f64]) -> Vec<Vec<f64>> {
+    vec![vec![x[0], x[1]], vec![x[1] * x[0], x[0].sin()]]
+}
+
+#[differentiable]
+fn pairs_made(x: &[f64]) -> Vec<[f64; 2]> {
+    let mut out = Vec::new();
+    for i in 0..x.len() - 1 {
+        out.push([x[i], x[i + 1] * x[i + 1]]);
+    }
+    out
+}
+
+/// Loops over the rows of buffers whose type the text does not show: a call's result
+/// (`Vec<Vec<f64>>`, `Vec<[f64; 2]>`) and a literal of rows (`vec![[a, b], [c, d]]`), by
+/// `for row in p.iter()` and `for &row in q.iter()`, in both modes.
+#[differentiable]
+#[allow(clippy::useless_vec)] // a `Vec` of rows, as written
+fn rows_iterated(x: &[f64]) -> f64 {
+    let p = rows_made(x);
+    let q = pairs_made(x);
+    let o = vec![[x[0], x[2]], [x[1], 2.0 * x[2]]];
+    let mut s = 0.0;
+    for row in p.iter() {
+        s += row[0] * row[1];
+    }
+    for &row in q.iter() {
+        s += row[0] - row[1] * row[0];
+    }
+    for r in o.iter() {
+        s += r[0] * r[1];
+    }
+    s
+}
+
+#[test]
+fn rows_of_untyped_buffers_iterated() {
+    test_rule!(rows_iterated(&[0.3, 0.7, -0.4][..]));
+}

@@ -513,3 +513,42 @@ fn operators_on_elements_of_user_buffers() {
     // The middle point moves both segments: (p1 - p0) / 3 - (p2 - p1) / 3.
     assert!((g[1].y - 2.0 / 3.0).abs() < 1e-12 && (g[1].z - (2.0 / 3.0 - 1.0)).abs() < 1e-12);
 }
+
+/// A length: a newtype over `f64`.
+#[derive(Tangent, Clone, Copy, Debug)]
+pub struct Meters(pub f64);
+
+#[differentiable]
+impl std::ops::Sub for Meters {
+    type Output = Meters;
+    fn sub(self, o: Meters) -> Meters {
+        Meters(self.0 - o.0)
+    }
+}
+
+#[differentiable]
+impl std::ops::Mul<f64> for Meters {
+    type Output = Meters;
+    fn mul(self, k: f64) -> Meters {
+        Meters(self.0 * k)
+    }
+}
+
+#[differentiable]
+fn newtype_distance(x: f64, y: f64) -> f64 {
+    let a = Meters(x);
+    let b = Meters(y);
+    let d = (a - b) * 2.0;
+    let e: Meters = Meters(x * y) - Meters(1.0);
+    d.0 * d.0 + e.0
+}
+
+/// Arithmetic on values built by a tuple struct's constructor (`Meters(x) - Meters(y)`), in
+/// both modes.
+#[test]
+fn newtypes_built_by_their_constructor() {
+    test_rule!(newtype_distance(1.5, 0.3));
+    let (_, (gx, gy)) = value_and_gradient!(newtype_distance(1.5, 0.3));
+    // d = 2 (x - y): d² has gradient 8 (x - y) (1, -1); e = x y - 1 adds (y, x).
+    assert!((gx - (8.0 * 1.2 + 0.3)).abs() < 1e-12 && (gy - (-8.0 * 1.2 + 1.5)).abs() < 1e-12);
+}

@@ -2315,12 +2315,15 @@ impl Lower<'_> {
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => {
                     let segs = &p.path.segments;
-                    segs.len() >= 2
+                    // `V3::new(..)`, `S::default()`.
+                    (segs.len() >= 2
                         && segs.last().is_some_and(|s| s.ident == "new" || s.ident == "default")
                         && self.user_path(&syn::Path {
                             leading_colon: None,
                             segments: segs.iter().take(segs.len() - 1).cloned().collect(),
-                        })
+                        }))
+                        // A tuple struct's constructor (`Meters(x)`).
+                        || (p.qself.is_none() && self.user_path(&p.path))
                 }
                 _ => false,
             },

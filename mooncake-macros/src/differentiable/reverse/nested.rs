@@ -76,6 +76,25 @@ pub(super) fn nested_locals(body: &Body) -> Vec<bool> {
             for_each_place(&mut rv2, &mut |q| mark(q));
         }
     }
+    // A buffer whose element, taken into a local (`row = p[i]`, `row = &p[i]`, as a loop over
+    // `p.iter()` lowers), is indexed in turn (`row[0]`): a buffer of buffers, whatever its
+    // declaration says (the result of a call, `vec![[a, b]]`).
+    let indexed = indexed_locals(body);
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        if let StatementKind::Assign(p, Rvalue::Use(Operand::Use(q) | Operand::Ref(q, false))) =
+            &s.kind
+            && p.projections.is_empty()
+            && indexed[p.local.index()]
+            && matches!(q.projections.as_slice(), [Projection::Index(_)])
+            && !body.locals[q.local.index()]
+                .ty
+                .as_ref()
+                .and_then(buffer_element)
+                .is_some_and(|e| value_type(e, &body.type_params))
+        {
+            nested[q.local.index()] = true;
+        }
+    }
     nested
 }
 
