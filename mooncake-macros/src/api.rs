@@ -186,11 +186,16 @@ pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
             Expr::Reference(r) => {
                 let inner = &r.expr;
                 let value = user(quote!(&#inner));
+                let check = quote_spanned!(span=> {
+                    #[allow(unused_imports)]
+                    use #rt::api::{LenCheckBuffers as _, LenCheckOther as _};
+                    (&#rt::api::LenCheck::new(&#inner, &#t)).check_len(#i, #func_text);
+                });
                 if r.mutability.is_some() {
-                    lets.push(quote_spanned!(span=> let mut #t = #value;));
+                    lets.push(quote_spanned!(span=> let mut #t = #value; #check));
                     args.push(quote_spanned!(span=> { let __d = #rt::Dual::new(&mut #inner, &mut #t); #rt::Dual::new(__d.primal, __d.tangent) }));
                 } else {
-                    lets.push(quote_spanned!(span=> let #t = #value;));
+                    lets.push(quote_spanned!(span=> let #t = #value; #check));
                     args.push(quote_spanned!(span=> { let __d = #rt::Dual::new(&#inner, &#t); #rt::Dual::new(__d.primal, __d.tangent) }));
                 }
             }
@@ -200,7 +205,13 @@ pub(crate) fn value_and_derivative(input: TokenStream) -> TokenStream {
                 let value = user(quote!(&#a));
                 lets.push(quote_spanned!(span=>
                     let #a = #other;
-                    let mut #t = ::core::option::Option::Some(#value);
+                    let #t = #value;
+                    {
+                        #[allow(unused_imports)]
+                        use #rt::api::{LenCheckBuffers as _, LenCheckOther as _};
+                        (&#rt::api::LenCheck::new(&#a, &#t)).check_len(#i, #func_text);
+                    }
+                    let mut #t = ::core::option::Option::Some(#t);
                 ));
                 args.push(quote_spanned!(span=> {
                     #[allow(unused_imports)]

@@ -247,7 +247,7 @@ fn expand(input: &JacobianInput) -> syn::Result<TokenStream> {
                 use #rt::jac::{BlockAsIs as _, BlockNoTangent as _};
                 (&#rt::jac::Block::new(
                     #rt::jac::next_block(&mut #blocks),
-                    #rt::jac::tangent_marker(&#a),
+                    #rt::jac::primal_marker(&#a),
                 ))
                     .block()
             });

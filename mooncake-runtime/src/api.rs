@@ -254,6 +254,86 @@ impl<T, P: ?Sized> FriendlyAsIs for &Friendly<T, P> {
     }
 }
 
+/// A buffer's length, for [`LenCheck`]: slices, `Vec`s, arrays, and references to them.
+pub trait BufferLen {
+    /// The number of elements.
+    fn buffer_len(&self) -> usize;
+}
+
+impl<T> BufferLen for [T] {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
+        self.len()
+    }
+}
+impl<T> BufferLen for Vec<T> {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
+        self.len()
+    }
+}
+impl<T, const N: usize> BufferLen for [T; N] {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
+        N
+    }
+}
+impl<T: BufferLen + ?Sized> BufferLen for &T {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
+        (**self).buffer_len()
+    }
+}
+impl<T: BufferLen + ?Sized> BufferLen for &mut T {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
+        (**self).buffer_len()
+    }
+}
+
+/// A buffer argument of `value_and_derivative!` and the tangent given for it, compared in
+/// length before the rule runs ([`LenCheckBuffers`]); any other argument passes
+/// ([`LenCheckOther`]).
+pub struct LenCheck<'a, P: ?Sized, G: ?Sized>(&'a P, &'a G);
+
+impl<'a, P: ?Sized, G: ?Sized> LenCheck<'a, P, G> {
+    /// The argument `p` and its tangent `g`.
+    #[inline(always)]
+    pub fn new(p: &'a P, g: &'a G) -> Self {
+        LenCheck(p, g)
+    }
+}
+
+/// The check of a buffer argument's tangent: the same length as the buffer.
+pub trait LenCheckBuffers {
+    /// Panics, naming the argument (`k`, from 0) and the function, if the lengths differ.
+    fn check_len(&self, k: usize, function: &str);
+}
+
+impl<P: BufferLen + ?Sized, G: BufferLen + ?Sized> LenCheckBuffers for LenCheck<'_, P, G> {
+    #[inline]
+    fn check_len(&self, k: usize, function: &str) {
+        let (n, m) = (self.0.buffer_len(), self.1.buffer_len());
+        let elements = if m == 1 { "element" } else { "elements" };
+        assert!(
+            n == m,
+            "mooncake: the tangent given for argument {} of `{function}` has {m} {elements}, where the argument has {n}; give a tangent of the argument's length",
+            k + 1
+        );
+    }
+}
+
+/// Any other argument: nothing to compare.
+pub trait LenCheckOther {
+    /// Nothing.
+    fn check_len(&self, k: usize, function: &str);
+}
+
+impl<P: ?Sized, G: ?Sized> LenCheckOther for &LenCheck<'_, P, G> {
+    #[inline(always)]
+    fn check_len(&self, _: usize, _: &str) {}
+}
+
 /// A tangent the user gave for an argument whose primal is `p`: `NoTangent` for an argument
 /// with no differentiable part stands for its zero tangent ([`TangentFromNoTangent`]); any
 /// other tangent is taken as it is ([`TangentAsIs`]).

@@ -688,14 +688,18 @@ pub fn next_block(blocks: &mut std::vec::IntoIter<Jacobian>) -> Jacobian {
 
 /// The block of an argument on its way to the user: [`NoTangent`] for an argument with no
 /// differentiable part (an integer), as `value_and_gradient!` gives ([`BlockNoTangent`]), else
-/// the [`Jacobian`] ([`BlockAsIs`]). Chosen by autoref on the argument's tangent type `T`.
+/// the [`Jacobian`] ([`BlockAsIs`]). Chosen by autoref on the argument's primal type `T`
+/// (`api::NoDerivative`, which no float can be: see `api::Friendly`).
 #[doc(hidden)]
-pub struct Block<T>(std::cell::Cell<Option<Jacobian>>, std::marker::PhantomData<fn() -> T>);
+pub struct Block<T: ?Sized>(
+    std::cell::Cell<Option<Jacobian>>,
+    std::marker::PhantomData<fn() -> *const T>,
+);
 
-impl<T> Block<T> {
-    /// Wraps the block of an argument whose tangent type `T` the marker names.
+impl<T: ?Sized> Block<T> {
+    /// Wraps the block of an argument whose primal type `T` the marker names.
     #[inline(always)]
-    pub fn new(j: Jacobian, _: std::marker::PhantomData<fn() -> T>) -> Self {
+    pub fn new(j: Jacobian, _: std::marker::PhantomData<fn() -> *const T>) -> Self {
         Block(std::cell::Cell::new(Some(j)), std::marker::PhantomData)
     }
 }
@@ -707,7 +711,7 @@ pub trait BlockNoTangent {
     fn block(&self) -> NoTangent;
 }
 
-impl<T: crate::api::NonDifferentiable> BlockNoTangent for Block<T> {
+impl<T: crate::api::NoDerivative + ?Sized> BlockNoTangent for Block<T> {
     #[inline(always)]
     fn block(&self) -> NoTangent {
         NoTangent
@@ -721,7 +725,7 @@ pub trait BlockAsIs {
     fn block(&self) -> Jacobian;
 }
 
-impl<T> BlockAsIs for &Block<T> {
+impl<T: ?Sized> BlockAsIs for &Block<T> {
     #[inline(always)]
     fn block(&self) -> Jacobian {
         match self.0.take() {
@@ -731,10 +735,10 @@ impl<T> BlockAsIs for &Block<T> {
     }
 }
 
-/// The marker of the tangent type of `p`.
+/// The marker of the primal type of `p` (see [`Block`]).
 #[doc(hidden)]
 #[inline(always)]
-pub fn tangent_marker<P: Primal + ?Sized>(_: &P) -> std::marker::PhantomData<fn() -> P::Tangent> {
+pub fn primal_marker<P: ?Sized>(_: &P) -> std::marker::PhantomData<fn() -> *const P> {
     std::marker::PhantomData
 }
 

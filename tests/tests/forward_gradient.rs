@@ -154,3 +154,46 @@ fn a_vector_result_is_refused() {
 fn a_chunk_of_zero_is_refused() {
     let _ = value_and_gradient_forward!(softplus_sum(&[1.0, 2.0], 1.0, 0), chunk = 0);
 }
+
+#[differentiable]
+fn dot_for_tangent_lengths(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b.iter()).map(|(x, y)| x * y).sum()
+}
+
+/// A tangent of another length than its buffer argument is refused before the rule runs, with
+/// a message naming the argument (a longer one was used in part, a shorter one panicked inside
+/// the rule).
+#[test]
+#[should_panic(
+    expected = "the tangent given for argument 1 of `dot_for_tangent_lengths` has 3 elements, where the argument has 2"
+)]
+fn tangents_longer_than_their_buffers_are_refused() {
+    let (a, b) = (vec![1.0, 2.0], vec![3.0, 4.0]);
+    let _ = value_and_derivative!(dot_for_tangent_lengths(&a, &b), (vec![1.0; 3], vec![0.0; 2]));
+}
+
+#[test]
+#[should_panic(
+    expected = "the tangent given for argument 2 of `dot_for_tangent_lengths` has 1 element, where the argument has 2"
+)]
+fn tangents_shorter_than_their_buffers_are_refused() {
+    let (a, b) = (vec![1.0, 2.0], vec![3.0, 4.0]);
+    let bs: &[f64] = &b;
+    let _ = value_and_derivative!(dot_for_tangent_lengths(&a, bs), (vec![1.0; 2], vec![0.0; 1]));
+}
+
+#[differentiable]
+fn generic_product<T: Float>(a: T, b: T) -> T {
+    a * b.sin()
+}
+
+/// A generic function given unsuffixed literals: forward-mode gradients are numbers (chosen by
+/// the argument's primal type), as reverse mode's are.
+#[test]
+fn forward_gradients_of_generic_functions_given_literals() {
+    let (v, (da, db)) = value_and_gradient_forward!(generic_product(2.0, 0.5));
+    let (v2, (ra, rb)) = value_and_gradient!(generic_product(2.0, 0.5));
+    let (v, da, db, v2, ra, rb): (f64, f64, f64, f64, f64, f64) = (v, da, db, v2, ra, rb);
+    assert!(close(v, v2, TOL) && close(da, ra, TOL) && close(db, rb, TOL));
+    assert!(close(db, 2.0 * 0.5f64.cos(), TOL));
+}

@@ -385,3 +385,30 @@ fn a_slice_passed_by_name_is_refused() {
     let x: &[f64] = &v;
     test_rule!(first_times(x, 2.0));
 }
+
+fn cube(x: f64) -> f64 {
+    x * x * x
+}
+
+// 2x instead of 3x²: 1.4 at 0.7, where the derivative is 1.47 (5% off).
+fn cube_frule_5_percent_off(x: Dual<f64, f64>) -> Dual<f64, f64> {
+    Dual::new(cube(x.primal), 2.0 * x.primal * x.tangent)
+}
+
+fn cube_rrule_5_percent_off(
+    x: CoDual<f64, NoFData>,
+) -> (CoDual<f64, NoFData>, impl FnOnce(f64) -> (f64,)) {
+    let v = x.primal;
+    (CoDual::new(cube(v), NoFData), move |g: f64| (2.0 * v * g,))
+}
+
+/// A derivative a few percent off is caught for a number passed by value: the cotangent of its
+/// state after the call (the number itself) pairs with its tangent on both sides of the checks,
+/// and is left out of the comparison (it once hid this error).
+#[test]
+fn small_errors_in_scalar_rules_are_caught() {
+    let e = failure(check_rule!(cube(0.7), frule = cube_frule_5_percent_off, mode = forward));
+    assert_eq!(e.check, Check::ForwardVsFiniteDifferences);
+    let e = failure(check_rule!(cube(0.7), rrule = cube_rrule_5_percent_off, mode = reverse));
+    assert_eq!(e.check, Check::ReverseVsFiniteDifferences);
+}

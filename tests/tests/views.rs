@@ -130,3 +130,76 @@ fn views_passed_on_sliced_and_enumerated() {
     let (mut a, mut b) = (x.clone(), x.clone());
     assert_eq!(value_and_gradient!(scale_rows(&mut a, 2)).0, scale_rows(&mut b, 2));
 }
+
+#[differentiable]
+fn chunk_read_past_its_end(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (k, c) in x.chunks(2).enumerate() {
+        if k == 0 {
+            s += c[2];
+        } else {
+            s += c[0];
+        }
+    }
+    s
+}
+
+#[differentiable]
+fn window_range_past_its_end(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for w in x.windows(2) {
+        s += w[1..3].iter().sum::<f64>();
+    }
+    s
+}
+
+/// An index past a view panics as indexing the view does, with Rust's message, in both modes
+/// (it read the buffer's next element before).
+#[test]
+#[should_panic(expected = "index out of bounds: the len is 2 but the index is 2")]
+fn views_indexed_past_their_end_panic_in_reverse_mode() {
+    let _ = value_and_gradient!(chunk_read_past_its_end(&[1.0, 2.0, 3.0, 4.0]));
+}
+
+#[test]
+#[should_panic(expected = "index out of bounds: the len is 2 but the index is 2")]
+fn views_indexed_past_their_end_panic_in_forward_mode() {
+    let x = [1.0, 2.0, 3.0, 4.0];
+    let _ = value_and_derivative!(chunk_read_past_its_end(&x), (&[1.0; 4][..],));
+}
+
+#[test]
+#[should_panic(expected = "range end index 3 out of range for slice of length 2")]
+fn view_ranges_past_their_end_panic() {
+    let _ = value_and_gradient!(window_range_past_its_end(&[1.0, 2.0, 3.0, 4.0]));
+}
+
+#[differentiable]
+fn views_of_views(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in x.chunks(4) {
+        for r in c.chunks(2) {
+            s += r[0] * r[r.len() - 1];
+        }
+        for w in c.windows(3) {
+            s += w[2] - w[0] * w[1];
+        }
+    }
+    for c in x[1..].chunks_exact(3) {
+        s += c[0] * c[2];
+    }
+    for w in x[2..x.len() - 1].windows(2) {
+        s += w[0].sin() * w[1];
+    }
+    s
+}
+
+/// Views of a view (`for r in c.chunks(2)` inside `for c in x.chunks(4)`) and of a range of a
+/// buffer (`x[1..].chunks_exact(3)`), in both modes; a last chunk shorter than the others too.
+#[test]
+fn views_of_views_and_of_ranges() {
+    let x: Vec<f64> = (0..10).map(|i| 0.3 + 0.17 * i as f64).collect();
+    test_rule!(views_of_views(&x));
+    // The value as the primal computes it (views taken by std).
+    assert!((value_and_gradient!(views_of_views(&x)).0 - views_of_views(&x)).abs() < 1e-12);
+}

@@ -1653,10 +1653,31 @@ impl Lower<'_> {
         let Pat::Ident(pi) = pat else {
             return refuse(self, pat, "bind the view to a name");
         };
-        if !matches!(strip(&m.receiver), Expr::Path(_) | Expr::Field(_)) {
-            return refuse(self, &m.receiver, "bind the buffer to a variable first");
-        }
-        let (x, k, w) = (&m.receiver, &m.args[0], &pi.ident);
+        // The views of a range of a buffer (`x[a..b].chunks(k)`, as the views of a view lower
+        // to: `for c in x.chunks(4) { for r in c.chunks(2) { .. } }`): of the buffer, offset.
+        let (base, offset, range_len): (&Expr, TokenStream, Option<TokenStream>) =
+            match strip(&m.receiver) {
+                Expr::Index(ix)
+                    if matches!(strip(&ix.expr), Expr::Path(_) | Expr::Field(_))
+                        && matches!(strip(&ix.index), Expr::Range(r)
+                            if matches!(r.limits, syn::RangeLimits::HalfOpen(_))) =>
+                {
+                    let Expr::Range(r) = strip(&ix.index) else { unreachable!() };
+                    let b = &ix.expr;
+                    let lo = match &r.start {
+                        Some(lo) => quote!((#lo)),
+                        None => quote!(0usize),
+                    };
+                    let hi = match &r.end {
+                        Some(hi) => quote!((#hi)),
+                        None => quote!(#b.len()),
+                    };
+                    (&**b, lo.clone(), Some(quote!(#hi - #lo)))
+                }
+                Expr::Path(_) | Expr::Field(_) => (&*m.receiver, quote!(0usize), None),
+                _ => return refuse(self, &m.receiver, "bind the buffer to a variable first"),
+            };
+        let (x, k, w) = (base, &m.args[0], &pi.ident);
         let start = syn::Ident::new("__mooncake_start", Span::mixed_site());
         let len = syn::Ident::new("__mooncake_len", Span::mixed_site());
         let mut body = f.body.clone();
@@ -1667,6 +1688,7 @@ impl Lower<'_> {
             return refuse(self, &bad, "here it is used otherwise");
         }
         let n = syn::Ident::new("__mooncake_n", Span::mixed_site());
+        let o = syn::Ident::new("__mooncake_o", Span::mixed_site());
         let kk = syn::Ident::new("__mooncake_k", Span::mixed_site());
         let s = syn::Ident::new("__mooncake_s", Span::mixed_site());
         let (count, start_of, len_of) = match view {
@@ -1683,7 +1705,7 @@ impl Lower<'_> {
             View::Chunks => (
                 quote_spanned!(span=> (#n + #kk - 1) / #kk),
                 quote_spanned!(span=> #s * #kk),
-                quote_spanned!(span=> (#n - #start).min(#kk)),
+                quote_spanned!(span=> (#n + #o - #start).min(#kk)),
             ),
         };
         let label = &f.label;
@@ -1692,12 +1714,21 @@ impl Lower<'_> {
             Some(c) => quote_spanned!(span=> let #c = #s;),
             None => quote!(),
         };
+        let n_of = match &range_len {
+            // A range of a buffer: its bounds checked as slicing checks them.
+            Some(len) => quote_spanned!(span=> {
+                let __mooncake_r = #x[#offset..#offset + #len].len();
+                __mooncake_r
+            }),
+            None => quote_spanned!(span=> #x.len()),
+        };
         let tokens = quote_spanned!(span=> {
             let #kk: usize = #k;
             assert!(#kk != 0, "window or chunk size must be non-zero");
-            let #n: usize = #x.len();
+            let #n: usize = #n_of;
+            let #o: usize = #offset;
             #label for #s in 0..#count {
-                let #start: usize = #start_of;
+                let #start: usize = #o + #start_of;
                 let #len: usize = #len_of;
                 #count_binding
                 #(#stmts)*
@@ -1748,9 +1779,34 @@ impl syn::visit_mut::VisitMut for ViewUses<'_> {
                         (Some(hi), _) => quote!(#start + (#hi)),
                         (None, _) => quote!(#start + #len),
                     };
-                    syn::parse_quote_spanned!(span=> #x[(#lo)..(#hi)])
+                    // Bounded by the view, as slicing the view would be.
+                    let end = syn::Ident::new("__mooncake_end", Span::mixed_site());
+                    syn::parse_quote_spanned!(span=> #x[(#lo)..{
+                        let #end: usize = #hi;
+                        assert!(
+                            #end <= #start + #len,
+                            "range end index {} out of range for slice of length {}",
+                            #end - #start,
+                            #len
+                        );
+                        #end
+                    }])
                 }
-                _ => syn::parse_quote_spanned!(span=> #x[#start + (#j)]),
+                // Bounded by the view: an index past it panics as indexing the view does,
+                // rather than reading the buffer's next element.
+                _ => {
+                    let at = syn::Ident::new("__mooncake_at", Span::mixed_site());
+                    syn::parse_quote_spanned!(span=> #x[{
+                        let #at: usize = #j;
+                        assert!(
+                            #at < #len,
+                            "index out of bounds: the len is {} but the index is {}",
+                            #len,
+                            #at
+                        );
+                        #start + #at
+                    }])
+                }
             };
             return;
         }

@@ -287,6 +287,34 @@ pub(crate) fn user_trait_bounds(generics: &syn::Generics, errors: &mut Errors) {
         if bounds.iter().any(|t| FLOATS.contains(&name(t).as_str())) {
             continue;
         }
+        // A number bounded by operator traits alone (`T: Copy + Mul<Output = T>`): the rules
+        // know a number by `Float`, which gives them its arithmetic and methods.
+        const OPERATORS: &[&str] = &[
+            "Add",
+            "Sub",
+            "Mul",
+            "Div",
+            "Rem",
+            "Neg",
+            "AddAssign",
+            "SubAssign",
+            "MulAssign",
+            "DivAssign",
+        ];
+        if !bounds.iter().any(|t| name(t) == "Primal")
+            && let Some(op) = bounds.iter().find(|t| OPERATORS.contains(&name(t).as_str()))
+        {
+            let (param, tr) = (&p.ident, name(op));
+            errors.error_spanned(
+                &op.path,
+                format!(
+                    "a type parameter used as a number in #[differentiable] code is bounded by \
+                     `Float` (`{param}: Float`, from the prelude), which gives the derived rules \
+                     its arithmetic and methods; a bound by `{tr}` alone does not"
+                ),
+            );
+            continue;
+        }
         let Some(user) = bounds.iter().find(|t| {
             !MARKERS.contains(&name(t).as_str())
                 && !matches!(t.modifier, syn::TraitBoundModifier::Maybe(_))
