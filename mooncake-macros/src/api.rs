@@ -89,6 +89,13 @@ pub(crate) fn rule_path(func: &Expr, suffix: &str) -> syn::Result<syn::Path> {
         ));
     };
     let mut path = unqualified(p);
+    if path.is_ident("Const") {
+        return Err(syn::Error::new(
+            func.span(),
+            "`Const(..)` marks one argument as a constant: write it around the argument, \
+             `f(Const(&x), y)`, not around the call",
+        ));
+    }
     match path.segments.last_mut() {
         Some(last) => {
             last.ident = format_ident!("{}_{}", last.ident, suffix, span = last.ident.span());

@@ -1018,6 +1018,12 @@ pub mod unsupported {
     /// `x: &'a [f64]`): write it as a free function taking the struct by reference
     /// (`fn cost(d: &Data, p: f64)`), which reverse mode covers; forward mode covers both.
     pub struct MethodsOfTypesWithLifetimes;
+    /// A buffer of references as an argument (`rows: &[&[f64]]`, `Vec<&[f64]>`): pass the
+    /// rows as a `&[Vec<f64>]` or a flat buffer with a row length; forward mode covers it.
+    pub struct BuffersOfBorrowedRows;
+    /// A tuple holding a borrowed buffer as an argument (`p: (&[f64], &[f64])`): pass the
+    /// buffers as arguments of their own; forward mode covers it.
+    pub struct TuplesOfBorrowedBuffers;
 }
 
 // ---------------------------------------------------------------------------------------------

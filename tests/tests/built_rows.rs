@@ -356,3 +356,29 @@ fn arrays_pushed_then_changed_and_rows_cleared() {
     assert_relative_eq!(v, 3.0 * 0.49, max_relative = 1e-12);
     assert_relative_eq!(g, 6.0 * 0.7, max_relative = 1e-12);
 }
+
+/// Rows built by `collect` and pushed onto a buffer with no declared type, returned inside a
+/// tuple (the buffer's type shows only in the function's result).
+#[differentiable]
+fn outer_rows(x: &[f64]) -> (f64, Vec<Vec<f64>>) {
+    let mut m = Vec::new();
+    for &v in x.iter() {
+        m.push(x.iter().map(|w| w * v).collect::<Vec<f64>>());
+    }
+    (x[0], m)
+}
+
+#[differentiable]
+fn outer_rows_sum(x: &[f64]) -> f64 {
+    let (a, m) = outer_rows(x);
+    let mut s = a;
+    for row in m.iter() {
+        s += row[0] * row[row.len() - 1];
+    }
+    s
+}
+
+#[test]
+fn rows_pushed_onto_untyped_buffers_returned_in_tuples() {
+    test_rule!(outer_rows_sum(&[1.0, 2.0, 3.0][..]));
+}

@@ -277,3 +277,32 @@ fn elements_of_copied_buffers_lent_and_read() {
     let init = vec![Mass { x: 0.3, m: 1.0 }, Mass { x: -0.5, m: 2.0 }, Mass { x: 1.1, m: 0.7 }];
     test_rule!(particle_step(&init, 0.1));
 }
+
+/// A point with a buffer of coordinates (not `Copy`).
+#[derive(Tangent, Clone, Debug)]
+pub struct Coords {
+    /// Coordinates.
+    pub x: Vec<f64>,
+}
+
+#[differentiable]
+fn make_coords(a: f64) -> Vec<Coords> {
+    vec![Coords { x: vec![a, 2.0 * a] }, Coords { x: vec![a * a, a.sin()] }]
+}
+
+/// A `Vec` of structs returned by a call, iterated (`for p in ps.iter()`, `ps.iter().map(..)`)
+/// and read by field.
+#[differentiable]
+fn coords_total(a: f64) -> f64 {
+    let ps = make_coords(a);
+    let mut s = 0.0;
+    for p in ps.iter() {
+        s += p.x[0] * p.x[1];
+    }
+    s + ps.iter().map(|p| p.x[1]).sum::<f64>()
+}
+
+#[test]
+fn structs_returned_by_calls_iterated() {
+    test_rule!(coords_total(0.7));
+}

@@ -972,3 +972,41 @@ fn methods_of_types_with_lifetimes_in_forward_mode() {
     let d = Borrowed { x: &x, y: vec![1.0, 2.2, 2.9] };
     test_rule!(Borrowed::scaled_cost(&d, 0.7), mode = forward);
 }
+
+#[differentiable]
+fn borrowed_rows_sum(rows: &[&[f64]]) -> f64 {
+    let mut s = 0.0;
+    for r in rows.iter() {
+        let m: f64 = r.iter().sum();
+        s += m * m;
+    }
+    s
+}
+
+#[differentiable]
+fn borrowed_pair_dot(p: (&[f64], &[f64])) -> f64 {
+    let (a, b) = p;
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// Buffers of borrowed rows and tuples of borrowed buffers as arguments: forward mode covers
+/// them (reverse mode refuses them at the call: UI `fail_buffer_of_borrowed_rows.rs`,
+/// `fail_tuple_of_borrowed_buffers.rs`).
+#[test]
+fn borrowed_rows_and_pairs_in_forward_mode() {
+    let (a, b) = (vec![1.0, 2.0], vec![0.5]);
+    let rows: Vec<&[f64]> = vec![&a, &b];
+    let (v, d) =
+        value_and_derivative!(borrowed_rows_sum(&rows), (vec![vec![1.0, 0.0], vec![0.0]],));
+    assert!((v - 9.25).abs() < 1e-12 && (d - 6.0).abs() < 1e-12);
+    let (c, e) = (vec![0.5, 1.0], vec![2.0, -1.0]);
+    let (v, d) = value_and_derivative!(
+        borrowed_pair_dot((&c[..], &e[..])),
+        ((vec![1.0, 0.0], vec![0.0, 1.0]),)
+    );
+    assert!((v - 0.0).abs() < 1e-12 && (d - (2.0 + 1.0)).abs() < 1e-12);
+}

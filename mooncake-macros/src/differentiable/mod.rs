@@ -114,6 +114,36 @@ pub(crate) struct FnParts<'a> {
     pub(crate) impl_lifetime: Option<Span>,
 }
 
+/// The first argument type that is a buffer of references (`rows: &[&[f64]]`,
+/// `Vec<&[f64]>`), whose rows reverse mode does not borrow yet: its span.
+fn borrowed_rows(sig: &parse::Sig) -> Option<Span> {
+    fn element_is_reference(ty: &syn::Type) -> bool {
+        match ty {
+            syn::Type::Reference(r) => element_is_reference(&r.elem),
+            syn::Type::Slice(s) => matches!(&*s.elem, syn::Type::Reference(_)),
+            syn::Type::Array(a) => matches!(&*a.elem, syn::Type::Reference(_)),
+            syn::Type::Path(_) => {
+                reverse::buffer_element(ty).is_some_and(|e| matches!(e, syn::Type::Reference(_)))
+            }
+            _ => false,
+        }
+    }
+    sig.args.iter().find(|a| element_is_reference(&a.ty)).map(|a| a.ty.span())
+}
+
+/// The first argument type that is a tuple holding a borrowed buffer (`p: (&[f64], &[f64])`),
+/// which reverse mode does not take apart yet: its span.
+fn borrowed_tuple_parts(sig: &parse::Sig) -> Option<Span> {
+    let borrowed_buffer = |ty: &syn::Type| {
+        matches!(ty, syn::Type::Reference(r) if matches!(&*r.elem, syn::Type::Slice(_) | syn::Type::Array(_))
+            || reverse::buffer_element(&r.elem).is_some())
+    };
+    sig.args
+        .iter()
+        .find(|a| matches!(&a.ty, syn::Type::Tuple(t) if t.elems.iter().any(borrowed_buffer)))
+        .map(|a| a.ty.span())
+}
+
 /// The first lifetime parameter of `imp` that its type names (`'a` of `impl<'a> Data<'a>`).
 fn type_lifetime(imp: &syn::ItemImpl) -> Option<Span> {
     let ty = &imp.self_ty;
@@ -888,6 +918,8 @@ fn generate(
             let why = func
                 .impl_lifetime
                 .map(|at| ("MethodsOfTypesWithLifetimes", at))
+                .or_else(|| borrowed_rows(sig).map(|at| ("BuffersOfBorrowedRows", at)))
+                .or_else(|| borrowed_tuple_parts(sig).map(|at| ("TuplesOfBorrowedBuffers", at)))
                 .or_else(|| reverse::unsupported_before_normalise(body))
                 .or_else(|| reverse::unsupported(&plain_rbody, sig));
             (func, sig, &structured, &plain_rbody, why)

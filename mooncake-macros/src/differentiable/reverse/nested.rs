@@ -175,7 +175,7 @@ pub(super) fn value_buffer_locals(body: &Body) -> Vec<bool> {
         match rv {
             Rvalue::Struct { .. } => built[p.local.index()] = true,
             Rvalue::Tuple(ops) if !ops.is_empty() => built[p.local.index()] = true,
-            Rvalue::Use(Operand::Ref(q, _)) if one_index(q).is_some() => {
+            Rvalue::Use(Operand::Ref(q, _) | Operand::Use(q)) if one_index(q).is_some() => {
                 borrowed_from[p.local.index()] = Some(q.local)
             }
             _ => {}
@@ -188,6 +188,16 @@ pub(super) fn value_buffer_locals(body: &Body) -> Vec<bool> {
             if matches!(q.projections.as_slice(), [Projection::Index(_), Projection::Field(_), ..])
             {
                 values[q.local.index()] = true;
+            }
+            // A field of an element taken into a local (`p.x` after `p = &ps[i]` or
+            // `p = ps[i]`, as `for p in ps.iter()` lowers): a buffer of structs, whatever its
+            // declaration says (a call's `Vec<P>`).
+            if matches!(
+                q.projections.as_slice(),
+                [Projection::Field(_), ..] | [Projection::Deref, Projection::Field(_), ..]
+            ) && let Some(base) = borrowed_from[q.local.index()]
+            {
+                values[base.index()] = true;
             }
         };
         note(p);
@@ -268,6 +278,29 @@ fn propagate_copies(body: &Body, marked: &mut [bool]) {
 /// `__set2`) and the results of `__repeat_rows`, and copies of those.
 pub(super) fn nested_buffer_locals(body: &Body) -> Vec<bool> {
     let mut nested = nested_locals(body);
+    // A buffer pushed a buffer the function builds (`m.push(row)` after `row = Vec::new()`, a
+    // `collect`, `vec![..]`, `[a, b]`): a buffer of rows, whatever its declaration says.
+    let mut built = vec![false; body.locals.len()];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        if let StatementKind::Assign(p, rv) = &s.kind
+            && p.projections.is_empty()
+            && super::normalise::builds_handle(rv)
+        {
+            built[p.local.index()] = true;
+        }
+    }
+    propagate_copies(body, &mut built);
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        if let StatementKind::Assign(_, Rvalue::Method { receiver, method, args }) = &s.kind
+            && method == "push"
+            && receiver.projections.is_empty()
+            && let [Operand::Use(a)] = args.as_slice()
+            && a.projections.is_empty()
+            && built[a.local.index()]
+        {
+            nested[receiver.local.index()] = true;
+        }
+    }
     for s in body.blocks.iter().flat_map(|b| &b.statements) {
         let StatementKind::Assign(p, Rvalue::Method { receiver, method, .. }) = &s.kind else {
             continue;
