@@ -116,8 +116,9 @@ pub use mooncake_macros::Tangent;
 ///
 /// Arguments: `#[differentiable(dump_ir)]` prints the IR of each pass at expansion time (also
 /// `MOONCAKE_DUMP_IR=1` or `MOONCAKE_DUMP_IR=name` in the environment of the build);
-/// `#[differentiable(debug)]` makes the rule panic, naming the variable, as soon as a float it
-/// computes is not finite; `forward_only` / `reverse_only` derive one rule only;
+/// `#[differentiable(debug)]` makes the rules panic, naming the variable, as soon as a float
+/// they compute is not finite (forward mode: values and tangents; reverse mode: the values of
+/// its forward sweep); `forward_only` / `reverse_only` derive one rule only;
 /// `second_order` derives the reverse rule from a copy of a function over `f64` written over a
 /// float type parameter, so that [`hvp!`], [`hessian!`] and nested gradients apply to it (a
 /// leaf of numbers and buffers; what cannot be copied with certainty is refused with a message);

@@ -987,6 +987,37 @@ impl<T, const N: usize, D>
 }
 
 // ---------------------------------------------------------------------------------------------
+// `#[differentiable(debug)]` in reverse mode.
+
+/// The check `#[differentiable(debug)]` inserts in the forward sweep after each assignment of a
+/// float: panics, naming the variable and the line, if the value is not finite. Chosen over
+/// [`DebugCheckFallback`] by method resolution when the value is a float's codual.
+pub trait DebugCheck {
+    /// Panics if the value is not finite.
+    fn mooncake_debug_check(&self, what: &str, line: u32);
+}
+
+impl<F: Float> DebugCheck for CoDual<F, NoFData> {
+    #[track_caller]
+    fn mooncake_debug_check(&self, what: &str, line: u32) {
+        if !self.primal.is_finite() {
+            panic!(
+                "#[differentiable(debug)]: {what} (line {line}) is not finite in reverse mode's forward sweep: value {}",
+                self.primal
+            );
+        }
+    }
+}
+
+/// The no-op check for every value that is not a float's codual (see [`DebugCheck`]).
+pub trait DebugCheckFallback {
+    /// Does nothing.
+    fn mooncake_debug_check(&self, _what: &str, _line: u32) {}
+}
+
+impl<T> DebugCheckFallback for &T {}
+
+// ---------------------------------------------------------------------------------------------
 // Functions reverse mode does not cover yet.
 
 /// Implemented by nothing: the bound of the stub `NAME_rrule` that `#[differentiable]` emits

@@ -597,6 +597,34 @@ fn debug_mode_reports_the_first_non_finite_value() {
     let _ = log_shifted_frule(Dual::new(0.5, 1.0));
 }
 
+#[test]
+#[should_panic(expected = "is not finite in reverse mode's forward sweep")]
+fn debug_mode_checks_reverse_mode_too() {
+    let _ = value_and_gradient!(log_shifted(0.5));
+}
+
+/// Debug checks in code with loops, buffers built and written, structs and calls, in both modes.
+#[differentiable(debug)]
+fn debug_everywhere(x: &[f64], k: f64) -> f64 {
+    let mut ys = Vec::new();
+    let mut acc = [0.0; 2];
+    for (i, v) in x.iter().enumerate() {
+        let t = (v * k).exp() / (1.0 + i as f64);
+        ys.push(t);
+        acc[i % 2] += t.sqrt();
+    }
+    let mut s = log_shifted(2.0 + k * k);
+    for j in 0..ys.len() {
+        s += ys[j] * acc[j % 2];
+    }
+    s
+}
+
+#[test]
+fn debug_mode_in_loops_buffers_and_calls() {
+    test_rule!(debug_everywhere(&[0.3, -0.2, 0.5][..], 0.7));
+}
+
 // ---- non-differentiable methods in float code ----------------------------------------------
 
 #[differentiable]

@@ -933,6 +933,7 @@ fn generate(
             let mut rev = reverse::Reverse::new(rbody, &rnames, rstructured, args.recursive);
             rev.ret_ty = codual_type(&rsig.ret);
             rev.pool_tapes = !rfunc.in_generic_impl && static_params(&rfunc.sig.generics);
+            rev.debug = args.debug;
             rev.float_params = float_params(&rfunc.sig.generics);
             let twin = !std::ptr::eq(rfunc, func);
             rev.twin_calls = twin;

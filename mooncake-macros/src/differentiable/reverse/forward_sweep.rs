@@ -1478,11 +1478,28 @@ impl Reverse<'_> {
         let replayed = self.replays[b.index()].is_some();
         let s = block.statements.iter().enumerate().map(|(i, s)| {
             // A block the reverse sweep runs again keeps nothing: the primal alone.
-            let code = if replayed {
+            let mut code = if replayed {
                 self.forward_primal_statement(b, i, s)
             } else {
                 self.forward_statement(b, i, s)
             };
+            // `#[differentiable(debug)]`: a float just computed is checked to be finite.
+            if self.debug
+                && let StatementKind::Assign(p, _) = &s.kind
+                && p.projections.is_empty()
+                && p.local != Local::RETURN
+            {
+                let l = self.names.local(p.local);
+                let what = match &body.locals[p.local.index()].name {
+                    Some(n) => format!("`{n}`"),
+                    None => "an intermediate value".to_owned(),
+                };
+                code.extend(quote_spanned!(s.span=> {
+                    #[allow(unused_imports)]
+                    use #rt::rev::{DebugCheck as _, DebugCheckFallback as _};
+                    (&#l).mooncake_debug_check(#what, ::core::line!());
+                }));
+            }
             // A value some re-run block reads is kept in its slot when it is assigned.
             match &s.kind {
                 StatementKind::Assign(p, _)

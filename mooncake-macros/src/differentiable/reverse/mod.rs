@@ -356,6 +356,9 @@ pub(crate) struct Reverse<'a> {
     /// type or const parameters, since a pooled tape's type must be `'static` and a `static`
     /// cannot depend on a parameter.
     pub(crate) pool_tapes: bool,
+    /// `#[differentiable(debug)]`: the forward sweep checks that each float it computes is
+    /// finite.
+    pub(crate) debug: bool,
     /// The function's type parameters bounded by `Float` (`T` in `fn f<T: Float>`): a call
     /// `T::from_f64(c)` is a float function like `f64::from`, which a re-run block may repeat.
     pub(crate) float_params: Vec<syn::Ident>,

@@ -480,6 +480,7 @@ impl<'a> Reverse<'a> {
             rerun: std::cell::Cell::new(false),
             labels: std::cell::Cell::new(None),
             pool_tapes: false,
+            debug: false,
             float_params: Vec::new(),
             ret_ty: quote!(_),
             stable_args,
