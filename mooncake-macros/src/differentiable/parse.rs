@@ -199,6 +199,19 @@ pub(crate) fn user_trait_bounds(generics: &syn::Generics, errors: &mut Errors) {
     // Bounds that leave a parameter a number, and the standard library's and the numeric
     // crates' traits (not the user's: what happens with them is the rules' business).
     const FLOATS: &[&str] = &["Float", "Real", "FloatCore", "RealField", "ComplexField"];
+    // The operator traits, which leave a parameter a number only beside `Float` or `Primal`.
+    const OPERATORS: &[&str] = &[
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Rem",
+        "Neg",
+        "AddAssign",
+        "SubAssign",
+        "MulAssign",
+        "DivAssign",
+    ];
     const MARKERS: &[&str] = &[
         "Copy",
         "Clone",
@@ -215,16 +228,6 @@ pub(crate) fn user_trait_bounds(generics: &syn::Generics, errors: &mut Errors) {
         "Hash",
         "Display",
         "Primal",
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Rem",
-        "Neg",
-        "AddAssign",
-        "SubAssign",
-        "MulAssign",
-        "DivAssign",
         "Sum",
         "Product",
         "From",
@@ -289,18 +292,6 @@ pub(crate) fn user_trait_bounds(generics: &syn::Generics, errors: &mut Errors) {
         }
         // A number bounded by operator traits alone (`T: Copy + Mul<Output = T>`): the rules
         // know a number by `Float`, which gives them its arithmetic and methods.
-        const OPERATORS: &[&str] = &[
-            "Add",
-            "Sub",
-            "Mul",
-            "Div",
-            "Rem",
-            "Neg",
-            "AddAssign",
-            "SubAssign",
-            "MulAssign",
-            "DivAssign",
-        ];
         if !bounds.iter().any(|t| name(t) == "Primal")
             && let Some(op) = bounds.iter().find(|t| OPERATORS.contains(&name(t).as_str()))
         {
@@ -317,6 +308,7 @@ pub(crate) fn user_trait_bounds(generics: &syn::Generics, errors: &mut Errors) {
         }
         let Some(user) = bounds.iter().find(|t| {
             !MARKERS.contains(&name(t).as_str())
+                && !OPERATORS.contains(&name(t).as_str())
                 && !matches!(t.modifier, syn::TraitBoundModifier::Maybe(_))
         }) else {
             continue;
