@@ -28,7 +28,11 @@
 //! 2. **Finite differences.** For each argument in turn, central differences along a random
 //!    tangent (trying several step sizes, passing if any agrees) match the forward mode's
 //!    directional derivative and the reverse mode's gradient, both measured against a random
-//!    cotangent of the output *and of every argument's state after the call*.
+//!    cotangent of the output *and of every argument's state after the call*. An argument
+//!    passed by value or by `&` cannot change, so its state's part, its cotangent paired with
+//!    its own tangent, is the same on both sides: it is left out of the comparison and of the
+//!    tolerance (it would hide a small error in the output's derivative), and still seeds the
+//!    shadows, so that a pullback overwriting a shadow instead of adding into it is caught.
 //! 3. **Forward/reverse agreement.** `<ȳ, J ẋ>` from the forward rule equals `<J^T ȳ, ẋ>`
 //!    from the reverse rule, to a tighter tolerance.
 //! 4. **Restoration.** After the pullback, every argument passed by `&mut` is back to its
