@@ -991,7 +991,8 @@ impl<T, const N: usize, D>
 
 /// The check `#[differentiable(debug)]` inserts in the forward sweep after each assignment of a
 /// float: panics, naming the variable and the line, if the value is not finite. Chosen over
-/// [`DebugCheckFallback`] by method resolution when the value is a float's codual.
+/// forward mode's [`DebugCheckFallback`](crate::forward::DebugCheckFallback), the no-op every
+/// other value takes, by method resolution when the value is a float's codual.
 pub trait DebugCheck {
     /// Panics if the value is not finite.
     fn mooncake_debug_check(&self, what: &str, line: u32);
@@ -1008,14 +1009,6 @@ impl<F: Float> DebugCheck for CoDual<F, NoFData> {
         }
     }
 }
-
-/// The no-op check for every value that is not a float's codual (see [`DebugCheck`]).
-pub trait DebugCheckFallback {
-    /// Does nothing.
-    fn mooncake_debug_check(&self, _what: &str, _line: u32) {}
-}
-
-impl<T> DebugCheckFallback for &T {}
 
 // ---------------------------------------------------------------------------------------------
 // Functions reverse mode does not cover yet.

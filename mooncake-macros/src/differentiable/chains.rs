@@ -1655,7 +1655,8 @@ impl Lower<'_> {
         };
         // The views of a range of a buffer (`x[a..b].chunks(k)`, as the views of a view lower
         // to: `for c in x.chunks(4) { for r in c.chunks(2) { .. } }`): of the buffer, offset.
-        let (base, offset, range_len): (&Expr, TokenStream, Option<TokenStream>) =
+        // The range's start and end (its end `None` for a whole buffer).
+        let (base, offset, end): (&Expr, TokenStream, Option<TokenStream>) =
             match strip(&m.receiver) {
                 Expr::Index(ix)
                     if matches!(strip(&ix.expr), Expr::Path(_) | Expr::Field(_))
@@ -1672,7 +1673,7 @@ impl Lower<'_> {
                         Some(hi) => quote!((#hi)),
                         None => quote!(#b.len()),
                     };
-                    (&**b, lo.clone(), Some(quote!(#hi - #lo)))
+                    (&**b, lo, Some(hi))
                 }
                 Expr::Path(_) | Expr::Field(_) => (&*m.receiver, quote!(0usize), None),
                 _ => return refuse(self, &m.receiver, "bind the buffer to a variable first"),
@@ -1714,19 +1715,16 @@ impl Lower<'_> {
             Some(c) => quote_spanned!(span=> let #c = #s;),
             None => quote!(),
         };
-        let n_of = match &range_len {
+        let n_of = match &end {
             // A range of a buffer: its bounds checked as slicing checks them.
-            Some(len) => quote_spanned!(span=> {
-                let __mooncake_r = #x[#offset..#offset + #len].len();
-                __mooncake_r
-            }),
+            Some(hi) => quote_spanned!(span=> #x[#o..#hi].len()),
             None => quote_spanned!(span=> #x.len()),
         };
         let tokens = quote_spanned!(span=> {
             let #kk: usize = #k;
             assert!(#kk != 0, "window or chunk size must be non-zero");
-            let #n: usize = #n_of;
             let #o: usize = #offset;
+            let #n: usize = #n_of;
             #label for #s in 0..#count {
                 let #start: usize = #o + #start_of;
                 let #len: usize = #len_of;

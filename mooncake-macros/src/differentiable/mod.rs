@@ -146,15 +146,19 @@ fn borrowed_tuple_parts(sig: &parse::Sig) -> Option<Span> {
 
 /// The first lifetime parameter of `imp` that its type names (`'a` of `impl<'a> Data<'a>`).
 fn type_lifetime(imp: &syn::ItemImpl) -> Option<Span> {
-    let ty = &imp.self_ty;
-    let named = quote!(#ty).to_string();
-    imp.generics.lifetimes().map(|l| &l.lifetime).find_map(|l| {
-        let text = quote!(#l).to_string();
-        named
-            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
-            .any(|w| w == text)
-            .then(|| l.span())
-    })
+    struct Named(Vec<syn::Ident>);
+    impl<'ast> syn::visit::Visit<'ast> for Named {
+        fn visit_lifetime(&mut self, l: &'ast syn::Lifetime) {
+            self.0.push(l.ident.clone());
+        }
+    }
+    let mut named = Named(Vec::new());
+    syn::visit::Visit::visit_type(&mut named, &imp.self_ty);
+    imp.generics
+        .lifetimes()
+        .map(|l| &l.lifetime)
+        .find(|l| named.0.contains(&l.ident))
+        .map(|l| l.span())
 }
 
 /// A path to the primal function, for a `let _ = path;` in its rules: so that a function used

@@ -1496,7 +1496,7 @@ impl Reverse<'_> {
                 };
                 code.extend(quote_spanned!(s.span=> {
                     #[allow(unused_imports)]
-                    use #rt::rev::{DebugCheck as _, DebugCheckFallback as _};
+                    use #rt::{fwd::DebugCheckFallback as _, rev::DebugCheck as _};
                     (&#l).mooncake_debug_check(#what, ::core::line!());
                 }));
             }

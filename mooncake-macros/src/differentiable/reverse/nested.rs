@@ -280,15 +280,7 @@ pub(super) fn nested_buffer_locals(body: &Body) -> Vec<bool> {
     let mut nested = nested_locals(body);
     // A buffer pushed a buffer the function builds (`m.push(row)` after `row = Vec::new()`, a
     // `collect`, `vec![..]`, `[a, b]`): a buffer of rows, whatever its declaration says.
-    let mut built = vec![false; body.locals.len()];
-    for s in body.blocks.iter().flat_map(|b| &b.statements) {
-        if let StatementKind::Assign(p, rv) = &s.kind
-            && p.projections.is_empty()
-            && super::normalise::builds_handle(rv)
-        {
-            built[p.local.index()] = true;
-        }
-    }
+    let mut built = super::normalise::built_locals(body);
     propagate_copies(body, &mut built);
     for s in body.blocks.iter().flat_map(|b| &b.statements) {
         if let StatementKind::Assign(_, Rvalue::Method { receiver, method, args }) = &s.kind
@@ -834,15 +826,11 @@ pub(super) fn nested_reads(body: &mut Body) {
         })
         .collect();
     // Locals that hold buffers (built, copied, declared or indexed), for `vec![row; n]`.
-    let mut buffers = indexed_locals(body);
-    for s in body.blocks.iter().flat_map(|b| &b.statements) {
-        if let StatementKind::Assign(p, rv) = &s.kind
-            && p.projections.is_empty()
-            && builds_handle(rv)
-        {
-            buffers[p.local.index()] = true;
-        }
-    }
+    let buffers: Vec<bool> = indexed_locals(body)
+        .into_iter()
+        .zip(super::normalise::built_locals(body))
+        .map(|(a, b)| a || b)
+        .collect();
     // Buffers whose elements are structs or tuples: declared so, or (for a buffer in a field of
     // an argument, `sys.bodies`) reached into through a field of an element somewhere
     // (`sys.bodies[k].pos`). The prefix of each such place up to its element's index.

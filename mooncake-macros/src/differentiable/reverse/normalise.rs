@@ -805,6 +805,20 @@ pub(super) fn mark_copies(body: &Body, marked: &mut [bool]) {
 
 /// A value the rules return already held through a handle: a buffer built in the body, or a
 /// conversion into one.
+/// The locals some statement assigns a buffer built in the body ([`builds_handle`]).
+pub(super) fn built_locals(body: &Body) -> Vec<bool> {
+    let mut built = vec![false; body.locals.len()];
+    for s in body.blocks.iter().flat_map(|b| &b.statements) {
+        if let StatementKind::Assign(p, rv) = &s.kind
+            && p.projections.is_empty()
+            && builds_handle(rv)
+        {
+            built[p.local.index()] = true;
+        }
+    }
+    built
+}
+
 pub(super) fn builds_handle(rv: &Rvalue) -> bool {
     match rv {
         Rvalue::VecRepeat(..) | Rvalue::VecList(_) | Rvalue::Array(_) | Rvalue::Repeat(..) => true,
