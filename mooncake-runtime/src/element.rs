@@ -28,7 +28,9 @@ use crate::tangent::Primal;
     label = "a buffer of `{Self}`",
     note = "buffers of buffers (`Vec<Vec<f64>>`) and of `#[derive(Tangent)]` structs are read by index and by rows; for other element types (`Option<f64>`, enums), keep the values in separate buffers or in fields of a struct"
 )]
-pub trait Element: Primal<FData = NoFData, Tangent: Copy> + Copy + PartialOrd + 'static {
+pub trait Element:
+    Primal<FData = NoFData, Tangent: Copy + 'static> + Copy + PartialOrd + 'static
+{
     /// The zero tangent.
     const ZERO_TANGENT: Self::Tangent;
     /// `*d += r`: an element's rdata added into its place in a shadow.

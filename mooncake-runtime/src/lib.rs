@@ -43,6 +43,7 @@ pub mod fwd;
 pub mod hessian;
 mod impls;
 pub mod jacobian;
+pub(crate) mod kept;
 pub mod keys;
 pub mod lanes;
 #[cfg(feature = "nalgebra")]

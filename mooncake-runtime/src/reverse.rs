@@ -1526,6 +1526,17 @@ pub fn into_handle<T, D>(
     CoDual::new(crate::shared::SharedVec::from_vec(v.primal), v.fdata)
 }
 
+/// As [`into_handle`], for a buffer of numbers a rule built (`vec![x; n]`, `x.to_vec()`): its
+/// memory, if large, goes back to the thread's pool of large buffers when the rule is done
+/// with it (see [`crate::shared::SharedVec::from_kept_vec`]), so that repeated gradients reuse
+/// it instead of faulting its pages in again.
+#[inline(always)]
+pub fn into_kept_handle<T: 'static, D>(
+    v: CoDual<Vec<T>, crate::shared::SharedVec<D>>,
+) -> CoDual<crate::shared::SharedVec<T>, crate::shared::SharedVec<D>> {
+    CoDual::new(crate::shared::SharedVec::from_kept_vec(v.primal), v.fdata)
+}
+
 /// A buffer value moved into a handle (see [`hold_value`]): a `Vec` (its shadow kept, so
 /// gradients flow through it as before), an array (a fresh zero shadow, read back as the
 /// array's rdata by the pullback), or something already held (unchanged).

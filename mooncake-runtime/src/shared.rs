@@ -35,6 +35,18 @@ struct Buffer<T> {
     /// zeros, cleared by every mutable access): a rule that adds into every element of a shadow
     /// known to be zero may write instead of adding (see [`SharedVec::add_to_all`]).
     zero: Cell<bool>,
+    /// Where the elements' memory goes when the last handle is dropped: the pool of large
+    /// buffers (`crate::kept`), for buffers made by [`SharedVec::filled_kept`] or
+    /// [`SharedVec::from_kept_vec`]; freed otherwise.
+    give_back: Option<fn(Vec<T>)>,
+}
+
+impl<T> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        if let Some(give_back) = self.give_back {
+            give_back(std::mem::take(self.data.get_mut()));
+        }
+    }
 }
 
 impl<T> Clone for SharedVec<T> {
@@ -60,7 +72,24 @@ impl<T> SharedVec<T> {
     /// Takes ownership of `data` (no copy).
     #[inline]
     pub fn from_vec(data: Vec<T>) -> Self {
-        SharedVec(Rc::new(Buffer { data: RefCell::new(data), zero: Cell::new(false) }))
+        SharedVec(Rc::new(Buffer {
+            data: RefCell::new(data),
+            zero: Cell::new(false),
+            give_back: None,
+        }))
+    }
+
+    /// `data` as a shared buffer whose memory, if large, goes to the thread's pool of large
+    /// buffers when the last handle is dropped, for the next [`SharedVec::filled_kept`] (what
+    /// reverse-mode rules make the buffers they build with, so that repeated gradients do not
+    /// fault their pages in again).
+    pub fn from_kept_vec(data: Vec<T>) -> Self
+    where
+        T: 'static,
+    {
+        let give_back = crate::kept::worth_keeping::<T>(data.capacity())
+            .then_some(crate::kept::keep::<T> as fn(Vec<T>));
+        SharedVec(Rc::new(Buffer { data: RefCell::new(data), zero: Cell::new(false), give_back }))
     }
 
     /// Marks every element as the zero tangent of its primal: what a shadow just made or reset
@@ -204,7 +233,7 @@ impl<T> SharedVec<T> {
         T: Clone,
     {
         match Rc::try_unwrap(self.0) {
-            Ok(buffer) => buffer.data.into_inner(),
+            Ok(mut buffer) => std::mem::take(buffer.data.get_mut()),
             Err(shared) => shared.data.borrow().clone(),
         }
     }
@@ -219,6 +248,16 @@ impl<T: Copy> SharedVec<T> {
     /// `len` copies of `value`.
     pub fn filled(value: T, len: usize) -> Self {
         Self::from_vec(vec![value; len])
+    }
+
+    /// `len` copies of `value`, in memory from the thread's pool of large buffers when the
+    /// buffer is large, given back to it when the last handle is dropped (see
+    /// [`SharedVec::from_kept_vec`]).
+    pub fn filled_kept(value: T, len: usize) -> Self
+    where
+        T: 'static,
+    {
+        Self::from_kept_vec(crate::kept::filled(value, len))
     }
 
     /// The element at `index`.

@@ -527,10 +527,10 @@ pub fn vec_filled_rrule<T: Element>(
     n: CoDual<usize, NoFData>,
 ) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (T::RData, NoRData) + use<T>) {
     let n = n.primal;
-    let dy = SharedVec::filled(T::ZERO_TANGENT, n);
+    let dy = SharedVec::filled_kept(T::ZERO_TANGENT, n);
     let shadow = dy.clone();
     let pullback = move |_: NoRData| (shadow.with(T::sum_rdata), NoRData);
-    (CoDual::new(vec![x.primal; n], dy), pullback)
+    (CoDual::new(crate::kept::filled(x.primal, n), dy), pullback)
 }
 
 /// Forward rule of `vec![a, b, ..]`, written as `Vec::from([a, b, ..])`: the tangent array
@@ -863,7 +863,7 @@ where
 {
     let i = i.primal;
     let (y, len) = x.primal.with_slice(|s| (s[i].clone().held(), s[i].row().len()));
-    let dy = SharedVec::filled(V::Elem::ZERO_TANGENT, len);
+    let dy = SharedVec::filled_kept(V::Elem::ZERO_TANGENT, len);
     let (dx, shadow) = (x.fdata, dy.clone());
     let pullback = move |_: NoRData| {
         shadow.with(|g| dx.with_mut(|d| add_into::<V::Elem>(d[i].row_mut(), g)));
@@ -1173,7 +1173,7 @@ where
     A: FnOnce(&mut [E::Tangent], &[T::Tangent]),
 {
     let y = x.primal.with_slice(get);
-    let dy = SharedVec::filled(T::ZERO_TANGENT, y.len());
+    let dy = SharedVec::filled_kept(T::ZERO_TANGENT, y.len());
     let (dx, shadow) = (x.fdata, dy.clone());
     let pullback = move |_: NoRData| shadow.with(|g| dx.with_mut(|d| add(d, g)));
     (CoDual::new(y, dy), pullback)
@@ -1581,8 +1581,8 @@ pub fn to_vec_frule<T: Primal + Clone, B: ReadBuffer<T>, BT: ReadBuffer<T::Tange
 pub fn to_vec_rrule<T: Element, S: ReadBuffer<T> + ?Sized>(
     x: CoDual<&S, SharedVec<T::Tangent>>,
 ) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) -> (NoRData,) + use<T, S>) {
-    let y = x.primal.with_slice(<[T]>::to_vec);
-    let dy = SharedVec::filled(T::ZERO_TANGENT, y.len());
+    let y = x.primal.with_slice(crate::kept::copy_of);
+    let dy = SharedVec::filled_kept(T::ZERO_TANGENT, y.len());
     let (dx, shadow) = (x.fdata, dy.clone());
     let pullback = move |_: NoRData| {
         shadow.with(|g| dx.with_mut(|d| add_into::<T>(d, g)));

@@ -344,6 +344,9 @@ impl Reverse<'_> {
             return no_derivative(value);
         }
         let mut into_handle = false;
+        // A buffer of numbers built by a rule of the runtime's: its handle gives its memory
+        // back to the pool of large buffers (`rev::into_kept_handle`).
+        let mut kept = false;
         let mut array_len: Option<TokenStream> = None;
         let mut has_loans = false;
         // The element type of a buffer built into a local declared `Vec<T>` or `[T; N]`, for
@@ -605,6 +608,7 @@ impl Reverse<'_> {
             }
             Rvalue::VecRepeat(v, n) => {
                 into_handle = true;
+                kept = true;
                 let (v, n) = (self.codual_operand(v, span), self.codual_operand(n, span));
                 (quote_spanned!(span=> #rt::rules::buffer::vec_filled_rrule #elem(#v, #n)), false)
             }
@@ -799,6 +803,7 @@ impl Reverse<'_> {
                 {
                     quote!(values_to_vec_rrule)
                 } else {
+                    kept = true;
                     quote!(to_vec_rrule)
                 };
                 (
@@ -1177,6 +1182,7 @@ impl Reverse<'_> {
         let value = match (into_handle, array_len) {
             // An array keeps its length in its handle's type.
             (true, Some(n)) => quote!(#rt::rev::into_array_handle::<_, _, #n>(__o)),
+            (true, None) if kept => quote!(#rt::rev::into_kept_handle(__o)),
             (true, None) => quote!(#rt::rev::into_handle(__o)),
             (false, _) => quote!(__o),
         };

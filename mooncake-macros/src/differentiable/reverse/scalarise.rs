@@ -312,7 +312,7 @@ mod tests {
     /// How many arrays `f`'s reverse rule holds through a handle.
     fn handles(f: &str) -> usize {
         let rrule = crate::differentiable::rrule_source(f);
-        ["into_array_handle", "rev :: into_handle", "rev :: hold_value"]
+        ["into_array_handle", "rev :: into_handle", "rev :: into_kept_handle", "rev :: hold_value"]
             .iter()
             .map(|h| rrule.matches(h).count())
             .sum()
