@@ -639,3 +639,60 @@ fn rows_iterated(x: &[f64]) -> f64 {
 fn rows_of_untyped_buffers_iterated() {
     test_rule!(rows_iterated(&[0.3, 0.7, -0.4][..]));
 }
+
+/// `Σᵢ (Σ_(j, a) a x[j])²`: a sparse matrix as rows of `(column, value)` pairs (a list of
+/// lists), read by a `for` loop over the pairs, by index, and by an iterator chain over the
+/// rows' pairs.
+#[differentiable]
+fn sparse_rows(a: &[Vec<(usize, f64)>], x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, row) in a.iter().enumerate() {
+        let mut y = 0.0;
+        for &(j, v) in row.iter() {
+            y += v * x[j];
+        }
+        for k in 0..a[i].len() {
+            let (j, v) = a[i][k];
+            y += 0.5 * v * x[j] * x[i];
+        }
+        s += y * y;
+    }
+    for row in a {
+        s += row.iter().map(|&(j, v)| v * x[j].sin()).sum::<f64>();
+    }
+    s
+}
+
+/// A graph's edges as rows of index pairs, and of neighbours.
+#[differentiable]
+fn graph_energy(x: &[f64], edges: &[Vec<(usize, usize)>], nbrs: &[Vec<usize>]) -> f64 {
+    let mut e = 0.0;
+    for row in edges {
+        for &(a, b) in row {
+            e += (x[a] * x[b]).sin();
+        }
+    }
+    for i in 0..x.len() {
+        for &j in nbrs[i].iter() {
+            let d = x[i] - x[j];
+            e += d * d;
+        }
+    }
+    e
+}
+
+#[test]
+fn rows_of_pairs() {
+    let a = vec![vec![(1, 0.5), (2, 2.0)], vec![(0, 1.5)], vec![]];
+    let x = [0.5, -1.0, 2.0];
+    test_rule!(sparse_rows(&*a, &x[..]));
+    let (v, (_, gx)) = value_and_gradient!(sparse_rows(&a, &x));
+    let (vf, (_, gf)) = value_and_gradient_forward!(sparse_rows(&a, &x));
+    assert!((v - vf).abs() < 1e-12);
+    for (r, f) in gx.iter().zip(&gf) {
+        assert!((r - f).abs() < 1e-10, "{gx:?} {gf:?}");
+    }
+    let edges = vec![vec![(0, 1), (1, 2)], vec![(2, 2)]];
+    let nbrs = vec![vec![1, 2], vec![0], vec![0, 1]];
+    test_rule!(graph_energy(&x[..], &*edges, &*nbrs));
+}

@@ -836,10 +836,37 @@ where
     (CoDual::new(y, NoFData), pullback)
 }
 
-/// The length of row `i` of a buffer of rows (no derivative).
+/// The length of row `i` of a buffer of rows (no derivative): rows of numbers, of tuples
+/// (`&[Vec<(usize, f64)>]`, a sparse matrix's rows), of structs.
 #[inline]
-pub fn row_len<V: Row, S: ReadBuffer<V> + ?Sized>(x: &S, i: usize) -> usize {
-    x.with_slice(|s| s[i].row().len())
+pub fn row_len<V: RowLength, S: ReadBuffer<V> + ?Sized>(x: &S, i: usize) -> usize {
+    x.with_slice(|s| s[i].row_length())
+}
+
+/// A row of a buffer of rows whose length derived code reads (`x[i].len()`, a `for` loop over
+/// `x[i]`): a `Vec` or an array of anything.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is read as a row (`x[i].len()`, a loop over `x[i]`), which it is not",
+    label = "an element of a buffer of rows",
+    note = "the rows of a buffer of rows are `Vec`s or arrays (`&[Vec<f64>]`, `&[[f64; 3]]`, `&[Vec<(usize, f64)>]`)"
+)]
+pub trait RowLength {
+    /// The number of elements.
+    fn row_length(&self) -> usize;
+}
+
+impl<T> RowLength for Vec<T> {
+    #[inline(always)]
+    fn row_length(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T, const N: usize> RowLength for [T; N] {
+    #[inline(always)]
+    fn row_length(&self) -> usize {
+        N
+    }
 }
 
 /// Reverse rule of a row `&x[i]` of a buffer of rows lent to a call: a copy of the row (a `Vec`

@@ -416,8 +416,13 @@ pub(super) fn substitute_borrows(
         }
     }
     let is_cand = |l: Local| cand.get(l.index()).copied().unwrap_or(false);
+    // A candidate whose base is itself a candidate (`e = &row[k]` of `row = &adj[i]`, rows of a
+    // buffer of buffers of tuples) reaches the outer base in as many steps as there are levels.
     let subst = |q: &mut Place| {
-        if is_cand(q.local) {
+        for _ in 0..cand.len() {
+            if !is_cand(q.local) {
+                break;
+            }
             let mut e = base(q.local);
             e.projections.push(Projection::Index(index[q.local.index()].expect("a candidate")));
             let rest = if matches!(q.projections.first(), Some(Projection::Deref)) {
