@@ -787,6 +787,21 @@ impl<T: Element, const N: usize> Row for [T; N] {
     }
 }
 
+/// A matrix as a row (`Vec<[[f64; 3]; 3]>`, a buffer of rotations): its elements in row-major
+/// order.
+impl<T: Element, const N: usize, const M: usize> Row for [[T; N]; M] {
+    type Elem = T;
+    type Held = crate::shared::SharedArray<[T; N], M>;
+    #[inline(always)]
+    fn row(&self) -> &[T] {
+        self.as_flattened()
+    }
+    #[inline(always)]
+    fn held(self) -> crate::shared::SharedArray<[T; N], M> {
+        crate::shared::SharedArray::from_array(self)
+    }
+}
+
 /// The tangent of a row, written by the pullbacks of reads of its elements.
 pub trait TangentRow<E> {
     /// The element tangents.
@@ -804,6 +819,35 @@ impl<E, const N: usize> TangentRow<E> for [E; N] {
     #[inline(always)]
     fn row_mut(&mut self) -> &mut [E] {
         self
+    }
+}
+
+impl<E, const N: usize, const M: usize> TangentRow<E> for [[E; N]; M] {
+    #[inline(always)]
+    fn row_mut(&mut self) -> &mut [E] {
+        self.as_flattened_mut()
+    }
+}
+
+/// The shadow of a row a rule copies (see [`repeat_rows_rrule`]): the tangents of its elements in
+/// order, whether it is one shadow of numbers (a `Vec` or array of numbers) or a shadow per row
+/// (a held matrix, `[[f64; 3]; 3]`).
+pub trait RowShadow<T> {
+    /// Runs `f` on the tangents, in row-major order.
+    fn with_flat_mut<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> R;
+}
+
+impl<T> RowShadow<T> for SharedVec<T> {
+    #[inline]
+    fn with_flat_mut<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        self.with_mut(|d| f(d))
+    }
+}
+
+impl<T, const N: usize> RowShadow<T> for SharedVec<[T; N]> {
+    #[inline]
+    fn with_flat_mut<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        self.with_mut(|d| f(d.as_flattened_mut()))
     }
 }
 
@@ -976,6 +1020,16 @@ impl<T: Element, const N: usize> RowValue for crate::shared::SharedArray<T, N> {
     }
 }
 
+impl<T: Element, const N: usize, const M: usize> RowValue
+    for crate::shared::SharedArray<[T; N], M>
+{
+    type Row = [[T; N]; M];
+    #[inline]
+    fn row_value(&self) -> [[T; N]; M] {
+        self.to_array()
+    }
+}
+
 impl<T: Element> RowValue for Vec<T> {
     type Row = Vec<T>;
     #[inline]
@@ -996,6 +1050,14 @@ impl<T: Element, const N: usize> RowValue for [T; N] {
     type Row = [T; N];
     #[inline(always)]
     fn row_value(&self) -> [T; N] {
+        *self
+    }
+}
+
+impl<T: Element, const N: usize, const M: usize> RowValue for [[T; N]; M] {
+    type Row = [[T; N]; M];
+    #[inline(always)]
+    fn row_value(&self) -> [[T; N]; M] {
         *self
     }
 }
@@ -1051,11 +1113,16 @@ pub trait RowLink<E: Element> {
     fn give(self, g: &[E::Tangent]) -> Self::RData;
 }
 
-impl<E: Element> RowLink<E> for SharedVec<E::Tangent> {
+/// A row held with a shadow: a buffer of numbers, or a held matrix (`[[f64; 3]; 3]` built in the
+/// body) with a shadow per row.
+impl<E: Element, T> RowLink<E> for SharedVec<T>
+where
+    SharedVec<T>: RowShadow<E::Tangent>,
+{
     type RData = NoRData;
     #[inline]
     fn give(self, g: &[E::Tangent]) -> NoRData {
-        self.with_mut(|d| add_into::<E>(d, g));
+        self.with_flat_mut(|d| add_into::<E>(d, g));
         NoRData
     }
 }
@@ -1065,6 +1132,14 @@ impl<E: Element, const N: usize> RowLink<E> for [NoFData; N] {
     #[inline]
     fn give(self, g: &[E::Tangent]) -> [E::RData; N] {
         std::array::from_fn(|k| E::tangent_rdata(g[k]))
+    }
+}
+
+impl<E: Element, const N: usize, const M: usize> RowLink<E> for [[NoFData; N]; M] {
+    type RData = [[E::RData; N]; M];
+    #[inline]
+    fn give(self, g: &[E::Tangent]) -> [[E::RData; N]; M] {
+        std::array::from_fn(|i| std::array::from_fn(|j| E::tangent_rdata(g[i * N + j])))
     }
 }
 
@@ -1107,16 +1182,17 @@ where
 /// pullback adds every row's gradient into `row`'s shadow.
 #[inline]
 #[allow(clippy::type_complexity)]
-pub fn repeat_rows_rrule<B: RowValue>(
-    row: CoDual<B, SharedVec<<<B::Row as Row>::Elem as Primal>::Tangent>>,
+pub fn repeat_rows_rrule<B: RowValue, D>(
+    row: CoDual<B, D>,
     n: CoDual<usize, NoFData>,
 ) -> (
     CoDual<Vec<B::Row>, SharedVec<<B::Row as Primal>::Tangent>>,
-    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<B>,
+    impl FnOnce(NoRData) -> (NoRData, NoRData) + use<B, D>,
 )
 where
     B::Row: Primal + Clone,
     <B::Row as Primal>::Tangent: TangentRow<<<B::Row as Row>::Elem as Primal>::Tangent> + Clone,
+    D: RowShadow<<<B::Row as Row>::Elem as Primal>::Tangent>,
 {
     let r = row.primal.row_value();
     let zero = r.zero_tangent();
@@ -1125,7 +1201,7 @@ where
     let (d_row, shadow) = (row.fdata, dy.clone());
     let pullback = move |_: NoRData| {
         shadow.with_mut(|rows| {
-            d_row.with_mut(|d| {
+            d_row.with_flat_mut(|d| {
                 rows.iter_mut().for_each(|g| add_into::<<B::Row as Row>::Elem>(d, g.row_mut()))
             })
         });

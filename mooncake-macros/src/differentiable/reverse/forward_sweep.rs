@@ -614,10 +614,10 @@ impl Reverse<'_> {
             }
             // An array built in the body is held through a handle, like a `Vec`.
             // `[row; N]` of a row the function holds, into a buffer of rows (`[[0.0; 3]; 3]`).
+            // A held row repeated is a buffer of rows, whether or not the text indexes it twice
+            // (`[[0.0; 2]; 2]` repeated again by `vec![..; n]`).
             Rvalue::Repeat(Operand::Use(q), n)
-                if q.projections.is_empty()
-                    && self.nested_buffers[place.local.index()]
-                    && self.handles[q.local.index()] =>
+                if q.projections.is_empty() && self.handles[q.local.index()] =>
             {
                 into_handle = true;
                 array_len = Some(quote!({ #n }));
