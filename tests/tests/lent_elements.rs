@@ -306,3 +306,39 @@ fn coords_total(a: f64) -> f64 {
 fn structs_returned_by_calls_iterated() {
     test_rule!(coords_total(0.7));
 }
+
+/// A point with an array field and a mass.
+#[derive(Tangent, Clone, Copy, Debug)]
+pub struct PointMass {
+    pub p: [f64; 2],
+    pub m: f64,
+}
+
+#[differentiable]
+fn norm_sq(p: &[f64; 2]) -> f64 {
+    p[0] * p[0] + p[1] * p[1]
+}
+
+/// Array fields of elements lent to a function taking `&[f64; 2]`, by index and by a loop's
+/// element.
+#[differentiable]
+fn array_fields_lent(bs: &[PointMass]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..bs.len() {
+        s += bs[i].m * norm_sq(&bs[i].p);
+    }
+    for b in bs {
+        s += norm_sq(&b.p).sqrt();
+    }
+    s
+}
+
+#[test]
+fn array_fields_of_elements_lent() {
+    let bs = vec![PointMass { p: [1.0, 2.0], m: 0.5 }, PointMass { p: [-0.3, 0.7], m: 1.5 }];
+    test_rule!(array_fields_lent(&*bs));
+    let (_, (g,)) = value_and_gradient!(array_fields_lent(&bs));
+    let r = (1.0_f64 + 4.0).sqrt();
+    assert!((g[0].m - 5.0).abs() < 1e-12);
+    assert!((g[0].p[0] - (2.0 * 0.5 * 1.0 + 1.0 / r)).abs() < 1e-12, "{g:?}");
+}

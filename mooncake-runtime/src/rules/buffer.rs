@@ -1260,26 +1260,31 @@ where
 }
 
 /// Reverse rule of a buffer inside an element of a buffer lent to a call (`dot(&layers[k].w,
-/// x)`): a copy (`get`) with a fresh zero shadow, whose gradient the pullback has `add` add
-/// into the shadow's element.
+/// x)`, `norm2(&bodies[k].p)` of an array field): a copy (`get`), held as its type is (a `Vec`
+/// as a `SharedVec`, an array as a `SharedArray`), with a fresh zero shadow, whose gradient the
+/// pullback has `add` add into the shadow's element.
 #[inline]
-pub fn deep_to_vec_rrule<E, T, S, G, A>(
+#[allow(clippy::type_complexity)]
+pub fn deep_to_vec_rrule<E, V, S, G, A>(
     x: CoDual<&S, SharedVec<E::Tangent>>,
     get: G,
     add: A,
-) -> (CoDual<Vec<T>, SharedVec<T::Tangent>>, impl FnOnce(NoRData) + use<E, T, S, G, A>)
+) -> (
+    CoDual<V::Held, SharedVec<<V::Elem as Primal>::Tangent>>,
+    impl FnOnce(NoRData) + use<E, V, S, G, A>,
+)
 where
     E: Primal,
     S: ReadBuffer<E> + ?Sized,
-    T: Element,
-    G: FnOnce(&[E]) -> Vec<T>,
-    A: FnOnce(&mut [E::Tangent], &[T::Tangent]),
+    V: Row,
+    G: FnOnce(&[E]) -> V,
+    A: FnOnce(&mut [E::Tangent], &[<V::Elem as Primal>::Tangent]),
 {
     let y = x.primal.with_slice(get);
-    let dy = SharedVec::filled_kept(T::ZERO_TANGENT, y.len());
+    let dy = SharedVec::filled_kept(V::Elem::ZERO_TANGENT, y.row().len());
     let (dx, shadow) = (x.fdata, dy.clone());
     let pullback = move |_: NoRData| shadow.with(|g| dx.with_mut(|d| add(d, g)));
-    (CoDual::new(y, dy), pullback)
+    (CoDual::new(y.held(), dy), pullback)
 }
 
 /// Reverse rule of a copy of an element of a buffer lent whole to a user function or method

@@ -864,10 +864,10 @@ impl Reverse<'_> {
                         move |__d: &mut [_], __r| #rt::rules::buffer::add_rdata_to(&mut __d #path, __r),
                     ))
                 } else {
-                    into_handle = true;
+                    // Held as its type is: a `Vec` field as a `Vec`, an array field as an array.
                     quote_spanned!(span=> #rt::rules::buffer::deep_to_vec_rrule(
                         #rt::rev::as_read(&#r),
-                        move |__p: &[_]| __p #path .to_vec(),
+                        move |__p: &[_]| ::core::clone::Clone::clone(&__p #path),
                         move |__d: &mut [_], __g: &[_]| #rt::rules::buffer::add_row(&mut __d #path, __g),
                     ))
                 };
