@@ -310,7 +310,9 @@ fn structs_returned_by_calls_iterated() {
 /// A point with an array field and a mass.
 #[derive(Tangent, Clone, Copy, Debug)]
 pub struct PointMass {
+    /// Position.
     pub p: [f64; 2],
+    /// Mass.
     pub m: f64,
 }
 
