@@ -3362,7 +3362,6 @@ pub trait LendMut {
 
 /// What a mutable loan of a value gives back ([`LendMut`]).
 pub struct MutBack<T: Primal> {
-    value: T,
     shadow: T::Shadow,
     fdata: T::FData,
 }
@@ -3376,7 +3375,7 @@ impl<T: Primal + crate::tangent::FromHandle + Clone> LendMut for CoDual<T, T::FD
         let shadow = self.primal.zero_shadow();
         let r = f(CoDual::new(handle.clone(), shadow.clone()));
         self.primal = T::from_handle(&handle);
-        (r, MutBack { value: self.primal.clone(), shadow, fdata: self.fdata.clone() })
+        (r, MutBack { shadow, fdata: self.fdata.clone() })
     }
 }
 
@@ -3389,10 +3388,16 @@ impl<T: Primal> GiveBack for MutBack<T> {
 }
 
 /// Seeds the shadow of a mutable loan with the value's adjoint after the call (see
-/// [`LendMut`]).
+/// [`LendMut`]): its rdata `r`, and what the reverse of later statements added into its fdata
+/// (the shadows of its buffers: `s.x[0]` read after `bump(&mut s)`), which moves into the loan's
+/// shadow, leaving the fdata zero for [`give_back`] to add the adjoint before the call into.
 #[inline]
 pub fn seed_back<T: Primal>(b: &MutBack<T>, r: T::RData) {
-    b.value.add_rdata_to_shadow(&b.shadow, r);
+    let t = T::join_tangent(&b.fdata, r);
+    let mut negated = t.clone();
+    negated.scale(-1.0);
+    crate::tangent::FData::increment_from(&b.shadow, &T::tangent_to_shadow(t));
+    crate::tangent::FData::increment_from(&b.fdata, &T::split_tangent(negated).0);
 }
 
 /// The free-function form generated code calls.

@@ -1010,3 +1010,42 @@ fn borrowed_rows_and_pairs_in_forward_mode() {
     );
     assert!((v - 0.0).abs() < 1e-12 && (d - (2.0 + 1.0)).abs() < 1e-12);
 }
+
+/// A state with a buffer and a number.
+#[derive(Tangent, Clone, Debug)]
+pub struct Walker {
+    /// Positions.
+    pub x: Vec<f64>,
+    /// Speed.
+    pub v: f64,
+}
+
+#[differentiable]
+fn walk(s: &mut Walker, c: f64) {
+    s.x[0] += c * s.x[1] * s.v;
+    s.v *= c;
+}
+
+/// A local copy of a struct with a buffer lent `&mut` to a function, then read: the buffer's
+/// cotangent after the call reaches the callee's pullback (it did not, before: the gradient of
+/// `c` through `x` was lost).
+#[differentiable]
+fn walked(s0: &Walker, c: f64) -> f64 {
+    let mut s = s0.clone();
+    walk(&mut s, c);
+    let mid = s.x[0] * s.v;
+    for _ in 0..2 {
+        walk(&mut s, c);
+    }
+    s.x[0] + s.x[1] * s.v + mid
+}
+
+#[test]
+fn local_structs_with_buffers_lent_mutably() {
+    let s0 = Walker { x: vec![1.0, 2.0], v: 0.5 };
+    test_rule!(walked(&s0, 0.7));
+    let (_, (gs, gc)) = value_and_gradient!(walked(&s0, 0.7));
+    let (_, (fs, fc)) = value_and_gradient_forward!(walked(&s0, 0.7));
+    assert!((gc - fc).abs() < 1e-12 && gc.abs() > 0.1, "{gc} {fc}");
+    assert!((gs.v - fs.v).abs() < 1e-12 && (gs.x[0] - fs.x[0]).abs() < 1e-12);
+}
