@@ -842,3 +842,30 @@ fn generic_functions_given_literals() {
     assert_eq!(g.len(), 2);
     assert!(gw.abs() > 0.0);
 }
+
+/// A least-squares loss over data written as an array literal of pairs, iterated by value, by
+/// `iter()` and by index.
+#[differentiable]
+fn fit_to_pairs(w: f64, b: f64) -> f64 {
+    let data = [(1.0, 3.0), (0.5, 1.0), (-1.0, -0.5)];
+    let mut l = 0.0;
+    for (x, y) in data {
+        l += (w * x + b - y).powi(2);
+    }
+    for &(x, y) in data.iter() {
+        l += 0.5 * (w * x - y).abs();
+    }
+    for i in 0..data.len() {
+        let (x, _) = data[i];
+        l += b * x;
+    }
+    l
+}
+
+#[test]
+fn array_literals_of_pairs() {
+    test_rule!(fit_to_pairs(0.7, -0.2));
+    let (_, (gw, gb)) = value_and_gradient!(fit_to_pairs(0.7, -0.2));
+    let (_, (fw, fb)) = value_and_gradient_forward!(fit_to_pairs(0.7, -0.2));
+    assert!((gw - fw).abs() < 1e-12 && (gb - fb).abs() < 1e-12);
+}

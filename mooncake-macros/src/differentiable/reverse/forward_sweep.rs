@@ -673,10 +673,8 @@ impl Reverse<'_> {
                     .collect();
                 let vals = ops.iter().map(|o| self.codual_operand(o, span));
                 let n = ops.len();
-                // `vec![a, b]` of structs or tuples: each element keeps its fdata.
-                let call = if matches!(rv, Rvalue::VecList(_))
-                    && self.value_buffers[place.local.index()]
-                {
+                // `vec![a, b]` and `[a, b]` of structs or tuples: each element keeps its fdata.
+                let call = if self.value_buffers[place.local.index()] {
                     quote!(#rt::rules::buffer::vec_from_values_rrule([#(#vars),*]))
                 } else {
                     quote!(#rt::rules::buffer::vec_from_array_rrule #elem_n(#rt::CoDual::new([#(#vars.primal),*], [#rt::NoFData; #n])))
