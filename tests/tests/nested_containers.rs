@@ -696,3 +696,34 @@ fn rows_of_pairs() {
     let nbrs = vec![vec![1, 2], vec![0], vec![0, 1]];
     test_rule!(graph_energy(&x[..], &*edges, &*nbrs));
 }
+
+/// A particle system with a buffer of arrays in a field.
+#[derive(Tangent, Clone, Debug)]
+pub struct Cloud {
+    /// Positions.
+    pub pos: Vec<[f64; 2]>,
+    /// Weights.
+    pub w: Vec<f64>,
+}
+
+/// Buffers in fields cloned (`c.pos.clone()` of arrays, `c.w.to_vec()` of numbers), then
+/// written and read.
+#[differentiable]
+fn cloned_fields(c: &Cloud, s: f64) -> f64 {
+    let mut pos = c.pos.clone();
+    let w = c.w.to_vec();
+    for k in 0..pos.len() {
+        pos[k][0] *= s;
+    }
+    let mut e = 0.0;
+    for k in 0..pos.len() {
+        e += w[k] * (pos[k][0] * pos[k][1]).sin();
+    }
+    e
+}
+
+#[test]
+fn buffers_of_arrays_in_fields_cloned() {
+    let c = Cloud { pos: vec![[1.0, 2.0], [-0.5, 0.3]], w: vec![0.7, 1.3] };
+    test_rule!(cloned_fields(&c, 0.8));
+}

@@ -796,8 +796,11 @@ impl Reverse<'_> {
                 into_handle = true;
                 let r = self.buffer_receiver(receiver, span);
                 let l = receiver.local.index();
-                let rule = if receiver.projections.is_empty()
-                    && (self.value_buffers[l] || self.nested_buffers[l])
+                // A buffer in a field (`f0.pos.clone()`) may hold anything the text does not
+                // show (arrays, structs): copied element by element, as buffers of values are.
+                let rule = if !receiver.projections.is_empty()
+                    || self.value_buffers[l]
+                    || self.nested_buffers[l]
                 {
                     quote!(values_to_vec_rrule)
                 } else {
