@@ -1879,9 +1879,9 @@ pub fn handle_load_rrule<H: HandleOf>(
 ) {
     let v = <H::Primal as crate::tangent::FromHandle>::from_handle(&x.primal);
     let fdata = v.zero_fdata();
-    let (w, shadow) = (v.clone(), x.fdata.clone());
+    let (w, shadow, fd) = (v.clone(), x.fdata.clone(), fdata.clone());
     (CoDual::new(v, fdata), move |r| {
-        w.add_rdata_to_shadow(&shadow, r);
+        w.add_cotangent_to_shadow(&shadow, &fd, r);
         (NoRData,)
     })
 }

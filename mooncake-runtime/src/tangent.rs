@@ -161,6 +161,17 @@ pub trait Primal {
         let t = Self::join_tangent(&self.zero_fdata(), r);
         shadow.increment_from(&Self::tangent_to_shadow(t));
     }
+    /// `shadow += (fdata, r)`: the cotangent of a copy of this value read through an address
+    /// whose shadow is `shadow` (its fdata, where the copy's buffers gathered their gradients,
+    /// and its rdata `r`), added into it: the reverse rule of a load of a value that a `&mut
+    /// self` method then changed (`o.inner.scale(k)`). The default joins the two into a
+    /// tangent; scalars add `r` in place.
+    fn add_cotangent_to_shadow(&self, shadow: &Self::Shadow, fdata: &Self::FData, r: Self::RData)
+    where
+        Self: Sized,
+    {
+        shadow.increment_from(&Self::tangent_to_shadow(Self::join_tangent(fdata, r)));
+    }
     /// The fdata of a copy of `self` read out of a place whose shadow is `shadow` (the whole
     /// value behind a `&` taken apart, `match k { .. }` of `k: &E`): the parts of `shadow` that
     /// fdata can alias (a buffer's shadow is its fdata), so that the gradient given to them lands
@@ -421,6 +432,15 @@ macro_rules! value_identified_methods {
         }
         #[inline(always)]
         fn add_rdata_to_shadow(&self, shadow: &$crate::shared::SharedCell<Self>, r: Self) {
+            shadow.add(r);
+        }
+        #[inline(always)]
+        fn add_cotangent_to_shadow(
+            &self,
+            shadow: &$crate::shared::SharedCell<Self>,
+            _: &$crate::dual::NoFData,
+            r: Self,
+        ) {
             shadow.add(r);
         }
         fn reset_handle(

@@ -1049,3 +1049,78 @@ fn local_structs_with_buffers_lent_mutably() {
     assert!((gc - fc).abs() < 1e-12 && gc.abs() > 0.1, "{gc} {fc}");
     assert!((gs.v - fs.v).abs() < 1e-12 && (gs.x[0] - fs.x[0]).abs() < 1e-12);
 }
+
+/// A layer with a weight buffer and a gain.
+#[derive(Tangent, Clone, Debug)]
+pub struct Gain {
+    /// Weights.
+    pub w: Vec<f64>,
+    /// Gain.
+    pub g: f64,
+}
+
+/// Two layers.
+#[derive(Tangent, Clone, Debug)]
+pub struct Stack {
+    /// First layer.
+    pub a: Gain,
+    /// Second layer.
+    pub b: Gain,
+}
+
+#[differentiable]
+impl Gain {
+    fn shrink(&mut self, k: f64) {
+        self.w[0] *= k;
+        self.g = self.g * k + self.w[1];
+    }
+
+    fn out(&self, x: f64) -> f64 {
+        (self.w[0] * x + self.w[1]).tanh() * self.g
+    }
+}
+
+#[differentiable]
+impl Stack {
+    fn settle(&mut self, k: f64) {
+        self.a.shrink(k);
+        self.b.shrink(k * k);
+    }
+
+    fn run(&self, x: f64) -> f64 {
+        self.b.out(self.a.out(x))
+    }
+}
+
+/// `&mut self` methods on fields: of a `&mut` argument, of a local copy, and inside a
+/// `&mut self` method (`self.a.shrink(k)`); `&self` methods on fields of `&` and `&mut`
+/// arguments. The value a `&mut self` method leaves in the field used to be dropped in reverse
+/// mode (a wrong value and gradient, found by a probe).
+#[differentiable]
+fn settled(s: &mut Stack, s0: &Stack, k: f64, x: f64) -> f64 {
+    s.a.shrink(k);
+    let mut t = s0.clone();
+    t.b.shrink(k);
+    t.settle(0.5 * k);
+    let mut y = s.run(x) + t.run(x) + s0.a.out(x);
+    for _ in 0..2 {
+        s.settle(k);
+        y += s.b.out(x);
+    }
+    y
+}
+
+#[test]
+fn mut_self_methods_on_fields() {
+    let s0 =
+        Stack { a: Gain { w: vec![0.8, 0.1], g: 1.2 }, b: Gain { w: vec![-0.4, 0.3], g: 0.7 } };
+    let mut s = s0.clone();
+    let primal = {
+        let mut c = s0.clone();
+        settled(&mut c, &s0, 0.9, 0.6)
+    };
+    let (v, _) = value_and_gradient!(settled(&mut s, &s0, 0.9, 0.6));
+    assert!((v - primal).abs() < 1e-12, "{v} {primal}");
+    let s1 = s0.clone();
+    test_rule!(settled(&mut s1, &s0, 0.9, 0.6));
+}

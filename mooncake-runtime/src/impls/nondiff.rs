@@ -74,6 +74,8 @@ macro_rules! nondiff_copy {
             type Handle = SharedCell<$t>;
             #[inline(always)]
             fn add_rdata_to_shadow(&self, _: &NoFData, _: NoRData) {}
+            #[inline(always)]
+            fn add_cotangent_to_shadow(&self, _: &NoFData, _: &NoFData, _: NoRData) {}
             fn to_handle(&self) -> SharedCell<$t> {
                 SharedCell::new(*self)
             }

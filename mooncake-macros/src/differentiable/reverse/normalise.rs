@@ -110,6 +110,25 @@ pub(crate) fn normalise(body: &Body) -> Body {
     }
     // 3. Every projected read in an operand becomes a load into a fresh temporary, and every
     //    store stores a plain operand.
+    // Where a user method's receiver may be stored back (see `hoist`): a value the function
+    // holds or an argument behind `&mut`, not a shared borrow.
+    let mut borrowed = vec![false; out.locals.len()];
+    for s in out.blocks.iter().flat_map(|b| &b.statements) {
+        if let StatementKind::Assign(p, Rvalue::Use(Operand::Ref(..))) = &s.kind {
+            borrowed[p.local.index()] = true;
+        }
+    }
+    let n_args = out.n_args;
+    let stores_back: Vec<bool> = (0..out.locals.len())
+        .map(|l| {
+            let ty = out.locals[l].ty.as_ref();
+            if l >= 1 && l <= n_args {
+                !matches!(ty, Some(syn::Type::Reference(r)) if r.mutability.is_none())
+            } else {
+                l > n_args && !borrowed[l] && !matches!(ty, Some(syn::Type::Reference(_)))
+            }
+        })
+        .collect();
     let mut locals = std::mem::take(&mut out.locals);
     for b in &mut out.blocks {
         let mut statements = Vec::with_capacity(b.statements.len());
@@ -125,11 +144,13 @@ pub(crate) fn normalise(body: &Body) -> Body {
                 // The value's own projected reads are hoisted below, in its own statement.
                 let mut inner =
                     Statement { kind: StatementKind::Assign(Place::local(t), value), span: s.span };
-                hoist(&mut inner, &mut locals, &mut statements);
+                let after = hoist(&mut inner, &mut locals, &mut statements, &stores_back);
                 statements.push(inner);
+                statements.extend(after);
             }
-            hoist(&mut s, &mut locals, &mut statements);
+            let after = hoist(&mut s, &mut locals, &mut statements, &stores_back);
             statements.push(s);
+            statements.extend(after);
         }
         b.statements = statements;
     }
@@ -1055,7 +1076,9 @@ pub(super) fn hoist(
     s: &mut Statement,
     locals: &mut Vec<LocalDecl>,
     statements: &mut Vec<Statement>,
-) {
+    stores_back: &[bool],
+) -> Option<Statement> {
+    let mut after = None;
     if let StatementKind::Assign(_, rv) = &mut s.kind
         && !matches!(rv, Rvalue::Use(Operand::Use(_)))
     {
@@ -1090,6 +1113,26 @@ pub(super) fn hoist(
                 ),
                 span,
             });
+            // A user method on a field of a struct the function may change (`o.inner.scale(k)`
+            // of `o: &mut Outer`, `m.a.shrink(k)` of a local `m`) may take `&mut self`: the
+            // value it leaves is stored back into the field.
+            let fields = receiver.projections.iter().any(|p| matches!(p, Projection::Field(_)))
+                && receiver
+                    .projections
+                    .iter()
+                    .all(|p| matches!(p, Projection::Field(_) | Projection::Deref));
+            if fields
+                && !reverse_method(&method.to_string())
+                && stores_back.get(receiver.local.index()).copied().unwrap_or(false)
+            {
+                after = Some(Statement {
+                    kind: StatementKind::Assign(
+                        receiver.clone(),
+                        Rvalue::Use(Operand::Use(Place::local(t))),
+                    ),
+                    span,
+                });
+            }
             *receiver = Place::local(t);
         }
         for_each_operand(rv, &mut |o| {
@@ -1109,6 +1152,7 @@ pub(super) fn hoist(
             }
         });
     }
+    after
 }
 
 /// `p.clone()` of an argument `p: &S` whose type is a named type that is not a buffer or a
