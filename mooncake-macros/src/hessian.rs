@@ -86,7 +86,29 @@ fn parse_hvp(input: ParseStream<'_>) -> syn::Result<HvpInput> {
     if !input.is_empty() {
         return Err(input.error(HVP_USAGE));
     }
+    let dirs = dirs.into_iter().map(f64_literal).collect();
     Ok(HvpInput { call, dirs, cache })
+}
+
+/// An unsuffixed float literal (`1.5`, `-2.0`) given to `hvp!` / `hessian!`, suffixed `f64`:
+/// the rules run at `Fwd<f64>` and their float type is a type parameter, which a literal alone
+/// would leave unknown ("type annotations needed" on the result).
+fn f64_literal(e: Expr) -> Expr {
+    match e {
+        Expr::Lit(syn::ExprLit { attrs, lit: syn::Lit::Float(f) }) if f.suffix().is_empty() => {
+            let lit = syn::LitFloat::new(&format!("{}f64", f.base10_digits()), f.span());
+            Expr::Lit(syn::ExprLit { attrs, lit: syn::Lit::Float(lit) })
+        }
+        Expr::Unary(syn::ExprUnary { attrs, op: syn::UnOp::Neg(n), expr }) => {
+            Expr::Unary(syn::ExprUnary {
+                attrs,
+                op: syn::UnOp::Neg(n),
+                expr: Box::new(f64_literal(*expr)),
+            })
+        }
+        Expr::Group(g) if matches!(&*g.expr, Expr::Lit(_) | Expr::Unary(_)) => f64_literal(*g.expr),
+        other => other,
+    }
 }
 
 fn parse_hessian(input: ParseStream<'_>) -> syn::Result<(syn::ExprCall, Option<Expr>)> {
@@ -159,7 +181,8 @@ fn expand_hvp(input: &HvpInput) -> syn::Result<TokenStream> {
     let func = &call.func;
     let name = quote!(#func).to_string().replace(' ', "");
     let n = call.args.len();
-    let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
+    let args: Vec<(bool, Expr)> =
+        call.args.iter().map(constant).map(|(c, e)| (c, f64_literal(e))).collect();
     refuse_mut(&args, "hvp")?;
     let (rule, mask) = second_order_rule(call, &args)?;
     let cached = input.cache.is_some();
@@ -411,7 +434,8 @@ fn hessian_args(args: &[(bool, Expr)], cache: Option<&syn::Ident>) -> HessianArg
 fn expand_hessian(call: &syn::ExprCall) -> syn::Result<TokenStream> {
     let rt = quote!(::mooncake_runtime::__private);
     let site = proc_macro2::Span::mixed_site();
-    let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
+    let args: Vec<(bool, Expr)> =
+        call.args.iter().map(constant).map(|(c, e)| (c, f64_literal(e))).collect();
     refuse_mut(&args, "hessian")?;
     let (rule, mask) = second_order_rule(call, &args)?;
     let (y, r, j) = (
@@ -452,7 +476,8 @@ fn expand_hessian_cached(call: &syn::ExprCall, cache: &Expr) -> syn::Result<Toke
     let func = &call.func;
     let name = quote!(#func).to_string().replace(' ', "");
     let nargs = call.args.len();
-    let args: Vec<(bool, Expr)> = call.args.iter().map(constant).collect();
+    let args: Vec<(bool, Expr)> =
+        call.args.iter().map(constant).map(|(c, e)| (c, f64_literal(e))).collect();
     refuse_mut(&args, "hessian")?;
     let (rule, mask) = second_order_rule(call, &args)?;
     let (y, r, j, c, off) = (

@@ -495,3 +495,16 @@ fn calls_of_other_functions() {
         },
     );
 }
+
+/// `hessian!` and `hvp!` given unsuffixed float literals, as arguments and as directions
+/// (negative ones too): the literals are `f64`, as the rules are.
+#[test]
+fn literal_arguments() {
+    let (v, _, h) = hessian!(scalars(1.5, -2.0));
+    let (w, (gx, _), (hx, hy)) = hvp!(scalars(1.5, -2.0), (1.0, -0.5));
+    assert_eq!(v, w);
+    assert!((hx - (h[(0, 0)] - 0.5 * h[(0, 1)])).abs() < 1e-12);
+    assert!((hy - (h[(1, 0)] - 0.5 * h[(1, 1)])).abs() < 1e-12);
+    let (_, (g, _)) = value_and_gradient!(scalars(1.5, -2.0));
+    assert_eq!(gx, g);
+}
