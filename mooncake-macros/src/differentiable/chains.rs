@@ -353,9 +353,10 @@ impl Lower<'_> {
                     let Some(f) = scan_closure(f) else {
                         self.refuse(
                             f,
-                            "`scan` is supported with a closure `|state, item| ..` whose value is \
-                             `Some(v)` (`|acc, &v| { *acc += v; Some(*acc) }`); write other scans \
-                             as a `for` loop",
+                            "`scan` is supported with a closure `|state, item| ..` that always \
+                             yields `Some(v)` and names no `None` (so no `Option` state, no early \
+                             end): `|acc, &v| { *acc += v; Some(*acc) }`; write other scans as a \
+                             `for` loop",
                         );
                         return Err(());
                     };
