@@ -203,3 +203,36 @@ fn views_of_views_and_of_ranges() {
     // The value as the primal computes it (views taken by std).
     assert!((value_and_gradient!(views_of_views(&x)).0 - views_of_views(&x)).abs() < 1e-12);
 }
+
+/// Views zipped with elements of another buffer, on either side, in `for` loops and chains,
+/// stopping at the shorter side as `zip` does (`x` has a short last chunk and more chunks than
+/// `y` has elements in the second loop).
+#[differentiable]
+fn zipped_views(x: &[f64], y: &[f64], out: &mut [f64]) -> f64 {
+    let mut s = 0.0;
+    for (row, &yi) in x.chunks(2).zip(y.iter()) {
+        s += yi * row[0] * row[row.len() - 1];
+    }
+    for (yi, pair) in y[1..].iter().zip(x.chunks_exact(2)) {
+        s += (yi - pair[1]).powi(2);
+    }
+    for (w, o) in x.windows(2).zip(out.iter_mut()) {
+        *o = w[1] - w[0];
+    }
+    s + x.chunks(2).zip(&y).map(|(c, v)| v * c[0].sin()).sum::<f64>()
+}
+
+#[test]
+fn views_zipped_with_elements() {
+    let x = [0.5, -1.0, 2.0, 0.3, 1.1];
+    let y = [0.7, -0.2];
+    let mut out = [0.0; 3];
+    let plain = {
+        let mut o = out;
+        zipped_views(&x, &y, &mut o)
+    };
+    let (v, _) = value_and_gradient!(zipped_views(&x, &y, &mut out));
+    assert!((v - plain).abs() < 1e-12);
+    let out = vec![0.0; 3];
+    test_rule!(zipped_views(&x[..], &y[..], &mut out));
+}

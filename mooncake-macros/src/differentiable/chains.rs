@@ -1605,6 +1605,55 @@ mod tests {
     }
 }
 
+/// `for (w, v) in x.chunks(k).zip(y.iter())` (the view on either side; `&y`, `y.iter_mut()`,
+/// `&mut y` on the other) as the view's loop enumerated, the other side's element read at the
+/// count, stopping at the shorter of the two as `zip` does:
+/// `for (k, w) in x.chunks(k).enumerate() { if k >= y.len() { break; } let v = &y[k]; .. }`.
+fn zipped_view(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
+    let Expr::MethodCall(z) = strip(&f.expr) else { return None };
+    let Pat::Tuple(t) = &*f.pat else { return None };
+    if z.method != "zip" || z.args.len() != 1 || t.elems.len() != 2 {
+        return None;
+    }
+    let is_view = |e: &Expr| {
+        matches!(strip(e), Expr::MethodCall(v) if v.args.len() == 1
+            && ["windows", "chunks", "chunks_exact", "chunks_mut", "chunks_exact_mut"]
+                .contains(&v.method.to_string().as_str()))
+    };
+    let elements = |e: &Expr| -> Option<(Expr, bool)> {
+        match strip(e) {
+            Expr::MethodCall(c)
+                if c.args.is_empty() && (c.method == "iter" || c.method == "iter_mut") =>
+            {
+                Some(((*c.receiver).clone(), c.method == "iter_mut"))
+            }
+            Expr::Reference(r) => Some(((*r.expr).clone(), r.mutability.is_some())),
+            _ => None,
+        }
+    };
+    let (view, other, pv, po) = if is_view(&z.receiver) {
+        (&*z.receiver, &z.args[0], &t.elems[0], &t.elems[1])
+    } else if is_view(&z.args[0]) {
+        (&z.args[0], &*z.receiver, &t.elems[1], &t.elems[0])
+    } else {
+        return None;
+    };
+    let (ys, mutable) = elements(other)?;
+    let k = syn::Ident::new("__mooncake_zip_k", Span::mixed_site());
+    let r = if mutable { quote!(&mut) } else { quote!(&) };
+    let body = &f.body;
+    let body: syn::Block = syn::parse_quote!({
+        if #k >= (#ys).len() {
+            break;
+        }
+        let #po = #r (#ys)[#k];
+        #body
+    });
+    let pat: Pat = syn::parse_quote!((#k, #pv));
+    let expr: Expr = syn::parse_quote!(#view.enumerate());
+    Some(syn::ExprForLoop { pat: Box::new(pat), expr: Box::new(expr), body, ..f.clone() })
+}
+
 /// How a view of a buffer steps along it.
 #[derive(Clone, Copy, PartialEq)]
 enum View {
@@ -1619,6 +1668,9 @@ impl Lower<'_> {
     /// view's length. The view must only be indexed and measured in the body, and `x` must be
     /// a name or a field; `None` if `f` is not such a loop.
     pub(super) fn lower_views(&mut self, f: &syn::ExprForLoop) -> Option<super::ir::Operand> {
+        if let Some(g) = zipped_view(f) {
+            return Some(self.lower_for(&g));
+        }
         let Expr::MethodCall(m) = strip(&f.expr) else { return None };
         // `for (b, w) in x.chunks(k).enumerate()`: the view's index is the count.
         let (m, pat, counter) = match (strip(&m.receiver), &*f.pat) {

@@ -3253,7 +3253,7 @@ impl Lower<'_> {
     /// body:   (`.rev()`: counter -= 1) PAT = element(counter); BODY; goto latch
     /// latch:  (forward: counter += step) goto header
     /// ```
-    fn lower_for(&mut self, f: &syn::ExprForLoop) -> Operand {
+    pub(super) fn lower_for(&mut self, f: &syn::ExprForLoop) -> Operand {
         let span = f.span();
         // `for (a, b) in &pairs[1..] { .. *b .. }`: a tuple pattern binds references to the
         // parts of a shared item; the parts are bound as values here, so their `*` is dropped
