@@ -219,7 +219,7 @@ fn zipped_views(x: &[f64], y: &[f64], out: &mut [f64]) -> f64 {
     for (w, o) in x.windows(2).zip(out.iter_mut()) {
         *o = w[1] - w[0];
     }
-    s + x.chunks(2).zip(&y).map(|(c, v)| v * c[0].sin()).sum::<f64>()
+    s + x.chunks(2).zip(y).map(|(c, v)| v * c[0].sin()).sum::<f64>()
 }
 
 #[test]

@@ -1605,8 +1605,8 @@ mod tests {
     }
 }
 
-/// `for (w, v) in x.chunks(k).zip(y.iter())` (the view on either side; `&y`, `y.iter_mut()`,
-/// `&mut y` on the other) as the view's loop enumerated, the other side's element read at the
+/// `for (w, v) in x.chunks(k).zip(y.iter())` (the view on either side; `&y`, `y` of a slice,
+/// `y.iter_mut()`, `&mut y` on the other) as the view's loop enumerated, the other side's element read at the
 /// count, stopping at the shorter of the two as `zip` does:
 /// `for (k, w) in x.chunks(k).enumerate() { if k >= y.len() { break; } let v = &y[k]; .. }`.
 fn zipped_view(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
@@ -1628,6 +1628,10 @@ fn zipped_view(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
                 Some(((*c.receiver).clone(), c.method == "iter_mut"))
             }
             Expr::Reference(r) => Some(((*r.expr).clone(), r.mutability.is_some())),
+            // A slice by name (`zip(y)` of `y: &[f64]`): its elements by reference.
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                Some((strip(e).clone(), false))
+            }
             _ => None,
         }
     };
