@@ -379,3 +379,40 @@ fn datasets_of_tuples_holding_buffers() {
     assert!((gm.w[0] - gw[0]).abs() < 1e-14 && (gm.w[1] - gw[1]).abs() < 1e-14);
     assert!((gm.b - gb).abs() < 1e-14);
 }
+
+/// An explicit heat-equation solver whose state holds the solution and a scratch buffer.
+#[derive(Tangent, Clone, Debug)]
+pub struct HeatState {
+    /// The solution.
+    pub u: Vec<f64>,
+    /// The next step's solution.
+    pub next: Vec<f64>,
+    /// Diffusion number.
+    pub k: f64,
+}
+
+/// Steps on a copy of the state, the two buffers swapped after each step
+/// (`std::mem::swap(&mut h.u, &mut h.next)` of fields of a struct held by value), and
+/// `mem::replace` of a field.
+#[differentiable]
+fn heat_steps(h0: &HeatState, steps: usize) -> f64 {
+    let mut h = h0.clone();
+    let n = h.u.len();
+    for _ in 0..steps {
+        for i in 1..n - 1 {
+            h.next[i] = h.u[i] + h.k * (h.u[i - 1] - 2.0 * h.u[i] + h.u[i + 1]);
+        }
+        h.next[0] = h.u[0];
+        h.next[n - 1] = h.u[n - 1];
+        std::mem::swap(&mut h.u, &mut h.next);
+    }
+    let old_k = std::mem::replace(&mut h.k, 0.5);
+    h.u.iter().map(|v| v * v).sum::<f64>() * old_k + h.k * h.u[2]
+}
+
+#[test]
+fn fields_of_a_local_struct_swapped() {
+    let h = HeatState { u: vec![0.0, 1.0, 0.5, -0.3, 0.0], next: vec![0.0; 5], k: 0.2 };
+    test_rule!(heat_steps(&h, 3));
+    assert!((value_and_gradient!(heat_steps(&h, 3)).0 - heat_steps(&h, 3)).abs() < 1e-12);
+}

@@ -1578,13 +1578,24 @@ impl Lower<'_> {
         if !qualified || c.args.len() != 2 {
             return None;
         }
-        // `&mut v` of a variable `v` of the function (not a borrow held in a local).
-        let variable = |e: &Expr| -> Option<syn::Ident> {
+        // `&mut v` of a variable `v` of the function (not a borrow held in a local), or of a
+        // field of one (`&mut self.u`, `&mut s.next`: a simulation's two buffers).
+        let variable = |e: &Expr| -> Option<Expr> {
             let Expr::Reference(r) = strip_parens(e) else { return None };
             r.mutability?;
-            let Expr::Path(p) = strip_parens(&r.expr) else { return None };
-            let id = p.path.get_ident()?.clone();
-            (self.lookup(&id).is_some() && self.alias_of(&r.expr).is_none()).then_some(id)
+            let mut root = strip_parens(&r.expr);
+            let mut field = false;
+            while let Expr::Field(f) = root {
+                field = true;
+                root = strip_parens(&f.base);
+            }
+            let Expr::Path(p) = root else { return None };
+            let id = p.path.get_ident()?;
+            let local = self.lookup(id)?;
+            // A field of a struct the function holds by value (behind a reference, the moves
+            // would read a buffer out of a handle, which reverse mode does not).
+            let by_value = !field || self.reference_kind(&Place::local(local)).is_none();
+            (by_value && self.alias_of(&r.expr).is_none()).then(|| strip_parens(&r.expr).clone())
         };
         let a = variable(&c.args[0])?;
         let span = c.span();
@@ -1646,7 +1657,9 @@ impl Lower<'_> {
             return self.refuse(
                 &c.func,
                 "of `std::mem`, `swap(&mut a, &mut b)` and `replace(&mut a, v)` of variables of \
-                 the function are supported; swap elements of a buffer with `x.swap(i, j)`, and \
+                 the function and of fields of structs it holds by value are supported; for \
+                 buffers in fields behind a reference (`&mut self.u`), copy the new values over \
+                 (`self.u.copy_from_slice(&self.next)`); swap elements of a buffer with `x.swap(i, j)`, and \
                  write other moves out (`let t = a; a = b; b = t;`)",
             );
         }
