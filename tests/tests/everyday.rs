@@ -869,3 +869,27 @@ fn array_literals_of_pairs() {
     let (_, (fw, fb)) = value_and_gradient_forward!(fit_to_pairs(0.7, -0.2));
     assert!((gw - fw).abs() < 1e-12 && (gb - fb).abs() < 1e-12);
 }
+
+#[differentiable]
+fn neuron(w: &[f64; 2], b: f64, x: &[f64; 2]) -> f64 {
+    (w[0] * x[0] + w[1] * x[1] + b).tanh()
+}
+
+/// A dataset written as an array literal of (input, label) pairs whose inputs are arrays (the
+/// XOR table), iterated by value, each input lent to a function and read by index.
+#[differentiable]
+fn xor_loss(w: &[f64; 2], b: f64) -> f64 {
+    let data = [([0.0, 0.0], 0.0), ([0.0, 1.0], 1.0), ([1.0, 0.0], 1.0), ([1.0, 1.0], 0.0)];
+    let mut l = 0.0;
+    for (x, y) in data {
+        l += (neuron(w, b, &x) - y).powi(2) + 0.1 * x[1] * b;
+    }
+    l
+}
+
+#[test]
+fn array_literals_of_arrays_and_labels() {
+    test_rule!(xor_loss(&[0.4, -0.7], 0.2));
+    let (v, _) = value_and_gradient!(xor_loss(&[0.4, -0.7], 0.2));
+    assert!((v - xor_loss(&[0.4, -0.7], 0.2)).abs() < 1e-12);
+}

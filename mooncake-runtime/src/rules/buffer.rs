@@ -1211,24 +1211,26 @@ where
 }
 
 /// Reverse rule of a read of a number inside an element of a buffer (`layers[k].w[j]`,
-/// `ps[k].0`, `net.layers[k].b`): `get` reads it from the elements, and the pullback has `add`
-/// add its gradient into the shadow's element (derived code writes both as the same path).
+/// `ps[k].0`, `net.layers[k].b`), or of a `Copy` value of numbers (an array in a tuple,
+/// `data[k].0` of `[([f64; 2], f64); 4]`, whose gradient is all rdata): `get` reads it from the
+/// elements, and the pullback has `add` add its gradient into the shadow's element (derived code
+/// writes both as the same path).
 #[inline]
 pub fn deep_read_rrule<E, T, S, G, A>(
     x: CoDual<&S, SharedVec<E::Tangent>>,
     get: G,
     add: A,
-) -> (CoDual<T, NoFData>, impl FnOnce(T::RData) + use<E, T, S, G, A>)
+) -> (CoDual<T, T::FData>, impl FnOnce(T::RData) + use<E, T, S, G, A>)
 where
     E: Primal,
     S: ReadBuffer<E> + ?Sized,
-    T: Primal<FData = NoFData> + Copy,
+    T: Primal + Copy,
     G: FnOnce(&[E]) -> T,
     A: FnOnce(&mut [E::Tangent], T::RData),
 {
     let y = x.primal.with_slice(get);
     let dx = x.fdata;
-    (CoDual::new(y, NoFData), move |r: T::RData| dx.with_mut(|d| add(d, r)))
+    (CoDual::new(y, y.zero_fdata()), move |r: T::RData| dx.with_mut(|d| add(d, r)))
 }
 
 /// Reverse rule of a store of a number inside an element of a buffer (`ps[k].x = v`,
