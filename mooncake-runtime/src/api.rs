@@ -254,42 +254,7 @@ impl<T, P: ?Sized> FriendlyAsIs for &Friendly<T, P> {
     }
 }
 
-/// A buffer's length, for [`LenCheck`]: slices, `Vec`s, arrays, and references to them.
-pub trait BufferLen {
-    /// The number of elements.
-    fn buffer_len(&self) -> usize;
-}
-
-impl<T> BufferLen for [T] {
-    #[inline(always)]
-    fn buffer_len(&self) -> usize {
-        self.len()
-    }
-}
-impl<T> BufferLen for Vec<T> {
-    #[inline(always)]
-    fn buffer_len(&self) -> usize {
-        self.len()
-    }
-}
-impl<T, const N: usize> BufferLen for [T; N] {
-    #[inline(always)]
-    fn buffer_len(&self) -> usize {
-        N
-    }
-}
-impl<T: BufferLen + ?Sized> BufferLen for &T {
-    #[inline(always)]
-    fn buffer_len(&self) -> usize {
-        (**self).buffer_len()
-    }
-}
-impl<T: BufferLen + ?Sized> BufferLen for &mut T {
-    #[inline(always)]
-    fn buffer_len(&self) -> usize {
-        (**self).buffer_len()
-    }
-}
+pub use crate::rules::buffer::BufferLen;
 
 /// A buffer argument of `value_and_derivative!` and the tangent given for it, compared in
 /// length before the rule runs ([`LenCheckBuffers`]); any other argument passes

@@ -53,7 +53,6 @@ pub fn filled<T: Copy + 'static>(value: T, len: usize) -> Vec<T> {
         return vec![value; len];
     }
     let mut v = take::<T>(len).unwrap_or_default();
-    v.clear();
     v.resize(len, value);
     v
 }
@@ -65,12 +64,12 @@ pub fn copy_of<T: Copy + 'static>(x: &[T]) -> Vec<T> {
         return x.to_vec();
     }
     let mut v = take::<T>(x.len()).unwrap_or_default();
-    v.clear();
     v.extend_from_slice(x);
     v
 }
 
-/// The smallest kept buffer of `T` holding at least `len` elements, taken out of the pool.
+/// The smallest kept buffer of `T` holding at least `len` elements, taken out of the pool
+/// (empty: [`keep`] clears what it keeps).
 fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
     KEPT.try_with(|kept| {
         let mut kept = kept.borrow_mut();

@@ -1879,9 +1879,9 @@ pub fn handle_load_rrule<H: HandleOf>(
 ) {
     let v = <H::Primal as crate::tangent::FromHandle>::from_handle(&x.primal);
     let fdata = v.zero_fdata();
-    let (w, shadow, fd) = (v.clone(), x.fdata.clone(), fdata.clone());
+    let (shadow, fd) = (x.fdata.clone(), fdata.clone());
     (CoDual::new(v, fdata), move |r| {
-        w.add_cotangent_to_shadow(&shadow, &fd, r);
+        <H::Primal as Primal>::add_cotangent_to_shadow(&shadow, &fd, r);
         (NoRData,)
     })
 }
@@ -3393,11 +3393,7 @@ impl<T: Primal> GiveBack for MutBack<T> {
 /// shadow, leaving the fdata zero for [`give_back`] to add the adjoint before the call into.
 #[inline]
 pub fn seed_back<T: Primal>(b: &MutBack<T>, r: T::RData) {
-    let t = T::join_tangent(&b.fdata, r);
-    let mut negated = t.clone();
-    negated.scale(-1.0);
-    crate::tangent::FData::increment_from(&b.shadow, &T::tangent_to_shadow(t));
-    crate::tangent::FData::increment_from(&b.fdata, &T::split_tangent(negated).0);
+    T::move_cotangent_to_shadow(&b.shadow, &b.fdata, r);
 }
 
 /// The free-function form generated code calls.

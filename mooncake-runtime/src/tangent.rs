@@ -161,16 +161,29 @@ pub trait Primal {
         let t = Self::join_tangent(&self.zero_fdata(), r);
         shadow.increment_from(&Self::tangent_to_shadow(t));
     }
-    /// `shadow += (fdata, r)`: the cotangent of a copy of this value read through an address
-    /// whose shadow is `shadow` (its fdata, where the copy's buffers gathered their gradients,
-    /// and its rdata `r`), added into it: the reverse rule of a load of a value that a `&mut
-    /// self` method then changed (`o.inner.scale(k)`). The default joins the two into a
+    /// `shadow += (fdata, r)`: the cotangent of a copy of a value of this type read through an
+    /// address whose shadow is `shadow` (its fdata, where the copy's buffers gathered their
+    /// gradients, and its rdata `r`), added into it: the reverse rule of a load of a value that a
+    /// `&mut self` method then changed (`o.inner.scale(k)`). The default joins the two into a
     /// tangent; scalars add `r` in place.
-    fn add_cotangent_to_shadow(&self, shadow: &Self::Shadow, fdata: &Self::FData, r: Self::RData)
+    fn add_cotangent_to_shadow(shadow: &Self::Shadow, fdata: &Self::FData, r: Self::RData)
     where
         Self: Sized,
     {
         shadow.increment_from(&Self::tangent_to_shadow(Self::join_tangent(fdata, r)));
+    }
+    /// As [`Primal::add_cotangent_to_shadow`], and `fdata` left zero: the cotangent moves into
+    /// `shadow` (the seed of a value lent `&mut` to a call, whose callee's pullback then works on
+    /// the shadow alone). The default goes through tangents; scalars add `r` in place.
+    fn move_cotangent_to_shadow(shadow: &Self::Shadow, fdata: &Self::FData, r: Self::RData)
+    where
+        Self: Sized,
+    {
+        let t = Self::join_tangent(fdata, r);
+        let mut negated = t.clone();
+        negated.scale(-1.0);
+        shadow.increment_from(&Self::tangent_to_shadow(t));
+        fdata.increment_from(&Self::split_tangent(negated).0);
     }
     /// The fdata of a copy of `self` read out of a place whose shadow is `shadow` (the whole
     /// value behind a `&` taken apart, `match k { .. }` of `k: &E`): the parts of `shadow` that
@@ -436,7 +449,14 @@ macro_rules! value_identified_methods {
         }
         #[inline(always)]
         fn add_cotangent_to_shadow(
-            &self,
+            shadow: &$crate::shared::SharedCell<Self>,
+            _: &$crate::dual::NoFData,
+            r: Self,
+        ) {
+            shadow.add(r);
+        }
+        #[inline(always)]
+        fn move_cotangent_to_shadow(
             shadow: &$crate::shared::SharedCell<Self>,
             _: &$crate::dual::NoFData,
             r: Self,

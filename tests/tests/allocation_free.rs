@@ -16,6 +16,7 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 fn main() {
     no_allocation_after_the_first_call();
     built_buffers_reuse_their_memory();
+    loans_of_numbers_seed_in_place();
     println!("allocation_free: repeated prepared gradients allocate nothing");
 }
 
@@ -99,4 +100,32 @@ fn built_buffers_reuse_their_memory() {
         stats.bytes_allocated < 10 * 4096,
         "repeated gradients allocated their built buffers again: {stats:?}"
     );
+}
+
+#[differentiable]
+fn bump(s: &mut f64, c: f64) {
+    *s = *s * c + 1.0;
+}
+
+#[differentiable]
+fn bumped(x: f64) -> f64 {
+    let mut s = x;
+    for _ in 0..100 {
+        bump(&mut s, x);
+    }
+    s
+}
+
+/// A local number lent `&mut` to a call gets a handle and a shadow (two allocations per loan
+/// today); the reverse pass seeds the shadow in place (`Primal::move_cotangent_to_shadow`),
+/// where a seed through tangents made a third.
+fn loans_of_numbers_seed_in_place() {
+    let mut cache = GradientCache::new();
+    let (first, _) = value_and_gradient!(bumped(0.9), cache = &mut cache);
+    let region = Region::new(GLOBAL);
+    let (value, (dx,)) = value_and_gradient!(bumped(0.9), cache = &mut cache);
+    let stats = region.change();
+    assert_eq!(value, first);
+    assert!(dx.is_finite());
+    assert!(stats.allocations <= 200, "100 loans allocated {} times", stats.allocations);
 }

@@ -75,7 +75,9 @@ macro_rules! nondiff_copy {
             #[inline(always)]
             fn add_rdata_to_shadow(&self, _: &NoFData, _: NoRData) {}
             #[inline(always)]
-            fn add_cotangent_to_shadow(&self, _: &NoFData, _: &NoFData, _: NoRData) {}
+            fn add_cotangent_to_shadow(_: &NoFData, _: &NoFData, _: NoRData) {}
+            #[inline(always)]
+            fn move_cotangent_to_shadow(_: &NoFData, _: &NoFData, _: NoRData) {}
             fn to_handle(&self) -> SharedCell<$t> {
                 SharedCell::new(*self)
             }

@@ -883,33 +883,56 @@ where
 /// The length of row `i` of a buffer of rows (no derivative): rows of numbers, of tuples
 /// (`&[Vec<(usize, f64)>]`, a sparse matrix's rows), of structs.
 #[inline]
-pub fn row_len<V: RowLength, S: ReadBuffer<V> + ?Sized>(x: &S, i: usize) -> usize {
-    x.with_slice(|s| s[i].row_length())
+pub fn row_len<V: BufferLen, S: ReadBuffer<V> + ?Sized>(x: &S, i: usize) -> usize {
+    x.with_slice(|s| s[i].buffer_len())
 }
 
-/// A row of a buffer of rows whose length derived code reads (`x[i].len()`, a `for` loop over
-/// `x[i]`): a `Vec` or an array of anything.
+/// A buffer's length: slices, `Vec`s, arrays, and references to them. What derived code reads
+/// of a row of a buffer of rows (`x[i].len()`, a loop over `x[i]`: rows of numbers, of tuples,
+/// of structs), and what `value_and_derivative!` compares a buffer's tangent with
+/// (`api::LenCheck`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is read as a row (`x[i].len()`, a loop over `x[i]`), which it is not",
     label = "an element of a buffer of rows",
     note = "the rows of a buffer of rows are `Vec`s or arrays (`&[Vec<f64>]`, `&[[f64; 3]]`, `&[Vec<(usize, f64)>]`)"
 )]
-pub trait RowLength {
+pub trait BufferLen {
     /// The number of elements.
-    fn row_length(&self) -> usize;
+    fn buffer_len(&self) -> usize;
 }
 
-impl<T> RowLength for Vec<T> {
+impl<T> BufferLen for [T] {
     #[inline(always)]
-    fn row_length(&self) -> usize {
+    fn buffer_len(&self) -> usize {
         self.len()
     }
 }
 
-impl<T, const N: usize> RowLength for [T; N] {
+impl<T> BufferLen for Vec<T> {
     #[inline(always)]
-    fn row_length(&self) -> usize {
+    fn buffer_len(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T, const N: usize> BufferLen for [T; N] {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
         N
+    }
+}
+
+impl<T: BufferLen + ?Sized> BufferLen for &T {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
+        (**self).buffer_len()
+    }
+}
+
+impl<T: BufferLen + ?Sized> BufferLen for &mut T {
+    #[inline(always)]
+    fn buffer_len(&self) -> usize {
+        (**self).buffer_len()
     }
 }
 
